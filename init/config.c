@@ -1,0 +1,596 @@
+#define _GNU_SOURCE
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <ini.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse.h"
+
+/* Sections ward knows. The ones whose layer this build cannot put in force
+ * yet are refused rather than silently ignored: a config that asks for
+ * confinement must never run unconfined. */
+enum section {
+	SEC_NONE = -1,
+	SEC_WARD,
+	SEC_SUPERVISE,
+	SEC_AGENT,
+	SEC_LANDLOCK,
+	SEC_SECCOMP,
+	SEC_MCP,
+	SEC_ROUTE,
+	SEC_FILE,
+	SEC_UNKNOWN,
+};
+
+static const struct {
+	const char *name;
+	int named; /* "[route NAME]" */
+	int enforced;
+} sections[] = {
+	[SEC_WARD] = { "ward", 0, 1 },	   [SEC_SUPERVISE] = { "supervise", 0, 1 },
+	[SEC_AGENT] = { "agent", 0, 1 },   [SEC_LANDLOCK] = { "landlock", 0, 0 },
+	[SEC_SECCOMP] = { "seccomp", 0, 0 }, [SEC_MCP] = { "mcp", 0, 0 },
+	[SEC_ROUTE] = { "route", 1, 0 },   [SEC_FILE] = { "file", 1, 0 },
+};
+
+#define N_SECTIONS ((int)(sizeof sections / sizeof sections[0]))
+
+struct parse_ctx;
+typedef int (*setter)(struct parse_ctx *ctx, const char *key, const char *value, const char **why);
+
+struct key_def {
+	enum section section;
+	const char *key; /* a trailing '_' matches a prefix: "rlimit_" */
+	setter set;
+	int repeatable;
+};
+
+struct parse_ctx {
+	struct ward_config *cfg;
+	FILE *f;
+	const char *name;
+	int line;
+	int err_line; /* 0: no error yet */
+	char err[600];
+	int key_line[32]; /* first line each single-valued key was set on */
+};
+
+static void fail(struct parse_ctx *ctx, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void fail(struct parse_ctx *ctx, int line, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (ctx->err_line)
+		return; /* the first error is the one reported */
+	ctx->err_line = line;
+	n = snprintf(ctx->err, sizeof ctx->err, "%s:%d: ", ctx->name, line);
+	va_start(ap, fmt);
+	vsnprintf(ctx->err + n, sizeof ctx->err - (size_t)n, fmt, ap);
+	va_end(ap);
+}
+
+static enum section section_kind(const char *name, size_t len)
+{
+	int i;
+
+	for (i = 0; i < N_SECTIONS; i++) {
+		size_t sl = strlen(sections[i].name);
+		if (len < sl || strncmp(name, sections[i].name, sl) != 0)
+			continue;
+		if (!sections[i].named && len == sl)
+			return (enum section)i;
+		if (sections[i].named && len > sl + 1 && name[sl] == ' ')
+			return (enum section)i;
+	}
+	return SEC_UNKNOWN;
+}
+
+/* Returns 0 if the section may be used, else records why not. */
+static int check_section(struct parse_ctx *ctx, const char *name, size_t len)
+{
+	enum section s = section_kind(name, len);
+
+	if (s == SEC_UNKNOWN) {
+		fail(ctx, ctx->line, "[%.*s]: unknown section (known: ward, supervise, agent, "
+			  "landlock, seccomp, mcp, route NAME, file NAME)", (int)len, name);
+		return -1;
+	}
+	if (!sections[s].enforced) {
+		fail(ctx, ctx->line, "[%.*s]: this build of ward cannot put this layer in force "
+			  "yet; remove the section", (int)len, name);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- setters ---------------------------------------------------------- */
+
+static int set_log_format(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	(void)k;
+	if (strcmp(v, "text") == 0)
+		ctx->cfg->log_format = LOG_TEXT;
+	else if (strcmp(v, "json") == 0)
+		ctx->cfg->log_format = LOG_JSON;
+	else
+		return *why = "expected text or json", -1;
+	return 0;
+}
+
+static int set_log_level(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	static const char *const names[] = { "error", "warn", "info", "debug" };
+	int i;
+
+	(void)k;
+	for (i = 0; i < 4; i++) {
+		if (strcmp(v, names[i]) == 0) {
+			ctx->cfg->log_level = (enum log_level)i;
+			return 0;
+		}
+	}
+	*why = "expected error, warn, info or debug";
+	return -1;
+}
+
+static int set_grace(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	(void)k;
+	return parse_duration(v, &ctx->cfg->grace_ms, why);
+}
+
+static int set_restart(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	(void)k;
+	if (strcmp(v, "never") == 0)
+		ctx->cfg->restart = RESTART_NEVER;
+	else if (strcmp(v, "on-failure") == 0)
+		ctx->cfg->restart = RESTART_ON_FAILURE;
+	else if (strcmp(v, "always") == 0)
+		ctx->cfg->restart = RESTART_ALWAYS;
+	else
+		return *why = "expected never, on-failure or always", -1;
+	return 0;
+}
+
+static int set_restart_delay(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	uint64_t ms;
+
+	(void)k;
+	if (parse_duration(v, &ms, why) != 0)
+		return -1;
+	if (ms > 30000)
+		return *why = "at most 30s (the delay doubles up to 30s)", -1;
+	ctx->cfg->restart_delay_ms = ms;
+	return 0;
+}
+
+static int set_restart_limit(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	uint64_t n;
+
+	(void)k;
+	if (parse_uint(v, 0, 10000, &n, why) != 0)
+		return -1;
+	ctx->cfg->restart_limit = (unsigned)n;
+	return 0;
+}
+
+static int set_rewrite(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	int from, to;
+
+	(void)k;
+	if (parse_rewrite(v, &from, &to, why) != 0)
+		return -1;
+	if (ctx->cfg->rewrite[from] != -1)
+		return *why = "this signal is already rewritten", -1;
+	ctx->cfg->rewrite[from] = to;
+	return 0;
+}
+
+static int set_forward_to(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	(void)k;
+	if (strcmp(v, "child") == 0)
+		ctx->cfg->forward_to = FORWARD_CHILD;
+	else if (strcmp(v, "group") == 0)
+		ctx->cfg->forward_to = FORWARD_GROUP;
+	else
+		return *why = "expected child or group", -1;
+	return 0;
+}
+
+static int set_command(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	int argc;
+
+	(void)k;
+	return split_words(v, &ctx->cfg->command, &argc, why);
+}
+
+static int set_cwd(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	(void)k;
+	if (v[0] != '/')
+		return *why = "must be an absolute path", -1;
+	ctx->cfg->cwd = strdup(v);
+	return ctx->cfg->cwd ? 0 : (*why = "out of memory", -1);
+}
+
+static int set_umask(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	(void)k;
+	if (parse_umask(v, &ctx->cfg->umask, why) != 0)
+		return -1;
+	ctx->cfg->umask_set = 1;
+	return 0;
+}
+
+static int env_name_len(const char *s)
+{
+	int n = 0;
+
+	if (!isalpha((unsigned char)s[0]) && s[0] != '_')
+		return 0;
+	while (isalnum((unsigned char)s[n]) || s[n] == '_')
+		n++;
+	return n;
+}
+
+static int env_listed(char *const *list, int n, const char *name, size_t len)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (strncmp(list[i], name, len) == 0 && (list[i][len] == '=' || list[i][len] == '\0'))
+			return 1;
+	return 0;
+}
+
+static int set_env(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	struct ward_config *cfg = ctx->cfg;
+	int len = env_name_len(v);
+
+	(void)k;
+	if (len == 0 || v[len] != '=')
+		return *why = "expected NAME=VALUE", -1;
+	if (env_listed(cfg->env, cfg->n_env, v, (size_t)len))
+		return *why = "variable already set by an earlier env line", -1;
+	if (cfg->n_env >= WARD_MAX_ENV)
+		return *why = "too many env lines", -1;
+	cfg->env[cfg->n_env] = strdup(v);
+	if (!cfg->env[cfg->n_env])
+		return *why = "out of memory", -1;
+	cfg->n_env++;
+	return 0;
+}
+
+static int set_env_pass(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	struct ward_config *cfg = ctx->cfg;
+	const char *p = v;
+
+	(void)k;
+	while (*p) {
+		int len = env_name_len(p);
+		if (len == 0 || (p[len] != '\0' && p[len] != ' ' && p[len] != '\t'))
+			return *why = "expected variable names separated by blanks", -1;
+		if (!env_listed(cfg->env_pass, cfg->n_env_pass, p, (size_t)len)) {
+			if (cfg->n_env_pass >= WARD_MAX_ENV)
+				return *why = "too many env_pass names", -1;
+			cfg->env_pass[cfg->n_env_pass] = strndup(p, (size_t)len);
+			if (!cfg->env_pass[cfg->n_env_pass])
+				return *why = "out of memory", -1;
+			cfg->n_env_pass++;
+		}
+		p += len;
+		while (*p == ' ' || *p == '\t')
+			p++;
+	}
+	return 0;
+}
+
+static int set_rlimit(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	struct ward_config *cfg = ctx->cfg;
+	struct config_rlimit rl;
+	int i;
+
+	if (rlimit_resource(k + strlen("rlimit_"), &rl.resource) != 0)
+		return *why = "unknown resource (as, core, cpu, data, fsize, locks, memlock, "
+			      "msgqueue, nice, nofile, nproc, rss, rtprio, rttime, sigpending, stack)",
+		       -1;
+	for (i = 0; i < cfg->n_rlimits; i++)
+		if (cfg->rlimits[i].resource == rl.resource)
+			return *why = "set twice", -1;
+	if (parse_rlimit(v, &rl.soft, &rl.hard, why) != 0)
+		return -1;
+	cfg->rlimits[cfg->n_rlimits++] = rl;
+	return 0;
+}
+
+static int not_yet(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	(void)ctx;
+	(void)k;
+	(void)v;
+	*why = "this build of ward cannot put this setting in force yet; remove it";
+	return -1;
+}
+
+static const struct key_def keys[] = {
+	{ SEC_WARD, "log_format", set_log_format, 0 },
+	{ SEC_WARD, "log_level", set_log_level, 0 },
+	{ SEC_WARD, "evidence", not_yet, 0 },
+	{ SEC_SUPERVISE, "grace", set_grace, 0 },
+	{ SEC_SUPERVISE, "restart", set_restart, 0 },
+	{ SEC_SUPERVISE, "restart_delay", set_restart_delay, 0 },
+	{ SEC_SUPERVISE, "restart_limit", set_restart_limit, 0 },
+	{ SEC_SUPERVISE, "signal_rewrite", set_rewrite, 1 },
+	{ SEC_SUPERVISE, "forward_to", set_forward_to, 0 },
+	{ SEC_AGENT, "command", set_command, 0 },
+	{ SEC_AGENT, "cwd", set_cwd, 0 },
+	{ SEC_AGENT, "user", not_yet, 0 },
+	{ SEC_AGENT, "umask", set_umask, 0 },
+	{ SEC_AGENT, "env", set_env, 1 },
+	{ SEC_AGENT, "env_pass", set_env_pass, 1 },
+	{ SEC_AGENT, "rlimit_", set_rlimit, 1 },
+};
+
+#define N_KEYS (sizeof keys / sizeof keys[0])
+_Static_assert(N_KEYS <= sizeof ((struct parse_ctx *)0)->key_line / sizeof(int),
+	       "key_line too small");
+
+static int handler(void *user, const char *section, const char *name, const char *value)
+{
+	struct parse_ctx *ctx = user;
+	enum section sec = section_kind(section, strlen(section));
+	const char *why = NULL;
+	size_t i;
+
+	if (ctx->err_line)
+		return 0;
+	if (!*section) {
+		fail(ctx, ctx->line, "%s: key outside any section; put it under [ward], "
+			  "[supervise], [agent], ...", name);
+		return 0;
+	}
+	if (check_section(ctx, section, strlen(section)) != 0)
+		return 0;
+	for (i = 0; i < N_KEYS; i++) {
+		size_t kl = strlen(keys[i].key);
+		int prefix = keys[i].key[kl - 1] == '_';
+		if (keys[i].section != sec)
+			continue;
+		if (prefix ? strncmp(name, keys[i].key, kl) != 0 : strcmp(name, keys[i].key) != 0)
+			continue;
+		if (!keys[i].repeatable) {
+			if (ctx->key_line[i]) {
+				fail(ctx, ctx->line, "%s: set twice (first on line %d); an indented "
+					  "line continues the value above it", name, ctx->key_line[i]);
+				return 0;
+			}
+			ctx->key_line[i] = ctx->line;
+		}
+		if (!*value && keys[i].set != set_env_pass) {
+			fail(ctx, ctx->line, "%s: empty value", name);
+			return 0;
+		}
+		if (keys[i].set(ctx, name, value, &why) != 0) {
+			fail(ctx, ctx->line, "%s: '%s': %s", name, value, why);
+			return 0;
+		}
+		if (sec == SEC_AGENT)
+			ctx->cfg->has_agent = 1;
+		return 1;
+	}
+	fail(ctx, ctx->line, "%s: unknown key in [%s]", name, section);
+	return 0;
+}
+
+/* inih's line reader, wrapped to count lines (Debian's inih is built
+ * without line numbers in the handler), to refuse over-long lines instead
+ * of letting inih split them, and to see section headers even when the
+ * section has no keys: an empty [landlock] must not pass unnoticed. */
+static char *reader(char *str, int num, void *stream)
+{
+	struct parse_ctx *ctx = stream;
+	int c = EOF, len = 0, nul = 0;
+	char *p;
+
+	while (len < num - 1 && (c = getc(ctx->f)) != EOF) {
+		if (c == '\0')
+			nul = 1;
+		str[len++] = (char)c;
+		if (c == '\n')
+			break;
+	}
+	if (len == 0)
+		return NULL;
+	str[len] = '\0';
+	ctx->line++;
+	if (c != '\n' && c != EOF && (c = getc(ctx->f)) != '\n' && c != EOF) {
+		/* the buffer filled before the line ended */
+		while ((c = getc(ctx->f)) != EOF && c != '\n')
+			;
+		fail(ctx, ctx->line, "line longer than %d characters; split a list over "
+			  "repeated keys", num - 2);
+		str[0] = '\0';
+		return str;
+	}
+	if (nul) {
+		fail(ctx, ctx->line, "NUL byte in the line");
+		str[0] = '\0';
+		return str;
+	}
+	p = str;
+	if (ctx->line == 1 && strncmp(p, "\xEF\xBB\xBF", 3) == 0)
+		p += 3;
+	if (*p == '[') {
+		char *end = strchr(p, ']');
+		if (end)
+			check_section(ctx, p + 1, (size_t)(end - p - 1));
+	}
+	return str;
+}
+
+void config_defaults(struct ward_config *cfg)
+{
+	int i;
+
+	memset(cfg, 0, sizeof *cfg);
+	cfg->log_format = LOG_TEXT;
+	cfg->log_level = LOG_INFO;
+	cfg->grace_ms = 10000;
+	cfg->restart = RESTART_NEVER;
+	cfg->restart_delay_ms = 250;
+	cfg->restart_limit = 5;
+	for (i = 0; i < WARD_NSIG; i++)
+		cfg->rewrite[i] = -1;
+	cfg->forward_to = FORWARD_CHILD;
+	cfg->umask = 022;
+}
+
+int config_load_stream(struct ward_config *cfg, FILE *f, const char *name)
+{
+	struct parse_ctx ctx;
+	int rc;
+
+	memset(&ctx, 0, sizeof ctx);
+	ctx.cfg = cfg;
+	ctx.f = f;
+	ctx.name = name;
+	rc = ini_parse_stream(reader, &ctx, handler, &ctx);
+	if (rc > 0 && (!ctx.err_line || rc < ctx.err_line)) {
+		ctx.err_line = 0;
+		fail(&ctx, rc, "syntax: expected 'key = value', '[section]' or a comment");
+	} else if (rc < 0 && !ctx.err_line) {
+		fail(&ctx, 0, "could not parse (out of memory)");
+	}
+	if (!ctx.err_line && ferror(f))
+		fail(&ctx, ctx.line, "read error");
+	if (ctx.err_line) {
+		log_error("%s", ctx.err);
+		return -1;
+	}
+	return 0;
+}
+
+int config_load(struct ward_config *cfg, const char *path)
+{
+	FILE *f = fopen(path, "re");
+	int rc;
+
+	if (!f) {
+		log_error("%s: cannot open config: %s", path, strerror(errno));
+		return -1;
+	}
+	rc = config_load_stream(cfg, f, path);
+	fclose(f);
+	if (rc == 0) {
+		cfg->path = strdup(path);
+		if (!cfg->path)
+			return -1;
+	}
+	return rc;
+}
+
+void config_free(struct ward_config *cfg)
+{
+	int i;
+
+	free(cfg->path);
+	free(cfg->command);
+	free(cfg->cwd);
+	for (i = 0; i < cfg->n_env; i++)
+		free(cfg->env[i]);
+	for (i = 0; i < cfg->n_env_pass; i++)
+		free(cfg->env_pass[i]);
+	memset(cfg, 0, sizeof *cfg);
+}
+
+static const char *fmt_duration(uint64_t ms, char *buf, size_t size)
+{
+	if (ms % 1000 == 0)
+		snprintf(buf, size, "%llus", (unsigned long long)(ms / 1000));
+	else
+		snprintf(buf, size, "%llums", (unsigned long long)ms);
+	return buf;
+}
+
+static void print_rlim(FILE *out, rlim_t v)
+{
+	if (v == RLIM_INFINITY)
+		fputs("unlimited", out);
+	else
+		fprintf(out, "%llu", (unsigned long long)v);
+}
+
+void config_print(const struct ward_config *cfg, FILE *out)
+{
+	static const char *const levels[] = { "error", "warn", "info", "debug" };
+	static const char *const restarts[] = { "never", "on-failure", "always" };
+	char b1[32], b2[32];
+	int i;
+
+	fprintf(out, "; effective settings%s%s\n", cfg->path ? " from " : " (no config file)",
+		cfg->path ? cfg->path : "");
+	fprintf(out, "[ward]\nlog_format = %s\nlog_level = %s\n",
+		cfg->log_format == LOG_JSON ? "json" : "text", levels[cfg->log_level]);
+	fprintf(out, "\n[supervise]\ngrace = %s\nrestart = %s\nrestart_delay = %s\n",
+		fmt_duration(cfg->grace_ms, b1, sizeof b1), restarts[cfg->restart],
+		fmt_duration(cfg->restart_delay_ms, b2, sizeof b2));
+	fprintf(out, "restart_limit = %u\nforward_to = %s\n", cfg->restart_limit,
+		cfg->forward_to == FORWARD_GROUP ? "group" : "child");
+	for (i = 1; i < WARD_NSIG; i++) {
+		if (cfg->rewrite[i] < 0)
+			continue;
+		fprintf(out, "signal_rewrite = %s:%s\n", signal_name(i, b1, sizeof b1),
+			cfg->rewrite[i] ? signal_name(cfg->rewrite[i], b2, sizeof b2) : "0");
+	}
+	fputs("\n[agent]\n", out);
+	if (cfg->command) {
+		fputs("command =", out);
+		for (i = 0; cfg->command[i]; i++)
+			fprintf(out, " %s", cfg->command[i]);
+		fputc('\n', out);
+	} else {
+		fputs("; command: none configured, taken from the command line\n", out);
+	}
+	fprintf(out, "cwd = %s\n", cfg->cwd ? cfg->cwd : "(the directory ward starts in)");
+	if (cfg->umask_set)
+		fprintf(out, "umask = %04o\n", cfg->umask);
+	else
+		fputs("; umask: inherited\n", out);
+	if (cfg->has_agent) {
+		for (i = 0; i < cfg->n_env; i++)
+			fprintf(out, "env = %s\n", cfg->env[i]);
+		for (i = 0; i < cfg->n_env_pass; i++)
+			fprintf(out, "env_pass = %s\n", cfg->env_pass[i]);
+		if (!cfg->n_env && !cfg->n_env_pass)
+			fputs("; environment: empty ([agent] is set and lists no env or env_pass)\n", out);
+	} else {
+		fputs("; environment: ward's own, passed through (no [agent] section)\n", out);
+	}
+	for (i = 0; i < cfg->n_rlimits; i++) {
+		fprintf(out, "rlimit_%s = ", rlimit_name(cfg->rlimits[i].resource));
+		print_rlim(out, cfg->rlimits[i].soft);
+		fputc(':', out);
+		print_rlim(out, cfg->rlimits[i].hard);
+		fputc('\n', out);
+	}
+	fputs("\n; [landlock] absent: the filesystem and network are not confined\n"
+	      "; [seccomp] absent: no system call filter\n"
+	      "; [mcp] absent: no MCP bridge\n",
+	      out);
+}

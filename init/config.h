@@ -1,0 +1,68 @@
+/* config: the INI contract of DESIGN.md §8, parsed with inih and validated
+ * before anything runs. */
+#ifndef WARD_CONFIG_H
+#define WARD_CONFIG_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/resource.h>
+
+#include "log.h"
+
+#define WARD_DEFAULT_CONFIG "/etc/ward/ward.conf"
+#define WARD_NSIG 65 /* signals 1..64 */
+#define WARD_MAX_RLIMITS 16
+#define WARD_MAX_ENV 256
+
+enum restart_policy { RESTART_NEVER, RESTART_ON_FAILURE, RESTART_ALWAYS };
+enum forward_target { FORWARD_CHILD, FORWARD_GROUP };
+
+struct config_rlimit {
+	int resource;
+	rlim_t soft, hard;
+};
+
+struct ward_config {
+	char *path; /* NULL: no config file, ward is a plain init */
+
+	/* [ward] */
+	enum log_format log_format;
+	enum log_level log_level;
+
+	/* [supervise] */
+	uint64_t grace_ms;
+	enum restart_policy restart;
+	uint64_t restart_delay_ms;
+	unsigned restart_limit; /* restarts per minute; 0 = no limit */
+	int rewrite[WARD_NSIG]; /* by received signal: -1 as is, 0 drop, else new signal */
+	enum forward_target forward_to;
+
+	/* [agent] */
+	int has_agent;
+	char **command; /* NULL-terminated; NULL when not configured */
+	char *cwd;
+	int umask_set;
+	unsigned umask;
+	char *env[WARD_MAX_ENV]; /* NAME=VALUE */
+	int n_env;
+	char *env_pass[WARD_MAX_ENV]; /* NAME */
+	int n_env_pass;
+	struct config_rlimit rlimits[WARD_MAX_RLIMITS];
+	int n_rlimits;
+};
+
+void config_defaults(struct ward_config *cfg);
+
+/* Parses FILE into cfg. On error prints one line
+ * "ward: FILE:LINE: key: reason" and returns -1. */
+int config_load(struct ward_config *cfg, const char *path);
+
+/* Same, from a stream (the name is used in messages). */
+int config_load_stream(struct ward_config *cfg, FILE *f, const char *name);
+
+void config_free(struct ward_config *cfg);
+
+/* Prints the effective settings as INI, every default spelled out. */
+void config_print(const struct ward_config *cfg, FILE *out);
+
+#endif

@@ -1,0 +1,30 @@
+/* log: one line per event on stderr, "ward: ..." text or JSON lines. */
+#ifndef WARD_LOG_H
+#define WARD_LOG_H
+
+enum log_level { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
+enum log_format { LOG_TEXT, LOG_JSON };
+
+/* The logger's settings are written once, before supervision starts, and
+ * only read afterwards; they are the only process-wide state ward keeps
+ * outside the supervisor's own struct. */
+void log_setup(enum log_format format, enum log_level level);
+
+/* Write log lines to a private, non-blocking descriptor of stderr where one
+ * can be had (pipes and terminals), so a stalled reader never blocks PID 1.
+ * Needs /proc; call after the VM mounts. */
+void log_detach_stderr(void);
+
+/* The descriptor log lines go to, so close_fds_except() can keep it. */
+int log_fd(void);
+
+int log_enabled(enum log_level level);
+void logmsg(enum log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#define log_error(...) logmsg(LOG_ERROR, __VA_ARGS__)
+#define log_warn(...) logmsg(LOG_WARN, __VA_ARGS__)
+#define log_info(...) logmsg(LOG_INFO, __VA_ARGS__)
+#define log_debug(...) logmsg(LOG_DEBUG, __VA_ARGS__)
+
+#endif

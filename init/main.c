@@ -1,0 +1,237 @@
+/* ward: a static PID 1 that supervises one agent. See docs/ward.8. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "log.h"
+#include "procs.h"
+#include "supervise.h"
+#include "version.h"
+#include "vm.h"
+
+#define EXIT_USAGE 2
+
+extern char **environ;
+
+struct options {
+	const char *config;
+	int check;
+	int evidence;
+	char **command; /* from the command line, NULL if none */
+};
+
+static void usage(FILE *out)
+{
+	fputs("usage: ward [-c|--config FILE] [--check] [--evidence] [--version] [--help]\n"
+	      "            [--] [COMMAND [ARG]...]\n"
+	      "\n"
+	      "Runs COMMAND (or [agent] command) as the supervised agent: forwards signals,\n"
+	      "reaps every child, tears the tree down when the agent exits and exits with\n"
+	      "its status (128+N if killed by signal N).\n"
+	      "\n"
+	      "  -c, --config FILE  config file (default: $WARD_CONFIG, else\n"
+	      "                     " WARD_DEFAULT_CONFIG " if it exists, else none)\n"
+	      "      --check        validate the config, print the effective settings, exit\n"
+	      "      --evidence     print what is in force once the agent runs\n"
+	      "  -V, --version      print the version\n"
+	      "  -h, --help         print this help\n"
+	      "\n"
+	      "Exit status: the agent's; 128+N for signal N; 126/127 if it cannot be\n"
+	      "executed or found; 2 for usage and config errors; 3 if the agent's\n"
+	      "environment could not be put in force. See ward(8) and ward.conf(5).\n",
+	      out);
+}
+
+static void version(void)
+{
+	printf("ward %s\njansson %s\n", WARD_VERSION, JANSSON_VERSION);
+}
+
+/* Returns 0 to go on, or an exit status + 1000 to stop with. */
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	int i;
+
+	memset(o, 0, sizeof *o);
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "--") == 0) {
+			i++;
+			break;
+		}
+		if (a[0] != '-' || a[1] == '\0')
+			break;
+		if (strcmp(a, "-c") == 0 || strcmp(a, "--config") == 0) {
+			if (++i >= argc) {
+				log_error("%s: needs a FILE argument", a);
+				return 1000 + EXIT_USAGE;
+			}
+			o->config = argv[i];
+		} else if (strncmp(a, "--config=", 9) == 0) {
+			o->config = a + 9;
+		} else if (strcmp(a, "--check") == 0) {
+			o->check = 1;
+		} else if (strcmp(a, "--evidence") == 0) {
+			o->evidence = 1;
+		} else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
+			version();
+			return 1000;
+		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			usage(stdout);
+			return 1000;
+		} else {
+			log_error("%s: unknown option (see ward --help)", a);
+			return 1000 + EXIT_USAGE;
+		}
+	}
+	if (i < argc)
+		o->command = argv + i;
+	return 0;
+}
+
+/* -c FILE, else $WARD_CONFIG, else the default path if it exists. */
+static const char *config_path(const struct options *o)
+{
+	const char *env = getenv("WARD_CONFIG");
+
+	if (o->config)
+		return o->config;
+	if (env && *env)
+		return env;
+	if (access(WARD_DEFAULT_CONFIG, F_OK) == 0)
+		return WARD_DEFAULT_CONFIG;
+	return NULL;
+}
+
+/* The agent's environment when [agent] is configured: exactly env plus
+ * env_pass, nothing else of ward's own. */
+static char **agent_environment(const struct ward_config *cfg)
+{
+	char **envp = calloc((size_t)(cfg->n_env + cfg->n_env_pass + 1), sizeof *envp);
+	int i, n = 0;
+
+	if (!envp)
+		return NULL;
+	for (i = 0; i < cfg->n_env; i++)
+		envp[n++] = cfg->env[i];
+	for (i = 0; i < cfg->n_env_pass; i++) {
+		size_t len = strlen(cfg->env_pass[i]);
+		char **e;
+		int j, dup = 0;
+
+		for (j = 0; j < cfg->n_env; j++)
+			if (strncmp(cfg->env[j], cfg->env_pass[i], len) == 0 && cfg->env[j][len] == '=')
+				dup = 1; /* env = wins over env_pass */
+		for (e = environ; !dup && *e; e++) {
+			if (strncmp(*e, cfg->env_pass[i], len) == 0 && (*e)[len] == '=') {
+				envp[n++] = *e;
+				break;
+			}
+		}
+	}
+	envp[n] = NULL;
+	return envp;
+}
+
+static void announce_layers(const struct ward_config *cfg)
+{
+	if (!cfg->path)
+		log_info("no config file: plain init, nothing is confined");
+	else
+		log_info("%s: no [landlock], [seccomp] or [mcp]: the agent is not confined",
+			 cfg->path);
+}
+
+int main(int argc, char **argv)
+{
+	struct ward_config cfg;
+	struct supervisor sv;
+	struct options opt;
+	sigset_t all, inherited;
+	char **envp;
+	const char *path;
+	int rc, fds[8], nfds, cwd_fd = -1, vm;
+
+	/* Block every signal before anything else: as PID 1 a signal with the
+	 * default disposition would be dropped, and one that arrives before
+	 * the mask is lost. From here on they queue for the signalfd. A real
+	 * fault still kills ward: the kernel forces synchronous signals. */
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &inherited);
+
+	rc = parse_args(argc, argv, &opt);
+	if (rc)
+		return rc - 1000;
+	config_defaults(&cfg);
+	path = config_path(&opt);
+	if (path && config_load(&cfg, path) != 0)
+		return EXIT_USAGE;
+	log_setup(cfg.log_format, cfg.log_level);
+	if (opt.evidence) {
+		log_error("--evidence: this build of ward cannot report evidence yet");
+		return EXIT_USAGE;
+	}
+	if (opt.check) {
+		config_print(&cfg, stdout);
+		return fflush(stdout) == 0 ? 0 : 1;
+	}
+	if (!opt.command && !cfg.command) {
+		log_error("no command: give one after -- or set [agent] command (see ward --help)");
+		return EXIT_USAGE;
+	}
+	envp = cfg.has_agent ? agent_environment(&cfg) : environ;
+	if (!envp) {
+		log_error("out of memory");
+		return 1;
+	}
+
+	vm = vm_detect();
+	if (vm)
+		vm_mount();
+	else if (getpid() != 1 && prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+		log_warn("cannot become a child subreaper (%s): orphans will not be reaped",
+			 strerror(errno));
+	log_detach_stderr();
+	announce_layers(&cfg);
+
+	if (!cfg.cwd) {
+		cwd_fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (cwd_fd < 0)
+			log_warn("cannot open the current directory: %s", strerror(errno));
+	}
+	if (supervisor_init(&sv, &cfg, opt.command ? opt.command : cfg.command, envp, &inherited,
+			    cwd_fd) != 0)
+		return 1;
+	/* With [agent] the agent gets fds 0-2 only; a plain init hands its
+	 * inherited descriptors to the first child, as tini does. */
+	sv.close_child_fds = cfg.has_agent;
+	if (supervisor_start(&sv) != 0)
+		return 1;
+
+	/* ward keeps nothing it inherited and does not pin any directory. */
+	nfds = supervisor_fds(&sv, fds, 6);
+	fds[nfds++] = log_fd();
+	close_fds_except(fds, nfds);
+	if (chdir("/") != 0)
+		log_warn("chdir /: %s", strerror(errno));
+
+	rc = supervisor_run(&sv);
+	if (vm) {
+		log_info("agent finished with status %d; powering off", rc);
+		vm_poweroff();
+	}
+	supervisor_free(&sv);
+	if (envp != environ)
+		free(envp);
+	config_free(&cfg);
+	return rc;
+}

@@ -1,0 +1,473 @@
+#define _GNU_SOURCE
+#include "supervise.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "parse.h"
+#include "procs.h"
+#include "spawn.h"
+
+#define FINAL_WAIT_MS 2000	/* after SIGKILL, before giving up on the stragglers */
+#define MAX_RESTART_DELAY_MS 30000
+#define RESTART_WINDOW_MS 60000
+#define DELAY_RESET_MS 60000	/* a run this long resets the backoff */
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void set_timer(struct supervisor *sv, uint64_t deadline_ms)
+{
+	struct itimerspec its = { 0 };
+
+	if (deadline_ms) {
+		/* an absolute time of 0 would disarm the timer */
+		its.it_value.tv_sec = (time_t)(deadline_ms / 1000);
+		its.it_value.tv_nsec = (long)(deadline_ms % 1000) * 1000000 + 1;
+	}
+	if (timerfd_settime(sv->tfd, TFD_TIMER_ABSTIME, &its, NULL) != 0)
+		log_error("timerfd_settime: %s", strerror(errno));
+}
+
+static const char *sig_str(int sig, char *buf, size_t size)
+{
+	return signal_name(sig, buf, size);
+}
+
+/* ---- signalling the tree ---------------------------------------------- */
+
+/* Everything that is ours except ward itself: kill(-1) when we are PID 1 of
+ * the namespace, else the agent's group plus our descendants from /proc. */
+static void signal_all(struct supervisor *sv, int sig)
+{
+	if (sv->pid1) {
+		if (kill(-1, sig) != 0 && errno != ESRCH)
+			log_warn("kill(-1): %s", strerror(errno));
+		return;
+	}
+	if (sv->agent > 0)
+		(void)kill(-sv->agent, sig);
+	if (signal_descendants(sv->self, sig, NULL, 0) < 0 && sv->agent > 0)
+		(void)kill(sv->agent, sig);
+}
+
+/* ---- the agent -------------------------------------------------------- */
+
+int supervisor_start(struct supervisor *sv)
+{
+	const struct ward_config *cfg = sv->cfg;
+	struct spawn_req req = {
+		.argv = sv->argv,
+		.envp = sv->envp,
+		.cwd_fd = sv->cwd_fd,
+		.cwd = cfg->cwd,
+		.mask = &sv->child_mask,
+		.umask_set = cfg->umask_set,
+		.umask = cfg->umask,
+		.rlimits = cfg->rlimits,
+		.n_rlimits = cfg->n_rlimits,
+		.close_fds = sv->close_child_fds,
+	};
+	struct epoll_event ev = { .events = EPOLLIN };
+	pid_t pid = spawn_child(&req, &sv->errfd);
+
+	if (pid < 0) {
+		log_error("cannot start %s: fork: %s", sv->argv[0], strerror(errno));
+		return -1;
+	}
+	sv->agent = pid;
+	sv->state = AGENT_RUNNING;
+	sv->started_at = now_ms();
+	sv->killed = 0;
+	ev.data.fd = sv->errfd;
+	if (epoll_ctl(sv->epfd, EPOLL_CTL_ADD, sv->errfd, &ev) != 0)
+		log_warn("epoll_ctl: %s", strerror(errno));
+	log_debug("started %s as pid %d", sv->argv[0], (int)pid);
+	if (sv->stopping)
+		set_timer(sv, sv->stop_deadline);
+	return 0;
+}
+
+static void close_errfd(struct supervisor *sv)
+{
+	if (sv->errfd < 0)
+		return;
+	epoll_ctl(sv->epfd, EPOLL_CTL_DEL, sv->errfd, NULL);
+	close(sv->errfd);
+	sv->errfd = -1;
+}
+
+/* The agent's exec-error pipe: EOF means exec succeeded. */
+static void check_started(struct supervisor *sv)
+{
+	struct spawn_error err;
+	int r;
+
+	if (sv->errfd < 0)
+		return;
+	r = spawn_result(sv->errfd, &err);
+	if (r < 0)
+		return;
+	if (r == 1) {
+		sv->exec_failed = 1;
+		if (err.stage == STAGE_RLIMIT)
+			log_error("cannot start %s: setrlimit %s: %s", sv->argv[0],
+				  rlimit_name(err.detail), strerror(err.err));
+		else if (err.stage == STAGE_EXEC)
+			log_error("cannot run %s: %s", sv->argv[0], strerror(err.err));
+		else
+			log_error("cannot start %s: %s: %s", sv->argv[0],
+				  spawn_stage_name(err.stage), strerror(err.err));
+		sv->exit_code = spawn_error_code(&err);
+	} else {
+		log_debug("agent pid %d running %s", (int)sv->agent, sv->argv[0]);
+	}
+	close_errfd(sv);
+}
+
+static int stdin_at_eof(void)
+{
+	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN | POLLRDHUP };
+
+	/* Only what can hang up counts: pipes, sockets, terminals. /dev/null
+	 * or a file never "hangs up", and a closed fd 0 tells nothing. */
+	if (poll(&p, 1, 0) != 1)
+		return 0;
+	return (p.revents & (POLLHUP | POLLRDHUP)) != 0;
+}
+
+static int restart_allowed(struct supervisor *sv)
+{
+	const struct ward_config *cfg = sv->cfg;
+	uint64_t now = now_ms();
+	unsigned i, recent = 0;
+
+	if (cfg->restart == RESTART_NEVER || sv->stopping)
+		return 0;
+	if (sv->exec_failed) {
+		log_warn("not restarting: the command could not be started");
+		return 0;
+	}
+	if (cfg->restart == RESTART_ON_FAILURE && sv->exit_code == 0)
+		return 0;
+	if (stdin_at_eof()) {
+		log_info("not restarting: stdin has reached end of file (the peer is gone)");
+		return 0;
+	}
+	if (cfg->restart_limit) {
+		for (i = 0; i < sv->n_restarts && i < cfg->restart_limit; i++)
+			if (now - sv->restarts[i] < RESTART_WINDOW_MS)
+				recent++;
+		if (recent >= cfg->restart_limit) {
+			log_error("giving up: %u restarts within a minute (restart_limit)", recent);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+static void finish(struct supervisor *sv)
+{
+	sv->state = AGENT_DONE;
+	set_timer(sv, 0);
+}
+
+/* Everything the agent left behind is gone: restart it or finish. */
+static void drained(struct supervisor *sv)
+{
+	uint64_t now = now_ms(), at;
+
+	if (!restart_allowed(sv)) {
+		finish(sv);
+		return;
+	}
+	if (sv->exited_at - sv->started_at >= DELAY_RESET_MS)
+		sv->restart_delay = sv->cfg->restart_delay_ms;
+	at = sv->exited_at + sv->restart_delay;
+	log_info("restarting %s in %llums (exit status %d)", sv->argv[0],
+		 (unsigned long long)(at > now ? at - now : 0), sv->exit_code);
+	sv->restart_delay = sv->restart_delay * 2 > MAX_RESTART_DELAY_MS ? MAX_RESTART_DELAY_MS
+									   : sv->restart_delay * 2;
+	if (sv->cfg->restart_limit)
+		sv->restarts[sv->n_restarts++ % sv->cfg->restart_limit] = at;
+	sv->state = AGENT_WAIT_RESTART;
+	set_timer(sv, at > now ? at : now);
+}
+
+/* Returns 1 if ward has no children left. */
+static int no_children(void)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof si);
+	return waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) != 0 && errno == ECHILD;
+}
+
+static void agent_exited(struct supervisor *sv, int status)
+{
+	char buf[32];
+
+	sv->exited_at = now_ms();
+	sv->agent = 0;
+	if (WIFEXITED(status)) {
+		sv->exit_code = WEXITSTATUS(status);
+		log_debug("agent exited with status %d", sv->exit_code);
+	} else if (WIFSIGNALED(status)) {
+		sv->exit_code = 128 + WTERMSIG(status);
+		log_debug("agent killed by signal %s", sig_str(WTERMSIG(status), buf, sizeof buf));
+	} else {
+		sv->exit_code = 1;
+	}
+	/* If it died before exec, the pipe holds why; the child is gone, so
+	 * whatever it wrote is there to read now. */
+	check_started(sv);
+	close_errfd(sv);
+
+	sv->state = AGENT_DRAINING;
+	if (no_children()) {
+		drained(sv);
+		return;
+	}
+	if (sv->killed) {
+		/* already past the grace period of a shutdown */
+		signal_all(sv, SIGKILL);
+		set_timer(sv, now_ms() + FINAL_WAIT_MS);
+		return;
+	}
+	log_debug("agent gone; sending TERM to what it left behind");
+	signal_all(sv, SIGTERM);
+	set_timer(sv, sv->stopping ? sv->stop_deadline : now_ms() + sv->cfg->grace_ms);
+}
+
+static void reap(struct supervisor *sv)
+{
+	for (;;) {
+		int status;
+		pid_t pid = waitpid(-1, &status, WNOHANG | __WALL);
+
+		if (pid > 0) {
+			if (pid == sv->agent)
+				agent_exited(sv, status);
+			else
+				log_debug("reaped pid %d", (int)pid);
+			continue;
+		}
+		if (pid < 0 && errno == EINTR)
+			continue;
+		if (pid < 0 && errno != ECHILD)
+			log_warn("waitpid: %s", strerror(errno));
+		break;
+	}
+	if (sv->state == AGENT_DRAINING && no_children())
+		drained(sv);
+}
+
+/* ---- signals and timers ---------------------------------------------- */
+
+static void begin_stop(struct supervisor *sv)
+{
+	if (sv->stopping)
+		return;
+	sv->stopping = 1;
+	sv->stop_deadline = now_ms() + sv->cfg->grace_ms;
+	if (sv->state == AGENT_RUNNING)
+		set_timer(sv, sv->stop_deadline);
+	else if (sv->state == AGENT_WAIT_RESTART)
+		finish(sv); /* nothing runs: stop now with the last status */
+}
+
+static void forward(struct supervisor *sv, const struct signalfd_siginfo *si)
+{
+	int sig = (int)si->ssi_signo, to = sig;
+	char b1[32], b2[32];
+
+	if (sig < WARD_NSIG && sv->cfg->rewrite[sig] >= 0)
+		to = sv->cfg->rewrite[sig];
+	if (sig == SIGTERM || to == SIGTERM)
+		begin_stop(sv);
+	if (to == 0) {
+		log_debug("dropped %s (signal_rewrite)", sig_str(sig, b1, sizeof b1));
+		return;
+	}
+	if (sv->state != AGENT_RUNNING || sv->agent <= 0) {
+		log_debug("%s received while no agent runs", sig_str(sig, b1, sizeof b1));
+		return;
+	}
+	if (kill(sv->cfg->forward_to == FORWARD_GROUP ? -sv->agent : sv->agent, to) != 0 &&
+	    errno != ESRCH)
+		log_warn("forwarding %s: %s", sig_str(to, b2, sizeof b2), strerror(errno));
+	else if (log_enabled(LOG_DEBUG))
+		log_debug("forwarded %s as %s", sig_str(sig, b1, sizeof b1), sig_str(to, b2, sizeof b2));
+}
+
+static void on_signals(struct supervisor *sv)
+{
+	struct signalfd_siginfo si[16];
+
+	for (;;) {
+		ssize_t n = read(sv->sfd, si, sizeof si);
+		size_t i;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		for (i = 0; i < (size_t)n / sizeof si[0]; i++) {
+			if (si[i].ssi_signo == SIGCHLD)
+				reap(sv);
+			else if ((pid_t)si[i].ssi_pid == sv->self && si[i].ssi_code == SI_USER)
+				/* e.g. SIGPIPE from our own write to a closed stderr */
+				continue;
+			else
+				forward(sv, &si[i]);
+		}
+	}
+}
+
+static void on_timer(struct supervisor *sv)
+{
+	uint64_t expirations;
+
+	if (read(sv->tfd, &expirations, sizeof expirations) < 0)
+		return;
+	switch (sv->state) {
+	case AGENT_RUNNING:
+		if (!sv->stopping || now_ms() < sv->stop_deadline)
+			return;
+		log_warn("%s did not exit within %llums of TERM; sending KILL", sv->argv[0],
+			 (unsigned long long)sv->cfg->grace_ms);
+		sv->killed = 1;
+		signal_all(sv, SIGKILL);
+		break;
+	case AGENT_DRAINING:
+		if (!sv->killed) {
+			log_warn("processes left by %s did not exit within the grace period; "
+				 "sending KILL", sv->argv[0]);
+			sv->killed = 1;
+			signal_all(sv, SIGKILL);
+			set_timer(sv, now_ms() + FINAL_WAIT_MS);
+		} else {
+			log_error("processes survive SIGKILL; continuing without them");
+			drained(sv);
+		}
+		break;
+	case AGENT_WAIT_RESTART:
+		if (stdin_at_eof()) {
+			log_info("not restarting: stdin has reached end of file (the peer is gone)");
+			finish(sv);
+		} else if (supervisor_start(sv) != 0) {
+			finish(sv);
+		}
+		break;
+	case AGENT_DONE:
+		break;
+	}
+}
+
+/* ---- set-up ------------------------------------------------------------ */
+
+int supervisor_init(struct supervisor *sv, const struct ward_config *cfg, char *const *argv,
+		    char *const *envp, const sigset_t *child_mask, int cwd_fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	sigset_t all;
+
+	memset(sv, 0, sizeof *sv);
+	sv->cfg = cfg;
+	sv->argv = argv;
+	sv->envp = envp;
+	sv->child_mask = *child_mask;
+	sv->cwd_fd = cwd_fd;
+	sv->self = getpid();
+	sv->pid1 = sv->self == 1;
+	sv->errfd = sv->sfd = sv->epfd = sv->tfd = -1;
+	sv->restart_delay = cfg->restart_delay_ms;
+	if (cfg->restart_limit) {
+		sv->restarts = calloc(cfg->restart_limit, sizeof *sv->restarts);
+		if (!sv->restarts) {
+			log_error("out of memory");
+			return -1;
+		}
+	}
+	sigfillset(&all);
+	sv->sfd = signalfd(-1, &all, SFD_NONBLOCK | SFD_CLOEXEC);
+	sv->epfd = epoll_create1(EPOLL_CLOEXEC);
+	sv->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (sv->sfd < 0 || sv->epfd < 0 || sv->tfd < 0) {
+		log_error("cannot set up the event loop: %s", strerror(errno));
+		return -1;
+	}
+	ev.data.fd = sv->sfd;
+	if (epoll_ctl(sv->epfd, EPOLL_CTL_ADD, sv->sfd, &ev) != 0)
+		goto fail;
+	ev.data.fd = sv->tfd;
+	if (epoll_ctl(sv->epfd, EPOLL_CTL_ADD, sv->tfd, &ev) != 0)
+		goto fail;
+	return 0;
+fail:
+	log_error("epoll_ctl: %s", strerror(errno));
+	return -1;
+}
+
+int supervisor_fds(const struct supervisor *sv, int *fds, int max)
+{
+	int n = 0, i;
+	const int all[] = { sv->sfd, sv->epfd, sv->tfd, sv->errfd, sv->cwd_fd };
+
+	for (i = 0; i < (int)(sizeof all / sizeof all[0]) && n < max; i++)
+		if (all[i] >= 0)
+			fds[n++] = all[i];
+	return n;
+}
+
+int supervisor_run(struct supervisor *sv)
+{
+	/* Once the agent has been started nothing here may end ward early:
+	 * errors are logged and the loop goes on. */
+	while (sv->state != AGENT_DONE) {
+		struct epoll_event ev[8];
+		int n = epoll_wait(sv->epfd, ev, 8, -1), i;
+
+		if (n < 0) {
+			if (errno != EINTR) {
+				log_error("epoll_wait: %s", strerror(errno));
+				sleep(1);
+			}
+			continue;
+		}
+		for (i = 0; i < n; i++) {
+			if (ev[i].data.fd == sv->sfd)
+				on_signals(sv);
+			else if (ev[i].data.fd == sv->tfd)
+				on_timer(sv);
+			else if (ev[i].data.fd == sv->errfd && sv->errfd >= 0)
+				check_started(sv);
+		}
+	}
+	return sv->exit_code;
+}
+
+void supervisor_free(struct supervisor *sv)
+{
+	close_errfd(sv);
+	if (sv->sfd >= 0)
+		close(sv->sfd);
+	if (sv->epfd >= 0)
+		close(sv->epfd);
+	if (sv->tfd >= 0)
+		close(sv->tfd);
+	free(sv->restarts);
+}

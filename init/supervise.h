@@ -1,0 +1,58 @@
+/* supervise: PID 1's loop. signalfd + timerfd on one epoll; forwards
+ * signals, reaps every child, restarts the agent by policy and tears the
+ * tree down (TERM, grace, KILL) before ward exits with the agent's code. */
+#ifndef WARD_SUPERVISE_H
+#define WARD_SUPERVISE_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+
+enum agent_state { AGENT_RUNNING, AGENT_DRAINING, AGENT_WAIT_RESTART, AGENT_DONE };
+
+struct supervisor {
+	const struct ward_config *cfg;
+	char *const *argv;
+	char *const *envp;
+	sigset_t child_mask; /* the mask the agent gets */
+	int cwd_fd;	     /* where the agent starts */
+	int close_child_fds; /* agent gets fds 0-2 only */
+
+	int sfd, epfd, tfd;
+	pid_t self;
+	int pid1; /* PID 1 of our pid namespace: kill(-1) is ours to use */
+
+	enum agent_state state;
+	pid_t agent;
+	int errfd; /* the agent's exec-error pipe while it is starting */
+	int exec_failed;
+	int exit_code;
+	uint64_t started_at, exited_at;
+
+	int stopping;	     /* TERM received: shut down, never restart */
+	uint64_t stop_deadline;
+	int killed;	     /* SIGKILL already sent in this drain */
+
+	uint64_t restart_delay;
+	uint64_t *restarts; /* ring of restart times (ms), restart_limit long */
+	unsigned n_restarts;
+};
+
+/* Prepares the loop's descriptors. Returns 0, or -1 after logging. */
+int supervisor_init(struct supervisor *sv, const struct ward_config *cfg, char *const *argv,
+		    char *const *envp, const sigset_t *child_mask, int cwd_fd);
+
+/* Starts the agent; returns -1 if it could not even be forked. */
+int supervisor_start(struct supervisor *sv);
+
+/* Descriptors the loop owns, for close_fds_except(). */
+int supervisor_fds(const struct supervisor *sv, int *fds, int max);
+
+/* Runs until everything is over; returns ward's exit code. */
+int supervisor_run(struct supervisor *sv);
+
+void supervisor_free(struct supervisor *sv);
+
+#endif

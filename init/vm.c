@@ -1,0 +1,64 @@
+#define _GNU_SOURCE
+#include "vm.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "log.h"
+
+#define PROC_MAGIC 0x9fa0
+
+int vm_detect(void)
+{
+	struct statfs st;
+
+	if (getpid() != 1)
+		return 0;
+	return statfs("/proc", &st) != 0 || st.f_type != PROC_MAGIC;
+}
+
+void vm_mount(void)
+{
+	static const struct {
+		const char *type, *target, *opts;
+		unsigned long flags;
+		mode_t mode;
+	} m[] = {
+		{ "proc", "/proc", NULL, MS_NOSUID | MS_NODEV | MS_NOEXEC, 0555 },
+		{ "sysfs", "/sys", NULL, MS_NOSUID | MS_NODEV | MS_NOEXEC, 0555 },
+		{ "devtmpfs", "/dev", "mode=0755", MS_NOSUID, 0755 },
+		{ "devpts", "/dev/pts", "gid=5,mode=0620,ptmxmode=0666", MS_NOSUID | MS_NOEXEC, 0755 },
+		{ "tmpfs", "/dev/shm", "mode=1777", MS_NOSUID | MS_NODEV, 01777 },
+		{ "tmpfs", "/run", "mode=0755", MS_NOSUID | MS_NODEV, 0755 },
+		{ "tmpfs", "/tmp", "mode=1777", MS_NOSUID | MS_NODEV, 01777 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof m / sizeof m[0]; i++) {
+		if (mkdir(m[i].target, m[i].mode) != 0 && errno != EEXIST) {
+			log_warn("vm: mkdir %s: %s", m[i].target, strerror(errno));
+			continue;
+		}
+		if (mount(m[i].type, m[i].target, m[i].type, m[i].flags, m[i].opts) != 0 &&
+		    errno != EBUSY)
+			log_warn("vm: mount %s on %s: %s", m[i].type, m[i].target, strerror(errno));
+		else
+			log_debug("vm: mounted %s on %s", m[i].type, m[i].target);
+	}
+}
+
+void vm_poweroff(void)
+{
+	sync();
+	if (reboot(RB_POWER_OFF) != 0)
+		log_error("vm: power off: %s", strerror(errno));
+	(void)reboot(RB_HALT_SYSTEM);
+	/* PID 1 must not return: wait for the hypervisor to stop us. */
+	for (;;)
+		pause();
+}

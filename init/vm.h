@@ -1,0 +1,14 @@
+/* vm: ward as PID 1 of a virtual machine, where nobody mounted /proc. */
+#ifndef WARD_VM_H
+#define WARD_VM_H
+
+/* True when ward is PID 1 and /proc is not mounted. */
+int vm_detect(void);
+
+/* Mounts proc, sys, dev (+pts, shm), run and tmp; logs what fails. */
+void vm_mount(void);
+
+/* sync and power off; never returns. */
+void vm_poweroff(void) __attribute__((noreturn));
+
+#endif
