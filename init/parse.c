@@ -24,11 +24,12 @@ int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out, const c
 			*why = "not a whole number";
 			return -1;
 		}
-		if (v > (UINT64_MAX - 9) / 10) {
+		uint64_t d = (uint64_t)(*s - '0');
+		if (v > UINT64_MAX / 10 || (v == UINT64_MAX / 10 && d > UINT64_MAX % 10)) {
 			*why = "number too large";
 			return -1;
 		}
-		v = v * 10 + (uint64_t)(*s - '0');
+		v = v * 10 + d;
 	}
 	if (v < min || v > max) {
 		*why = "number out of range";
@@ -279,7 +280,7 @@ static int parse_rlim_value(const char *s, size_t len, rlim_t *out, const char *
 		return 0;
 	}
 	sfx = strchr(suffixes, toupper((unsigned char)buf[len - 1]));
-	if (sfx && buf[len - 1] != '\0') {
+	if (sfx) {
 		mult = 1ULL << (10 * (1 + (sfx - suffixes)));
 		buf[len - 1] = '\0';
 	}

@@ -1,0 +1,22 @@
+#!/bin/sh
+# The two set-up commands of README.md, for a fresh Debian 12 machine (as root):
+#   ./dev.sh demo    install the build dependencies, build ward, run the main job
+#   ./dev.sh check   install build and test dependencies, build, run every test
+set -eu
+cd "$(dirname "$0")"
+case "${1:-}" in
+demo)
+	scripts/install-deps.sh build
+	make -j2
+	make demo
+	;;
+check)
+	scripts/install-deps.sh build test
+	make -j2
+	make check
+	;;
+*)
+	echo "usage: ./dev.sh demo | check" >&2
+	exit 2
+	;;
+esac

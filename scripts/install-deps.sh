@@ -1,0 +1,30 @@
+#!/bin/sh
+# Installs what ward needs from Debian 12's packages (the CI machine is bare).
+#   scripts/install-deps.sh build        compiler and static libraries
+#   scripts/install-deps.sh build test   also the test tools and the anchors
+set -eu
+pkgs=""
+for what in "$@"; do
+	case "$what" in
+	build) pkgs="$pkgs make gcc libc6-dev libinih-dev libjansson-dev libseccomp-dev libcap-ng-dev
+	             libmbedtls-dev libhttp-parser-dev pkg-config" ;;
+	test) pkgs="$pkgs python3 util-linux procps bash coreutils gawk tini dumb-init catatonit
+	            clang libclang-rt-14-dev valgrind" ;;
+	bench) pkgs="$pkgs hyperfine" ;;
+	*) echo "install-deps: unknown set '$what' (build, test, bench)" >&2; exit 2 ;;
+	esac
+done
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: missing packages:$missing (run as root to install them)" >&2
+	exit 1
+fi
+echo "install-deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,757 @@
+#!/usr/bin/python3
+"""Black-box behaviour tests of a container init.
+
+Runs every case against ward and, for comparison, against tini-static,
+dumb-init and catatonit (Debian packages), and prints one table of who
+passes what. Only ward's results decide the exit status: the anchors'
+failures are the point of the comparison, not defects of this suite.
+
+Each case starts the init either as PID 1 of a fresh PID + mount namespace
+(`unshare -fp --mount-proc`, what a container runtime gives it) or as a
+plain child (subreaper mode), sends signals to it from outside and checks
+what the kernel reports: exit statuses, /proc state, what the child saw.
+"""
+import argparse
+import hashlib
+import json
+import os
+import pty
+import re
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import termios
+import time
+import fcntl
+
+PASS, FAIL, NA = "pass", "FAIL", "n/a"
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class Init:
+    def __init__(self, name, argv, subreaper_argv=None, rewrite_flags=None, is_ward=False):
+        self.name = name
+        self.argv = argv                      # e.g. ["tini-static", "--"]
+        self.subreaper_argv = subreaper_argv or argv
+        self.rewrite_flags = rewrite_flags    # (from, to) -> argv, or None
+        self.is_ward = is_ward
+
+
+class Lines:
+    """Line reader over a pipe with timeouts (no buffered-file surprises)."""
+
+    def __init__(self, f):
+        self.fd = f.fileno()
+        self.buf = b""
+
+    def readline(self, timeout=3.0):
+        end = time.monotonic() + timeout
+        while b"\n" not in self.buf:
+            left = end - time.monotonic()
+            if left <= 0:
+                return None
+            r, _, _ = select.select([self.fd], [], [], left)
+            if not r:
+                return None
+            chunk = os.read(self.fd, 65536)
+            if not chunk:
+                if self.buf:
+                    break
+                return None
+            self.buf += chunk
+        line, _, self.buf = self.buf.partition(b"\n")
+        return line.decode(errors="replace")
+
+
+def status_field(pid, key):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        return None
+
+
+def children_of(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            s = f.read()
+        return s[s.rindex(")") + 2] != "Z"
+    except OSError:
+        return False
+
+
+class Run:
+    """One init run. pid1=True: PID 1 of a new pid+mount namespace."""
+
+    def __init__(self, init_argv, cmd, pid1=True, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                 stderr=subprocess.PIPE, cwd=None, pass_fds=(), preexec_fn=None,
+                 start_new_session=False, env=None, wait_ready=True):
+        argv = (["unshare", "-fp", "--mount-proc"] if pid1 else []) + list(init_argv) + list(cmd)
+        self.t0 = time.monotonic()
+        self.p = subprocess.Popen(argv, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd,
+                                  pass_fds=pass_fds, preexec_fn=preexec_fn,
+                                  start_new_session=start_new_session, env=env)
+        self.out = Lines(self.p.stdout) if stdout == subprocess.PIPE else None
+        self.pid = self._find_init(pid1, init_argv[0]) if wait_ready else None
+
+    def _find_init(self, pid1, binary):
+        """The init's pid in our namespace, once it runs its child: every
+        init here sets up its signal handling before it forks."""
+        want = os.path.realpath(shutil.which(binary) or binary)
+        end = time.monotonic() + 5
+        while time.monotonic() < end:
+            if self.p.poll() is not None:
+                return None
+            cand = children_of(self.p.pid)[:1] if pid1 else [self.p.pid]
+            if cand:
+                try:
+                    exe = os.path.realpath(f"/proc/{cand[0]}/exe")
+                except OSError:
+                    exe = ""
+                if exe == want and children_of(cand[0]):
+                    return cand[0]
+            time.sleep(0.002)
+        return None
+
+    def readline(self, timeout=3.0):
+        return self.out.readline(timeout)
+
+    def kill(self, sig):
+        if self.pid:
+            try:
+                os.kill(self.pid, sig)
+            except ProcessLookupError:
+                pass
+
+    def wait(self, timeout=10):
+        try:
+            rc = self.p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.abort()
+            return "TIMEOUT"
+        return rc
+
+    def stderr(self):
+        return self.p.stderr.read().decode(errors="replace") if self.p.stderr else ""
+
+    def abort(self):
+        if self.pid:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            self.p.kill()
+            self.p.wait(timeout=5)
+        except Exception:
+            pass
+
+
+def ward_config(text):
+    fd, path = tempfile.mkstemp(prefix="ward-test-", suffix=".conf")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    return path
+
+
+def with_config(init, text):
+    """ward's argv with a config file (anchors: None)."""
+    if not init.is_ward:
+        return None
+    return [init.argv[0], "-c", ward_config(text), "--"]
+
+
+# ---------------------------------------------------------------- cases
+# Each case takes (ctx, init) and returns (PASS|FAIL|NA, detail).
+
+def case_exit_codes(ctx, init):
+    bad = []
+    for code in [0, 1, 2, 32, 64, 126, 127, 128, 254, 255]:
+        rc = Run(init.argv, ["sh", "-c", f"exit {code}"]).wait()
+        if rc != code:
+            bad.append(f"{code}->{rc}")
+    return (PASS, "0..255 sample equal") if not bad else (FAIL, ",".join(bad))
+
+
+def case_signal_deaths(ctx, init):
+    out, ok = [], True
+    for s in [signal.SIGHUP, signal.SIGINT, signal.SIGKILL, signal.SIGTERM, signal.SIGUSR1,
+              signal.SIGSEGV]:
+        rc = Run(init.argv, [ctx.helper, "selfkill", str(int(s))]).wait()
+        ok &= rc == 128 + int(s)
+        out.append(f"{s.name[3:]}->{rc}")
+    return (PASS if ok else FAIL), " ".join(out)
+
+
+def case_exec_failures(ctx, init):
+    rcs = []
+    for path in ["/nonexistent-binary", "/etc", "/etc/passwd"]:
+        rcs.append(Run(init.argv, [path]).wait())
+    return (PASS if rcs == [127, 126, 126] else FAIL), "ENOENT/EACCES dir/EACCES file -> " + "/".join(map(str, rcs))
+
+
+def case_exec_error_vs_exit(ctx, init):
+    """ward reports exec failures through a CLOEXEC pipe: an exit 127 of a
+    program that ran is not taken for 'not found'."""
+    if not init.is_ward:
+        return NA, "ward-specific message"
+    r1 = Run(init.argv, ["sh", "-c", "exit 127"])
+    rc1, err1 = r1.wait(), r1.stderr()
+    r2 = Run(init.argv, ["/nonexistent-binary"])
+    rc2, err2 = r2.wait(), r2.stderr()
+    ok = rc1 == 127 and "cannot run" not in err1 and rc2 == 127 and \
+        "cannot run /nonexistent-binary: No such file or directory" in err2
+    return (PASS if ok else FAIL), f"exit 127 -> {rc1} silent={'cannot run' not in err1}; ENOENT -> {rc2} reported={'cannot run' in err2}"
+
+
+def case_no_command(ctx, init):
+    r = Run(init.argv[:1], [], wait_ready=False)
+    rc, err = r.wait(), r.stderr()
+    return (PASS if rc not in (0, "TIMEOUT") and err.strip() else FAIL), f"rc={rc} message={bool(err.strip())}"
+
+
+def catcher(init_argv, pid1=True):
+    r = Run(init_argv, [CTX.helper, "catch"], pid1=pid1)
+    line = r.readline(5)
+    if line != "ready":
+        r.abort()
+        return None
+    return r
+
+
+def forward_check(r, sigs, timeout=1.0):
+    got, missing = [], []
+    for s in sigs:
+        r.kill(s)
+        line = r.readline(timeout)
+        if line == str(int(s)):
+            got.append(s)
+        else:
+            missing.append(f"{int(s)}" + (f"(got {line})" if line else ""))
+            if not alive(r.pid):
+                missing.append("INIT-DIED")
+                break
+    return got, missing
+
+
+def case_forward_each_signal(ctx, init):
+    r = catcher(init.argv)
+    if not r:
+        return FAIL, "child not ready"
+    skip = {signal.SIGKILL, signal.SIGSTOP, signal.SIGCHLD}
+    sigs = [s for s in range(1, 32) if s not in skip]
+    got, missing = forward_check(r, sigs)
+    r.abort()
+    return (PASS if not missing else FAIL), f"forwarded {len(got)}/{len(sigs)}" + (f"; missing {' '.join(missing)}" if missing else "")
+
+
+def case_realtime_signals(ctx, init):
+    r = catcher(init.argv)
+    if not r:
+        return FAIL, "child not ready"
+    sigs = [34, 35, 40, 50, 64]
+    got, missing = forward_check(r, sigs)
+    r.abort()
+    return (PASS if not missing else FAIL), f"forwarded {len(got)}/{len(sigs)}" + (f"; missing {' '.join(missing)}" if missing else "")
+
+
+def case_term_shell_child(ctx, init):
+    r = Run(init.argv, ["sh", "-c", "sleep 100; echo done"])
+    time.sleep(0.2)
+    r.kill(signal.SIGTERM)
+    rc = r.wait(timeout=5)
+    return (PASS if rc == 143 else FAIL), f"rc={rc}"
+
+
+def case_int_to_init(ctx, init):
+    r = Run(init.argv, ["sleep", "100"])
+    time.sleep(0.2)
+    r.kill(signal.SIGINT)
+    rc = r.wait(timeout=5)
+    return (PASS if rc == 130 else FAIL), f"rc={rc}"
+
+
+def case_kill_1_from_inside(ctx, init):
+    r = Run(init.argv, ["sh", "-c", "trap 'echo got-TERM; exit 0' TERM; (sleep 0.2; kill -TERM 1) & "
+                        "while :; do sleep 0.05; done"])
+    line = r.readline(3)
+    rc = r.wait(timeout=3)
+    return (PASS if line == "got-TERM" and rc == 0 else FAIL), f"{line} rc={rc}"
+
+
+def case_orphans_pid1(ctx, init):
+    r = Run(init.argv, [ctx.helper, "orphans", "3000"])
+    line = r.readline(30)
+    rc = r.wait(timeout=30)
+    return (PASS if rc == 0 else FAIL), f"{line} rc={rc}"
+
+
+def case_coalesced_sigchld(ctx, init, n=50):
+    hangs = bad = 0
+    for i in range(n):
+        d = f"{0.005 + (i % 10) * 0.001:.4f}"
+        rc = Run(init.argv, ["bash", "-c", f"bash -c 'sleep 0.01 & kill -9 $BASHPID'; sleep {d}"]).wait(timeout=5)
+        if rc == "TIMEOUT":
+            hangs += 1
+        elif rc != 0:
+            bad += 1
+    return (PASS if hangs == bad == 0 else FAIL), f"x{n}: hangs={hangs} wrong_rc={bad}"
+
+
+def sigset_names(hexmask):
+    m = int(hexmask, 16)
+    return sorted(signal.Signals(i + 1).name for i in range(31) if m >> i & 1)
+
+
+def child_sigstate(init_argv, preexec_fn=None):
+    r = Run(init_argv, ["grep", "-E", "^Sig(Blk|Ign)", "/proc/self/status"], preexec_fn=preexec_fn)
+    out = r.p.stdout.read().decode()
+    r.wait()
+    d = dict(l.split(":\t") for l in out.strip().splitlines())
+    return sigset_names(d.get("SigBlk", "0")), sigset_names(d.get("SigIgn", "0"))
+
+
+def case_sigmask_inherited(ctx, init):
+    def pre():
+        for s in (signal.SIGTTOU, signal.SIGUSR2, signal.SIGINT):
+            signal.signal(s, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTTIN, signal.SIGILL, signal.SIGTERM})
+    blk, ign = child_sigstate(init.argv, pre)
+    ok = blk == ["SIGILL", "SIGTERM", "SIGTTIN"] and ign == ["SIGINT", "SIGTTOU", "SIGUSR2"]
+    return (PASS if ok else FAIL), f"blocked={','.join(blk) or '-'} ignored={','.join(ign) or '-'}"
+
+
+def case_sigmask_clean(ctx, init):
+    blk, ign = child_sigstate(init.argv)
+    return (PASS if not blk and not ign else FAIL), f"blocked={','.join(blk) or '-'} ignored={','.join(ign) or '-'}"
+
+
+def case_cwd(ctx, init):
+    r = Run(init.argv, ["sh", "-c", "sleep 0.2; readlink /proc/$$/cwd; readlink /proc/$PPID/cwd"], cwd="/usr")
+    child, initcwd = r.readline(3), r.readline(3)
+    r.wait()
+    return (PASS if child == "/usr" and initcwd == "/" else FAIL), f"child={child} init={initcwd}"
+
+
+def case_fds(ctx, init):
+    extra = os.open("/dev/null", os.O_RDONLY)
+    high = 57
+    os.dup2(extra, high)
+    os.close(extra)
+    r = Run(init.argv, ["sh", "-c", f"sleep 0.2; {ctx.helper} fds $PPID; ls /proc/$$/fd | tr '\\n' ' '"], pass_fds=(high,))
+    init_fds = (r.readline(3) or "").split()
+    child_fds = (r.readline(3) or "").split()
+    r.wait()
+    os.close(high)
+    ok = str(high) not in init_fds and str(high) in child_fds
+    return (PASS if ok else FAIL), f"init holds {' '.join(init_fds)}; child got fd {high}: {str(high) in child_fds}"
+
+
+def case_stream(ctx, init):
+    data = os.urandom(64 << 20)
+    r = Run(init.argv, ["cat"], stdin=subprocess.PIPE)
+    out, _ = r.p.communicate(data, timeout=60)
+    rc = r.p.returncode
+    ok = rc == 0 and hashlib.sha256(out).digest() == hashlib.sha256(data).digest()
+    return (PASS if ok else FAIL), f"64 MiB through cat: equal={ok} rc={rc}"
+
+
+def case_stdin_eof(ctx, init):
+    r = Run(init.argv, ["sh", "-c", "cat; echo eof"], stdin=subprocess.PIPE)
+    out, _ = r.p.communicate(b"x\n", timeout=10)
+    rc = r.p.returncode
+    return (PASS if rc == 0 and out == b"x\neof\n" else FAIL), f"rc={rc} out={out!r}"
+
+
+def case_own_pgrp(ctx, init):
+    r = Run(init.argv, ["sh", "-c", "cut -d' ' -f1,5 /proc/$$/stat; cut -d' ' -f5 /proc/$PPID/stat"])
+    mine, initpg = (r.readline(3) or "").split(), r.readline(3)
+    r.wait()
+    ok = len(mine) == 2 and mine[0] == mine[1] and initpg != mine[1]
+    return (PASS if ok else FAIL), f"child pid/pgid={'/'.join(mine)} init pgid={initpg}"
+
+
+def case_tty_job_control(ctx, init):
+    master, slave = os.openpty()
+    attrs = termios.tcgetattr(slave)
+    attrs[3] &= ~termios.ECHO
+    termios.tcsetattr(slave, termios.TCSANOW, attrs)
+
+    def pre():
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    r = Run(init.argv, ["bash", "--norc", "--noprofile", "-i"], stdin=slave, stdout=slave,
+            stderr=slave, start_new_session=True, preexec_fn=pre)
+    os.close(slave)
+    os.write(master, b'echo "flags are: [[$-]]"\nexit 0\n')
+    buf = b""
+    end = time.time() + 5
+    while time.time() < end:
+        rl, _, _ = select.select([master], [], [], 0.3)
+        if rl:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            buf += chunk
+        elif r.p.poll() is not None:
+            break
+    rc = r.wait(timeout=5)
+    os.close(master)
+    txt = buf.decode(errors="replace")
+    m = re.search(r"flags are: \[\[([a-zA-Z]+)\]\]", txt)
+    ok = bool(m and "m" in m.group(1)) and "no job control" not in txt and rc == 0
+    return (PASS if ok else FAIL), f"flags={m.group(1) if m else None} rc={rc}"
+
+
+def case_subreaper(ctx, init):
+    r = Run(init.subreaper_argv, [ctx.helper, "orphans", "500"], pid1=False)
+    line = r.readline(20)
+    rc = r.wait(timeout=20)
+    return (PASS if rc == 0 else FAIL), f"{line} rc={rc}" + (" (with -s)" if init.subreaper_argv != init.argv else "")
+
+
+def leftover(ctx, init_argv, pid1, secs, extra_wait=0.0):
+    fd, log = tempfile.mkstemp(prefix="ward-leftover-")
+    os.close(fd)
+    r = Run(init_argv, [ctx.helper, "leave-child", log, str(secs)], pid1=pid1)
+    line = r.readline(5) or ""
+    gc = int(line.split()[1]) if line.startswith("ready") else None
+    rc = r.wait(timeout=20)
+    elapsed = time.monotonic() - r.t0
+    time.sleep(0.1 + extra_wait)
+    got = open(log).read().split()
+    os.unlink(log)
+    # pid1: the grandchild's pid is in the namespace; outside it is gone with it
+    survived = (not pid1) and gc is not None and alive(gc)
+    if survived:
+        os.kill(gc, signal.SIGKILL)
+    return rc, got, survived, elapsed
+
+
+def case_leftovers_pid1(ctx, init):
+    rc, got, _, _ = leftover(ctx, init.argv, True, 0)
+    ok = rc == 3 and "TERM" in got
+    return (PASS if ok else FAIL), f"rc={rc}; grandchild got {' '.join(got) or 'nothing'} before teardown"
+
+
+def case_leftovers_subreaper(ctx, init):
+    bystander = subprocess.Popen(["sleep", "30"])
+    rc, got, survived, _ = leftover(ctx, init.subreaper_argv, False, 0)
+    outsider_ok = bystander.poll() is None
+    bystander.kill()
+    bystander.wait()
+    ok = rc == 3 and "TERM" in got and not survived and outsider_ok
+    return (PASS if ok else FAIL), (f"rc={rc}; grandchild got {' '.join(got) or 'nothing'}, "
+                                   f"survived={survived}; unrelated process untouched={outsider_ok}")
+
+
+def case_grace_escalation(ctx, init):
+    argv = with_config(init, "[supervise]\ngrace = 1s\n")
+    if not argv:
+        return NA, "no grace period"
+    rc, got, survived, elapsed = leftover(ctx, argv, False, 60)
+    ok = rc == 3 and "TERM" in got and not survived and elapsed >= 1.0
+    return (PASS if ok else FAIL), f"rc={rc}; grandchild ignoring TERM got {' '.join(got) or 'nothing'}, then KILL after {elapsed:.1f}s (grace 1s), survived={survived}"
+
+
+def case_term_grace_kill(ctx, init):
+    argv = with_config(init, "[supervise]\ngrace = 1s\n")
+    if not argv:
+        return NA, "no grace period"
+    r = Run(argv, [ctx.helper, "ignore-term", "60"])
+    r.readline(5)
+    t0 = time.monotonic()
+    r.kill(signal.SIGTERM)
+    rc = r.wait(timeout=15)
+    dt = time.monotonic() - t0
+    return (PASS if rc == 137 and dt >= 1.0 else FAIL), f"child ignores TERM: rc={rc} after {dt:.1f}s (grace 1s)"
+
+
+def case_rewrite(ctx, init):
+    if init.is_ward:
+        argv = with_config(init, "[supervise]\nsignal_rewrite = INT:TERM\nsignal_rewrite = HUP:0\n")
+    elif init.rewrite_flags:
+        argv = init.rewrite_flags
+    else:
+        return NA, "no rewrite option"
+    r = catcher(argv)
+    if not r:
+        return FAIL, "child not ready"
+    r.kill(signal.SIGINT)
+    first = r.readline(1.0)
+    r.kill(signal.SIGHUP)
+    r.kill(signal.SIGUSR1)
+    second = r.readline(1.0)
+    r.abort()
+    ok = first == "15" and second == "10"
+    return (PASS if ok else FAIL), f"INT arrived as {first}; HUP dropped, next was {second}"
+
+
+def runs_logged(path):
+    try:
+        return [int(x) for x in open(path).read().split()]
+    except FileNotFoundError:
+        return []
+
+
+def case_restart_on_failure(ctx, init):
+    fd, log = tempfile.mkstemp(prefix="ward-runs-")
+    os.close(fd)
+    argv = with_config(init, "[supervise]\nrestart = on-failure\nrestart_delay = 100ms\n")
+    if not argv:
+        return NA, "no restart"
+    script = f'date +%s%N >> {log}; [ $(wc -l < {log}) -ge 3 ]'
+    rc = Run(argv, ["sh", "-c", script]).wait(timeout=20)
+    runs = len(runs_logged(log))
+    os.unlink(log)
+    return (PASS if rc == 0 and runs == 3 else FAIL), f"failed twice, then succeeded: runs={runs} rc={rc}"
+
+
+def case_restart_backoff_limit(ctx, init):
+    fd, log = tempfile.mkstemp(prefix="ward-runs-")
+    os.close(fd)
+    argv = with_config(init, "[supervise]\nrestart = always\nrestart_delay = 200ms\nrestart_limit = 3\n")
+    if not argv:
+        return NA, "no restart"
+    r = Run(argv, ["sh", "-c", f"date +%s%N >> {log}; exit 4"])
+    rc = r.wait(timeout=30)
+    err = r.stderr()
+    t = runs_logged(log)
+    os.unlink(log)
+    gaps = [(b - a) / 1e6 for a, b in zip(t, t[1:])]
+    # the timer never fires early: each gap is at least the doubled delay
+    mins = [200, 400, 800]
+    ok = rc == 4 and len(t) == 4 and all(g >= m - 5 for g, m in zip(gaps, mins)) and "restart_limit" in err
+    return (PASS if ok else FAIL), f"runs={len(t)} gaps_ms={[round(g) for g in gaps]} (>= 200,400,800) rc={rc}"
+
+
+def case_restart_not_after_eof(ctx, init):
+    fd, log = tempfile.mkstemp(prefix="ward-runs-")
+    os.close(fd)
+    argv = with_config(init, "[supervise]\nrestart = always\nrestart_delay = 50ms\n")
+    if not argv:
+        return NA, "no restart"
+    r = Run(argv, ["sh", "-c", f"cat >/dev/null; date +%s%N >> {log}"], stdin=subprocess.PIPE)
+    r.p.stdin.close()
+    rc = r.wait(timeout=10)
+    runs = len(runs_logged(log))
+    os.unlink(log)
+    return (PASS if rc == 0 and runs == 1 else FAIL), f"stdin closed: runs={runs} rc={rc}"
+
+
+def case_restart_always_then_term(ctx, init):
+    fd, log = tempfile.mkstemp(prefix="ward-runs-")
+    os.close(fd)
+    argv = with_config(init, "[supervise]\nrestart = always\nrestart_delay = 50ms\nrestart_limit = 0\n")
+    if not argv:
+        return NA, "no restart"
+    r = Run(argv, ["sh", "-c", f"date +%s%N >> {log}; sleep 0.05"], stdin=subprocess.PIPE)
+    time.sleep(1.0)
+    r.kill(signal.SIGTERM)
+    rc = r.wait(timeout=10)
+    runs = len(runs_logged(log))
+    time.sleep(0.3)
+    after = len(runs_logged(log))
+    r.p.stdin.close()
+    os.unlink(log)
+    ok = runs >= 3 and after == runs and rc in (0, 143)
+    return (PASS if ok else FAIL), f"runs in 1s={runs}, after TERM no more runs={after == runs}, rc={rc}"
+
+
+BAD_CONFIGS = [
+    ("[supervise]\ngrace = 10x\n", r"^ward: \S+:2: grace: '10x': unknown unit"),
+    ("[ward]\nlog_level = loud\n", r"^ward: \S+:2: log_level: 'loud': expected"),
+    ("[ward]\nnope = 1\n", r"^ward: \S+:2: nope: unknown key in \[ward\]"),
+    ("[wardd]\n", r"^ward: \S+:1: \[wardd\]: unknown section"),
+    ("[ward]\nlog_level = info\n[landlock]\n", r"^ward: \S+:3: \[landlock\]: this build"),
+    ("[supervise]\nrestart = always\nrestart = never\n", r"^ward: \S+:3: restart: set twice"),
+    ("[supervise]\nthis is not ini\n", r"^ward: \S+:2: syntax: "),
+    ("[supervise]\nsignal_rewrite = KILL:TERM\n", r"^ward: \S+:2: signal_rewrite: 'KILL:TERM': KILL and STOP"),
+    ("[agent]\nrlimit_nofile = 10:5\n", r"^ward: \S+:2: rlimit_nofile: '10:5': soft limit exceeds"),
+    ("[agent]\ncommand = 'unterminated\n", r"^ward: \S+:2: command: .*unterminated quote"),
+]
+
+
+def case_bad_config(ctx, init):
+    if not init.is_ward:
+        return NA, "no config file"
+    bad = []
+    marker = tempfile.mktemp(prefix="ward-started-")
+    for text, pattern in BAD_CONFIGS:
+        argv = with_config(init, text)
+        r = Run(argv, ["sh", "-c", f"touch {marker}"], pid1=False, wait_ready=False)
+        rc, err = r.wait(), r.stderr()
+        lines = err.strip().splitlines()
+        if rc != 2 or len(lines) != 1 or not re.search(pattern, lines[0]) or os.path.exists(marker):
+            bad.append(f"{text.strip()!r}: rc={rc} {err.strip()!r}")
+    missing = Run([init.argv[0], "-c", "/nonexistent.conf", "--"], ["true"], pid1=False, wait_ready=False)
+    rc = missing.wait()
+    if rc != 2:
+        bad.append(f"missing -c file: rc={rc}")
+    return (PASS if not bad else FAIL), f"{len(BAD_CONFIGS) + 1} bad configs: exit 2, one line, nothing started" if not bad else "; ".join(bad)
+
+
+def case_json_logs(ctx, init):
+    if not init.is_ward:
+        return NA, "no JSON logging"
+    argv = with_config(init, "[ward]\nlog_format = json\nlog_level = debug\n")
+    r = Run(argv, ["sh", "-c", "exit 5"])
+    rc, err = r.wait(), r.stderr()
+    lines = [l for l in err.splitlines() if l.strip()]
+    try:
+        objs = [json.loads(l) for l in lines]
+        ok = rc == 5 and len(objs) >= 2 and all({"time", "level", "msg"} <= o.keys() for o in objs)
+    except ValueError as e:
+        ok, objs = False, [str(e)]
+    return (PASS if ok else FAIL), f"{len(lines)} lines, all JSON objects with time/level/msg: {ok}"
+
+
+def case_vm_mode(ctx, init):
+    """PID 1 with no /proc: ward mounts what a VM init needs, then powers
+    off. In a child pid namespace the kernel turns reboot(POWER_OFF) into
+    the namespace's init dying of SIGINT, which is what we look for."""
+    if not init.is_ward:
+        return NA, "not a VM init"
+    script = ("umount -l /proc && exec " + init.argv[0] + " -- sh -c "
+              "\"awk '{print \\$2}' /proc/mounts | grep -xE '/proc|/sys|/dev|/dev/pts|/dev/shm|/run|/tmp' | sort | tr '\\n' ' '\"")
+    p = subprocess.run(["unshare", "-fpm", "--propagation", "private", "sh", "-c", script],
+                       capture_output=True, timeout=20)
+    mounts = p.stdout.decode().split()
+    want = sorted(["/dev", "/dev/pts", "/dev/shm", "/proc", "/run", "/sys", "/tmp"])
+    ok = sorted(set(mounts)) == want and p.returncode == -signal.SIGINT
+    return (PASS if ok else FAIL), f"mounted {' '.join(sorted(set(mounts)))}; ended by power-off (SIGINT): {p.returncode == -signal.SIGINT}"
+
+
+CASES = [
+    ("B1", "exit code propagates (sample of 0..255)", case_exit_codes),
+    ("B2", "child killed by signal N -> 128+N", case_signal_deaths),
+    ("B3", "exec ENOENT -> 127, EACCES -> 126", case_exec_failures),
+    ("B3b", "exec failure reported, never confused with exit 127", case_exec_error_vs_exit),
+    ("B4", "no command -> non-zero + message", case_no_command),
+    ("B5", "every signal 1..31 (not KILL/STOP/CHLD) forwarded", case_forward_each_signal),
+    ("B6", "real-time signals forwarded", case_realtime_signals),
+    ("B7", "TERM to init, child sh -c 'sleep; ...' -> 143", case_term_shell_child),
+    ("B8", "INT to init -> 130", case_int_to_init),
+    ("B9", "kill -TERM 1 from inside reaches the child", case_kill_1_from_inside),
+    ("B10", "3000 orphans reaped as PID 1, 0 zombies", case_orphans_pid1),
+    ("B11", "coalesced SIGCHLD never hangs (catatonit#4)", case_coalesced_sigchld),
+    ("B12", "child gets the signal mask and ignores init inherited", case_sigmask_inherited),
+    ("B13", "from a clean parent, child has nothing blocked/ignored", case_sigmask_clean),
+    ("B14", "child keeps the start dir, init moves to /", case_cwd),
+    ("B15", "init keeps no inherited fd; child gets it", case_fds),
+    ("B16", "stdin/stdout pass-through of a 64 MiB stream", case_stream),
+    ("B17", "stdin EOF reaches the child, exit 0", case_stdin_eof),
+    ("B18", "child in its own process group", case_own_pgrp),
+    ("B19", "pty: interactive bash gets job control", case_tty_job_control),
+    ("B20", "not PID 1: subreaper, 500 orphans adopted and reaped", case_subreaper),
+    ("B21", "PID 1: leftovers get TERM before init exits with child's code", case_leftovers_pid1),
+    ("B22", "not PID 1: leftovers get TERM, unrelated processes untouched", case_leftovers_subreaper),
+    ("B23", "leftover ignoring TERM is KILLed after grace", case_grace_escalation),
+    ("B24", "TERM to init, child ignores it: KILL after grace -> 137", case_term_grace_kill),
+    ("B25", "signal_rewrite INT:TERM and HUP:0 (drop)", case_rewrite),
+    ("B26", "restart=on-failure restarts until success", case_restart_on_failure),
+    ("B27", "restart delay doubles; restart_limit gives up", case_restart_backoff_limit),
+    ("B28", "never restart once stdin hit EOF", case_restart_not_after_eof),
+    ("B29", "restart=always, then TERM stops it for good", case_restart_always_then_term),
+    ("B30", "bad config: one line FILE:LINE: key: reason, exit 2, nothing started", case_bad_config),
+    ("B31", "log_format = json: every line a JSON object", case_json_logs),
+    ("B32", "VM mode: mounts proc/sys/dev/run/tmp, powers off", case_vm_mode),
+]
+
+CTX = None
+
+
+def main():
+    global CTX
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ward", required=True)
+    ap.add_argument("--helper", required=True)
+    ap.add_argument("--report")
+    ap.add_argument("--only", help="substring of case ids/names to run")
+    ap.add_argument("--inits", default="ward,tini-static,dumb-init,catatonit")
+    a = ap.parse_args()
+    CTX = a
+    a.helper = os.path.abspath(a.helper)
+    ward = os.path.abspath(a.ward)
+    os.environ.pop("WARD_CONFIG", None)
+    if os.path.exists("/etc/ward/ward.conf"):
+        print("behave: /etc/ward/ward.conf exists and would be used by ward; remove it", file=sys.stderr)
+        return 2
+    if os.geteuid() != 0:
+        print("behave: SKIP: needs root (pid namespaces, mounts)", file=sys.stderr)
+        return 2
+
+    all_inits = {
+        "ward": Init("ward", [ward, "--"], is_ward=True),
+        "tini-static": Init("tini-static", ["tini-static", "--"], ["tini-static", "-s", "--"]),
+        "dumb-init": Init("dumb-init", ["dumb-init", "--"], rewrite_flags=["dumb-init", "-r", "2:15", "-r", "1:0", "--"]),
+        "catatonit": Init("catatonit", ["catatonit", "--"]),
+    }
+    inits = []
+    for name in a.inits.split(","):
+        if name != "ward" and not shutil.which(all_inits[name].argv[0]):
+            print(f"behave: anchor {name} not installed; its column says SKIP", file=sys.stderr)
+        inits.append(all_inits[name])
+
+    cases = [c for c in CASES if not a.only or a.only in c[0] or a.only in c[1]]
+    results = {}
+    for init in inits:
+        installed = init.is_ward or shutil.which(init.argv[0])
+        for cid, name, fn in cases:
+            if not installed:
+                res = ("SKIP", "not installed")
+            else:
+                try:
+                    res = fn(a, init)
+                except Exception as e:  # a harness error is a failure, never a pass
+                    res = (FAIL, f"harness error: {e!r}")
+            results[(cid, init.name)] = res
+            if init.is_ward:
+                print(f"{res[0]:4} {cid:4} {name}: {res[1]}", flush=True)
+
+    head = "| case | " + " | ".join(i.name for i in inits) + " |"
+    rows = [head, "|" + "---|" * (len(inits) + 1)]
+    for cid, name, _ in cases:
+        rows.append(f"| {cid} {name} | " + " | ".join(results[(cid, i.name)][0] for i in inits) + " |")
+    table = "\n".join(rows)
+    details = []
+    for init in inits:
+        if init.is_ward:
+            continue
+        details.append(f"\n### {init.name}\n")
+        for cid, name, _ in cases:
+            st, d = results[(cid, init.name)]
+            details.append(f"- {cid} {st}: {d}")
+    report = ("# Behaviour report: ward and the anchors\n\nGenerated by tests/behaviour/behave.py; "
+              "each init ran the same cases (as PID 1 of a new pid namespace unless the case says otherwise).\n\n"
+              + table + "\n\n## Anchor details\n" + "\n".join(details) + "\n")
+    print("\n" + table)
+    if a.report:
+        os.makedirs(os.path.dirname(os.path.abspath(a.report)), exist_ok=True)
+        with open(a.report, "w") as f:
+            f.write(report)
+    ward_res = [results[(cid, "ward")][0] for cid, _, _ in cases if (cid, "ward") in results]
+    passed = sum(r == PASS for r in ward_res)
+    failed = sum(r == FAIL for r in ward_res)
+    print(f"\nbehaviour: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

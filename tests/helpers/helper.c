@@ -1,0 +1,288 @@
+/* helper: small, fast child programs for the behaviour tests and benches.
+ *
+ *   helper catch              block every signal, print "ready", then print
+ *                             each signal number received, one per line
+ *   helper selfkill SIG       kill itself with SIG (unblocked, default action)
+ *   helper ignore-term SECS   ignore TERM, print "ready", sleep SECS
+ *   helper orphans N          fork N grandchildren through an intermediate
+ *                             that exits (so they are orphans), release them
+ *                             at once, wait until all are reaped, then print
+ *                             "reaped N zombies Z" (Z: zombies among init's
+ *                             children right after) and exit 0 if Z == 0
+ *   helper leave-child LOG SECS  fork a child that logs each signal it gets to
+ *                             LOG ("TERM" ...), exits on TERM unless SECS>0 in
+ *                             which case it ignores TERM and sleeps SECS; the
+ *                             parent exits 3 once the child is ready
+ *   helper fds PID            print the open fds of process PID
+ *   helper recv FD            for benches: TERM handler writes CLOCK_MONOTONIC
+ *                             ns to FD; writes "R" to FD when ready
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <dirent.h>
+
+static int __attribute__((noreturn)) do_catch(void)
+{
+	sigset_t all;
+	siginfo_t si;
+
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, NULL);
+	printf("ready\n");
+	fflush(stdout);
+	for (;;) {
+		int sig = sigwaitinfo(&all, &si);
+		if (sig < 0)
+			continue;
+		if (sig == SIGCHLD)
+			continue;
+		printf("%d\n", sig);
+		fflush(stdout);
+	}
+}
+
+static int __attribute__((noreturn)) do_selfkill(int sig)
+{
+	sigset_t s;
+
+	signal(sig, SIG_DFL);
+	sigemptyset(&s);
+	sigaddset(&s, sig);
+	sigprocmask(SIG_UNBLOCK, &s, NULL);
+	kill(getpid(), sig);
+	for (;;)
+		pause();
+}
+
+static int do_ignore_term(int secs)
+{
+	signal(SIGTERM, SIG_IGN);
+	printf("ready\n");
+	fflush(stdout);
+	sleep((unsigned)secs);
+	return 0;
+}
+
+static int count_zombie_children(pid_t parent)
+{
+	char path[300], buf[512];
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+	int z = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		FILE *f;
+		char *p;
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof buf, f) && (p = strrchr(buf, ')')) && p[1]) {
+			char st = p[2];
+			long ppid = strtol(p + 4, NULL, 10);
+			if (st == 'Z' && ppid == parent)
+				z++;
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return z;
+}
+
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512];
+	pid_t ppid = -1;
+	char *p;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof buf, f) && (p = strrchr(buf, ')')) && p[1])
+		ppid = (pid_t)strtol(p + 4, NULL, 10);
+	fclose(f);
+	return ppid;
+}
+
+static int do_orphans(int n)
+{
+	int hold[2], report[2], i;
+	pid_t *pids = calloc((size_t)n, sizeof *pids), mid;
+	pid_t init = getppid();
+	struct timespec t0, t1;
+	int adopted = 0, left = 0, late = 0;
+
+	if (!pids || pipe(hold) || pipe(report))
+		return 2;
+	mid = fork();
+	if (mid == 0) {
+		close(hold[1]);
+		close(report[0]);
+		for (i = 0; i < n; i++) {
+			pid_t p = fork();
+			if (p == 0) {
+				char c;
+				close(report[1]);
+				while (read(hold[0], &c, 1) < 0 && errno == EINTR)
+					;
+				_exit(0);
+			}
+			if (p < 0)
+				_exit(2);
+			if (write(report[1], &p, sizeof p) != sizeof p)
+				_exit(2);
+		}
+		_exit(0);
+	}
+	close(hold[0]);
+	close(report[1]);
+	for (i = 0; i < n; i++) {
+		ssize_t r = read(report[0], &pids[i], sizeof pids[i]);
+		if (r != (ssize_t)sizeof pids[i])
+			return 2;
+	}
+	waitpid(mid, NULL, 0);
+	for (i = 0; i < n; i++)
+		adopted += parent_of(pids[i]) == init;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	close(hold[1]); /* release them all at once */
+	for (i = 0; i < n; i++) {
+		while (kill(pids[i], 0) == 0 && !late) {
+			usleep(200);
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			late = t1.tv_sec - t0.tv_sec > 10;
+		}
+		left += kill(pids[i], 0) == 0;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	i = count_zombie_children(init);
+	printf("orphans %d adopted %d unreaped %d zombies %d ms %.1f\n", n, adopted, left, i,
+	       (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	fflush(stdout);
+	return i == 0 && left == 0 && adopted == n ? 0 : 1;
+}
+
+static volatile sig_atomic_t got_term;
+
+static void on_sig(int sig)
+{
+	got_term = sig;
+}
+
+static int do_leave_child(const char *log, int secs)
+{
+	int ready[2];
+	char c;
+	pid_t p;
+
+	if (pipe(ready))
+		return 2;
+	p = fork();
+	if (p == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		struct sigaction sa = { .sa_handler = on_sig };
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+		sigaction(SIGINT, &sa, NULL);
+		close(ready[0]);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(2);
+		close(ready[1]);
+		for (;;) {
+			pause();
+			if (got_term) {
+				dprintf(fd, "%s\n", sigabbrev_np(got_term));
+				if (secs == 0)
+					_exit(0);
+				got_term = 0;
+			}
+		}
+	}
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1)
+		return 2;
+	printf("ready %d\n", (int)p);
+	fflush(stdout);
+	return 3;
+}
+
+static int do_fds(pid_t init)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof path, "/proc/%d/fd", (int)init);
+	d = opendir(path);
+	if (!d)
+		return 2;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			printf("%s ", de->d_name);
+	printf("\n");
+	closedir(d);
+	return 0;
+}
+
+static int recv_fd = -1;
+
+static void on_term_recv(int sig)
+{
+	struct timespec ts;
+	uint64_t ns;
+
+	(void)sig;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	if (write(recv_fd, &ns, sizeof ns) != sizeof ns)
+		_exit(2);
+	_exit(0);
+}
+
+static int __attribute__((noreturn)) do_recv(int fd)
+{
+	struct sigaction sa = { .sa_handler = on_term_recv };
+
+	recv_fd = fd;
+	sigaction(SIGTERM, &sa, NULL);
+	if (write(fd, "R", 1) != 1)
+		_exit(2);
+	for (;;)
+		pause();
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && strcmp(argv[1], "catch") == 0)
+		return do_catch();
+	if (argc >= 3 && strcmp(argv[1], "selfkill") == 0)
+		return do_selfkill(atoi(argv[2]));
+	if (argc >= 3 && strcmp(argv[1], "ignore-term") == 0)
+		return do_ignore_term(atoi(argv[2]));
+	if (argc >= 3 && strcmp(argv[1], "orphans") == 0)
+		return do_orphans(atoi(argv[2]));
+	if (argc >= 4 && strcmp(argv[1], "leave-child") == 0)
+		return do_leave_child(argv[2], atoi(argv[3]));
+	if (argc >= 3 && strcmp(argv[1], "fds") == 0)
+		return do_fds((pid_t)atoi(argv[2]));
+	if (argc >= 3 && strcmp(argv[1], "recv") == 0)
+		return do_recv(atoi(argv[2]));
+	fprintf(stderr, "helper: unknown mode\n");
+	return 2;
+}

@@ -1,0 +1,224 @@
+/* Unit tests for init/config.c: every key, every error, with the exact
+ * one-line message a user sees. */
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "procs.h"
+#include "unit.h"
+
+static char errbuf[2048];
+
+/* Loads text; returns the parser's status and leaves its stderr in errbuf. */
+static int load(struct ward_config *cfg, const char *text)
+{
+	FILE *in = fmemopen((void *)text, strlen(text), "r");
+	FILE *cap = tmpfile();
+	int saved = dup(2), rc;
+	size_t n;
+
+	config_defaults(cfg);
+	fflush(stderr);
+	dup2(fileno(cap), 2);
+	rc = config_load_stream(cfg, in, "t.conf");
+	dup2(saved, 2);
+	close(saved);
+	rewind(cap);
+	n = fread(errbuf, 1, sizeof errbuf - 1, cap);
+	errbuf[n] = '\0';
+	fclose(cap);
+	fclose(in);
+	return rc;
+}
+
+static int ok(const char *text)
+{
+	struct ward_config cfg;
+	int rc = load(&cfg, text);
+	config_free(&cfg);
+	if (rc != 0)
+		fprintf(stderr, "unexpected error: %s", errbuf);
+	return rc == 0;
+}
+
+/* The error must be exactly one line and begin with want. */
+static int err(const char *text, const char *want)
+{
+	struct ward_config cfg;
+	int rc = load(&cfg, text);
+	char *nl = strchr(errbuf, '\n');
+	int good = rc == -1 && strncmp(errbuf, want, strlen(want)) == 0 && nl && nl[1] == '\0';
+
+	config_free(&cfg);
+	if (!good)
+		fprintf(stderr, "for %s\n  want: %s...\n  got:  %s\n", text, want, errbuf);
+	return good;
+}
+
+static void test_defaults(void)
+{
+	struct ward_config cfg;
+	int i, rewrites = 0;
+
+	CHECK(load(&cfg, "") == 0);
+	CHECK(cfg.log_format == LOG_TEXT && cfg.log_level == LOG_INFO);
+	CHECK(cfg.grace_ms == 10000 && cfg.restart == RESTART_NEVER);
+	CHECK(cfg.restart_delay_ms == 250 && cfg.restart_limit == 5);
+	CHECK(cfg.forward_to == FORWARD_CHILD && !cfg.has_agent && !cfg.command);
+	for (i = 0; i < WARD_NSIG; i++)
+		rewrites += cfg.rewrite[i] != -1;
+	CHECK(rewrites == 0);
+	config_free(&cfg);
+	CHECK(ok("; only a comment\n# another\n\n"));
+}
+
+static void test_every_key(void)
+{
+	struct ward_config cfg;
+	const char *text =
+		"[ward]\nlog_format = json\nlog_level = debug ; inline comment\n"
+		"[supervise]\ngrace = 1500ms\nrestart = on-failure\nrestart_delay = 2s\n"
+		"restart_limit = 0\nsignal_rewrite = INT:TERM\nsignal_rewrite = HUP:0\n"
+		"forward_to = group\n"
+		"[agent]\ncommand = /usr/local/bin/pi --mode 'rpc x'\ncwd = /workspace\n"
+		"umask = 0077\nenv = PI_OFFLINE=1\nenv = A=b=c\nenv_pass = TERM LANG\nenv_pass = TERM\n"
+		"rlimit_nofile = 4096\nrlimit_core = 0\nrlimit_as = 1G:unlimited\n";
+
+	CHECK(load(&cfg, text) == 0);
+	CHECK(cfg.log_format == LOG_JSON && cfg.log_level == LOG_DEBUG);
+	CHECK(cfg.grace_ms == 1500 && cfg.restart == RESTART_ON_FAILURE);
+	CHECK(cfg.restart_delay_ms == 2000 && cfg.restart_limit == 0);
+	CHECK(cfg.rewrite[SIGINT] == SIGTERM && cfg.rewrite[SIGHUP] == 0 && cfg.rewrite[SIGUSR1] == -1);
+	CHECK(cfg.forward_to == FORWARD_GROUP);
+	CHECK(cfg.has_agent && cfg.command);
+	CHECK_STR(cfg.command[0], "/usr/local/bin/pi");
+	CHECK_STR(cfg.command[2], "rpc x");
+	CHECK(cfg.command[3] == NULL);
+	CHECK_STR(cfg.cwd, "/workspace");
+	CHECK(cfg.umask_set && cfg.umask == 077);
+	CHECK(cfg.n_env == 2);
+	CHECK_STR(cfg.env[1], "A=b=c");
+	CHECK(cfg.n_env_pass == 2);
+	CHECK_STR(cfg.env_pass[1], "LANG");
+	CHECK(cfg.n_rlimits == 3 && cfg.rlimits[0].resource == RLIMIT_NOFILE && cfg.rlimits[0].soft == 4096);
+	CHECK(cfg.rlimits[2].soft == 1ULL << 30 && cfg.rlimits[2].hard == RLIM_INFINITY);
+	config_free(&cfg);
+
+	CHECK(ok("[supervise]\nrestart = always\n"));
+	CHECK(ok("[supervise]\nrestart = never\n"));
+	CHECK(ok("[ward]\nlog_format = text\nlog_level = error\n"));
+	CHECK(ok("[ward]\nlog_level = warn\n[ward]\nlog_format = json\n"));
+	CHECK(ok("[agent]\nenv_pass =\n"));
+	CHECK(ok("\xEF\xBB\xBF[ward]\nlog_level = info\n"));
+}
+
+static void test_errors(void)
+{
+	CHECK(err("[ward]\nlog_format = yaml\n", "ward: t.conf:2: log_format: 'yaml': expected text or json"));
+	CHECK(err("[ward]\nlog_level = loud\n", "ward: t.conf:2: log_level: 'loud': expected error, warn"));
+	CHECK(err("[ward]\nevidence = /run/x\n", "ward: t.conf:2: evidence: '/run/x': this build"));
+	CHECK(err("[ward]\nfoo = 1\n", "ward: t.conf:2: foo: unknown key in [ward]"));
+	CHECK(err("[supervise]\ngrace = soon\n", "ward: t.conf:2: grace: 'soon': expected a duration"));
+	CHECK(err("[supervise]\ngrace = 10x\n", "ward: t.conf:2: grace: '10x': unknown unit"));
+	CHECK(err("[supervise]\ngrace =\n", "ward: t.conf:2: grace: empty value"));
+	CHECK(err("[supervise]\nrestart = sometimes\n", "ward: t.conf:2: restart: 'sometimes': expected never"));
+	CHECK(err("[supervise]\nrestart_delay = 31s\n", "ward: t.conf:2: restart_delay: '31s': at most 30s"));
+	CHECK(err("[supervise]\nrestart_limit = -1\n", "ward: t.conf:2: restart_limit: '-1': not a whole number"));
+	CHECK(err("[supervise]\nrestart_limit = 10001\n", "ward: t.conf:2: restart_limit: '10001': number out of range"));
+	CHECK(err("[supervise]\nsignal_rewrite = INT\n", "ward: t.conf:2: signal_rewrite: 'INT': expected FROM:TO"));
+	CHECK(err("[supervise]\nsignal_rewrite = INT:TERM\nsignal_rewrite = INT:HUP\n",
+		  "ward: t.conf:3: signal_rewrite: 'INT:HUP': this signal is already rewritten"));
+	CHECK(err("[supervise]\nsignal_rewrite = FOO:TERM\n", "ward: t.conf:2: signal_rewrite: 'FOO:TERM': unknown signal name"));
+	CHECK(err("[supervise]\nforward_to = everyone\n", "ward: t.conf:2: forward_to: 'everyone': expected child or group"));
+	CHECK(err("[supervise]\ngrace = 1s\n\n\ngrace = 2s\n", "ward: t.conf:5: grace: set twice (first on line 2)"));
+	CHECK(err("[agent]\ncommand = \"open\n", "ward: t.conf:2: command: '\"open': unterminated quote"));
+	CHECK(err("[agent]\ncwd = relative\n", "ward: t.conf:2: cwd: 'relative': must be an absolute path"));
+	CHECK(err("[agent]\nuser = pi\n", "ward: t.conf:2: user: 'pi': this build"));
+	CHECK(err("[agent]\numask = 999\n", "ward: t.conf:2: umask: '999': expected an octal mode"));
+	CHECK(err("[agent]\nenv = NOEQUALS\n", "ward: t.conf:2: env: 'NOEQUALS': expected NAME=VALUE"));
+	CHECK(err("[agent]\nenv = 1A=x\n", "ward: t.conf:2: env: '1A=x': expected NAME=VALUE"));
+	CHECK(err("[agent]\nenv = A=1\nenv = A=2\n", "ward: t.conf:3: env: 'A=2': variable already set"));
+	CHECK(err("[agent]\nenv_pass = A-B\n", "ward: t.conf:2: env_pass: 'A-B': expected variable names"));
+	CHECK(err("[agent]\nrlimit_bogus = 1\n", "ward: t.conf:2: rlimit_bogus: '1': unknown resource"));
+	CHECK(err("[agent]\nrlimit_nofile = 1\nrlimit_nofile = 2\n", "ward: t.conf:3: rlimit_nofile: '2': set twice"));
+	CHECK(err("[agent]\nrlimit_nofile = lots\n", "ward: t.conf:2: rlimit_nofile: 'lots': expected a number"));
+	CHECK(err("[agent]\nfoo = bar\n", "ward: t.conf:2: foo: unknown key in [agent]"));
+	CHECK(err("log_level = debug\n", "ward: t.conf:1: log_level: key outside any section"));
+	CHECK(err("[nope]\nx = 1\n", "ward: t.conf:1: [nope]: unknown section"));
+	CHECK(err("[ward]\n[nope]\n", "ward: t.conf:2: [nope]: unknown section"));
+	CHECK(err("[landlock]\n", "ward: t.conf:1: [landlock]: this build of ward cannot put this layer in force"));
+	CHECK(err("[seccomp]\nmode = default\n", "ward: t.conf:1: [seccomp]: this build"));
+	CHECK(err("[mcp]\n", "ward: t.conf:1: [mcp]: this build"));
+	CHECK(err("[route model]\n", "ward: t.conf:1: [route model]: this build"));
+	CHECK(err("[file ext]\n", "ward: t.conf:1: [file ext]: this build"));
+	CHECK(err("[route]\n", "ward: t.conf:1: [route]: unknown section"));
+	CHECK(err("[ward]\njust words\n", "ward: t.conf:2: syntax: expected 'key = value'"));
+	CHECK(err("[ward\n", "ward: t.conf:1: syntax: expected"));
+	{
+		char text[600];
+		memset(text, 'x', sizeof text);
+		memcpy(text, "[ward]\nlog_level = ", 19);
+		text[sizeof text - 1] = '\0';
+		CHECK(err(text, "ward: t.conf:2: line longer than 198 characters"));
+	}
+	{
+		static const char nul[] = "[ward]\nlog_level\0 = info\n";
+		struct ward_config cfg;
+		FILE *in = fmemopen((void *)nul, sizeof nul - 1, "r");
+		FILE *cap = tmpfile();
+		int saved = dup(2), rc;
+		size_t n;
+
+		config_defaults(&cfg);
+		dup2(fileno(cap), 2);
+		rc = config_load_stream(&cfg, in, "t.conf");
+		dup2(saved, 2);
+		close(saved);
+		rewind(cap);
+		n = fread(errbuf, 1, sizeof errbuf - 1, cap);
+		errbuf[n] = '\0';
+		fclose(cap);
+		fclose(in);
+		config_free(&cfg);
+		CHECK(rc == -1 && strstr(errbuf, "t.conf:2: NUL byte"));
+	}
+}
+
+static void test_print(void)
+{
+	struct ward_config cfg;
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *out = open_memstream(&buf, &size);
+
+	CHECK(load(&cfg, "[supervise]\ngrace = 1500ms\nsignal_rewrite = INT:TERM\n[agent]\ncommand = a b\nenv = X=1\n") == 0);
+	config_print(&cfg, out);
+	fclose(out);
+	CHECK(strstr(buf, "grace = 1500ms\n") != NULL);
+	CHECK(strstr(buf, "signal_rewrite = INT:TERM\n") != NULL);
+	CHECK(strstr(buf, "command = a b\n") != NULL);
+	CHECK(strstr(buf, "env = X=1\n") != NULL);
+	CHECK(strstr(buf, "[landlock] absent") != NULL);
+	free(buf);
+	config_free(&cfg);
+}
+
+static void test_procs(void)
+{
+	CHECK(stat_ppid("123 (sh) S 45 123 123 0") == 45);
+	CHECK(stat_ppid("123 (a) b) c) S 7 1") == 7);
+	CHECK(stat_ppid("123 (x) S") == -1);
+	CHECK(stat_ppid("garbage") == -1);
+	CHECK(stat_ppid("1 (x) S -4 0") == -1);
+}
+
+int main(void)
+{
+	test_defaults();
+	test_every_key();
+	test_errors();
+	test_print();
+	test_procs();
+	return unit_done("test_config");
+}

@@ -1,0 +1,39 @@
+/* unit.h: a minimal test harness. CHECK records a failure with its line and
+ * goes on; unit_done() prints "NAME: N passed, N failed" and the status. */
+#ifndef WARD_UNIT_H
+#define WARD_UNIT_H
+
+#include <stdio.h>
+#include <string.h>
+
+static int unit_passed, unit_failed;
+
+#define CHECK(cond)                                                                    \
+	do {                                                                           \
+		if (cond) {                                                            \
+			unit_passed++;                                                 \
+		} else {                                                               \
+			unit_failed++;                                                 \
+			fprintf(stderr, "%s:%d: FAIL: %s\n", __FILE__, __LINE__, #cond); \
+		}                                                                      \
+	} while (0)
+
+#define CHECK_STR(a, b)                                                                 \
+	do {                                                                            \
+		const char *a_ = (a), *b_ = (b);                                        \
+		if (a_ && b_ && strcmp(a_, b_) == 0) {                                  \
+			unit_passed++;                                                  \
+		} else {                                                                \
+			unit_failed++;                                                  \
+			fprintf(stderr, "%s:%d: FAIL: %s == \"%s\", got \"%s\"\n", __FILE__, \
+				__LINE__, #a, b_ ? b_ : "(null)", a_ ? a_ : "(null)");       \
+		}                                                                       \
+	} while (0)
+
+static inline int unit_done(const char *name)
+{
+	printf("%s: %d passed, %d failed\n", name, unit_passed, unit_failed);
+	return unit_failed ? 1 : 0;
+}
+
+#endif
