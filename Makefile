@@ -12,15 +12,40 @@ INIT_SRCS := init/config.c init/log.c init/parse.c init/procs.c init/spawn.c \
 INIT_OBJS := $(INIT_SRCS:%.c=$(B)/%.o)
 MAIN_OBJ  := $(B)/init/main.o
 
-UNIT_TESTS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(filter-out tests/unit/unit.c,$(wildcard tests/unit/test_*.c)))
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_*.c))
 HELPERS    := $(B)/tests/helper
 
-.PHONY: all check check-unit check-behaviour bench clean demo
+# Sanitizer build (dynamic: ASan cannot be static) and a plain dynamic build
+# for valgrind, which cannot see malloc in a static binary.
+SAN_FLAGS  := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+ASAN_OBJS  := $(INIT_SRCS:%.c=$(B)/asan/%.o)
+ASAN_UNIT  := $(patsubst tests/unit/%.c,$(B)/asan/tests/%,$(wildcard tests/unit/test_*.c))
+DYN_OBJS   := $(INIT_SRCS:%.c=$(B)/dyn/%.o)
+
+.PHONY: all check check-unit check-behaviour check-asan check-valgrind bench clean demo
 all: $(B)/ward
 
 $(B)/%.o: %.c $(wildcard init/*.h) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+$(B)/asan/%.o: %.c $(wildcard init/*.h) Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -std=gnu11 $(WARNINGS) $(SAN_FLAGS) -c -o $@ $<
+
+$(B)/dyn/%.o: %.c $(wildcard init/*.h) Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+$(B)/asan/ward: $(B)/asan/init/main.o $(ASAN_OBJS)
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(LIBS)
+
+$(B)/asan/tests/test_%: tests/unit/test_%.c tests/unit/unit.h $(ASAN_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests/unit -std=gnu11 $(WARNINGS) $(SAN_FLAGS) -o $@ $< $(ASAN_OBJS) $(LIBS)
+
+$(B)/dyn/ward: $(B)/dyn/init/main.o $(DYN_OBJS)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
 
 $(B)/ward: $(MAIN_OBJ) $(INIT_OBJS)
 	$(CC) -static $(ALL_CFLAGS) -o $@ $^ $(LIBS)
@@ -33,7 +58,10 @@ $(B)/tests/helper: tests/helpers/helper.c
 	@mkdir -p $(dir $@)
 	$(CC) -static $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
 
-check: check-unit check-behaviour
+# Every suite prints "NAME: N passed, N failed"; tests/summary adds them up.
+check: all $(UNIT_TESTS) $(ASAN_UNIT) $(B)/asan/ward $(B)/dyn/ward $(HELPERS)
+	@tests/summary $(B)/check.log $(MAKE) --no-print-directory check-unit check-behaviour \
+		check-asan check-valgrind
 
 check-unit: $(UNIT_TESTS)
 	@tests/run-unit $(UNIT_TESTS)
@@ -42,8 +70,28 @@ check-behaviour: $(B)/ward $(HELPERS)
 	/usr/bin/python3 tests/behaviour/behave.py --ward $(B)/ward --helper $(B)/tests/helper \
 		--report $(B)/behaviour-report.md
 
+# The unit tests and the behaviour cases again, on an ASan+UBSan build.
+# VM mode (B32) unmounts /proc before ward starts, and the ASan runtime
+# reads /proc/self/maps before main: that case cannot run under ASan.
+check-asan: $(ASAN_UNIT) $(B)/asan/ward $(HELPERS)
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 tests/run-unit $(ASAN_UNIT) | sed 's/^unit:/unit-asan:/'
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 /usr/bin/python3 \
+		tests/behaviour/behave.py --ward $(B)/asan/ward --helper $(B)/tests/helper --inits ward \
+		--label asan --skip B32 --skip-why "the ASan runtime needs /proc before main"
+
+# Valgrind memcheck: the unit tests, and ward (dynamic build) in the cases
+# whose exit status is checked, so any memcheck error (exit 99) fails them.
+VALGRIND := valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect
+VG_CASES := B1,B2,B3,B3b,B7,B8,B17,B21,B22,B24,B26,B27,B30,B31
+check-valgrind: $(UNIT_TESTS) $(B)/dyn/ward $(HELPERS)
+	@tests/run-unit $(foreach t,$(UNIT_TESTS),"$(VALGRIND) $(t)") | sed 's/^unit:/unit-valgrind:/'
+	/usr/bin/python3 tests/behaviour/behave.py --ward $(B)/dyn/ward --helper $(B)/tests/helper \
+		--inits ward --label valgrind --wrap "$(VALGRIND) --trace-children=no" --only-ids $(VG_CASES)
+
 bench: $(B)/ward $(HELPERS)
-	tests/bench/init-bench.sh $(B)/ward $(B)/tests/helper
+	scripts/install-deps.sh bench
+	/usr/bin/python3 tests/bench/init_bench.py --ward $(B)/ward --helper $(B)/tests/helper \
+		--out $(B)/bench-init.md
 
 demo: $(B)/ward
 	scripts/demo.sh $(B)/ward

@@ -32,11 +32,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 class Init:
-    def __init__(self, name, argv, subreaper_argv=None, rewrite_flags=None, is_ward=False):
+    def __init__(self, name, cmd, subreaper_argv=None, rewrite_flags=None, is_ward=False):
         self.name = name
-        self.argv = argv                      # e.g. ["tini-static", "--"]
-        self.subreaper_argv = subreaper_argv or argv
-        self.rewrite_flags = rewrite_flags    # (from, to) -> argv, or None
+        self.cmd = cmd                        # how to run it, e.g. ["valgrind", ..., "ward"]
+        self.argv = cmd + ["--"]
+        self.subreaper_argv = subreaper_argv or self.argv
+        self.rewrite_flags = rewrite_flags    # argv with its rewrite options, or None
         self.is_ward = is_ward
 
 
@@ -105,24 +106,19 @@ class Run:
                                   pass_fds=pass_fds, preexec_fn=preexec_fn,
                                   start_new_session=start_new_session, env=env)
         self.out = Lines(self.p.stdout) if stdout == subprocess.PIPE else None
-        self.pid = self._find_init(pid1, init_argv[0]) if wait_ready else None
+        self.pid = self._find_init(pid1) if wait_ready else None
 
-    def _find_init(self, pid1, binary):
+    def _find_init(self, pid1):
         """The init's pid in our namespace, once it runs its child: every
-        init here sets up its signal handling before it forks."""
-        want = os.path.realpath(shutil.which(binary) or binary)
-        end = time.monotonic() + 5
+        init here sets up its signal handling before it forks, and unshare's
+        own child has no child until it has become the init."""
+        end = time.monotonic() + 20
         while time.monotonic() < end:
             if self.p.poll() is not None:
                 return None
             cand = children_of(self.p.pid)[:1] if pid1 else [self.p.pid]
-            if cand:
-                try:
-                    exe = os.path.realpath(f"/proc/{cand[0]}/exe")
-                except OSError:
-                    exe = ""
-                if exe == want and children_of(cand[0]):
-                    return cand[0]
+            if cand and children_of(cand[0]):
+                return cand[0]
             time.sleep(0.002)
         return None
 
@@ -171,7 +167,7 @@ def with_config(init, text):
     """ward's argv with a config file (anchors: None)."""
     if not init.is_ward:
         return None
-    return [init.argv[0], "-c", ward_config(text), "--"]
+    return init.cmd + ["-c", ward_config(text), "--"]
 
 
 # ---------------------------------------------------------------- cases
@@ -218,7 +214,7 @@ def case_exec_error_vs_exit(ctx, init):
 
 
 def case_no_command(ctx, init):
-    r = Run(init.argv[:1], [], wait_ready=False)
+    r = Run(init.cmd, [], wait_ready=False)
     rc, err = r.wait(), r.stderr()
     return (PASS if rc not in (0, "TIMEOUT") and err.strip() else FAIL), f"rc={rc} message={bool(err.strip())}"
 
@@ -600,7 +596,7 @@ def case_bad_config(ctx, init):
         lines = err.strip().splitlines()
         if rc != 2 or len(lines) != 1 or not re.search(pattern, lines[0]) or os.path.exists(marker):
             bad.append(f"{text.strip()!r}: rc={rc} {err.strip()!r}")
-    missing = Run([init.argv[0], "-c", "/nonexistent.conf", "--"], ["true"], pid1=False, wait_ready=False)
+    missing = Run(init.cmd + ["-c", "/nonexistent.conf", "--"], ["true"], pid1=False, wait_ready=False)
     rc = missing.wait()
     if rc != 2:
         bad.append(f"missing -c file: rc={rc}")
@@ -628,7 +624,7 @@ def case_vm_mode(ctx, init):
     the namespace's init dying of SIGINT, which is what we look for."""
     if not init.is_ward:
         return NA, "not a VM init"
-    script = ("umount -l /proc && exec " + init.argv[0] + " -- sh -c "
+    script = ("umount -l /proc && exec " + " ".join(init.cmd) + " -- sh -c "
               "\"awk '{print \\$2}' /proc/mounts | grep -xE '/proc|/sys|/dev|/dev/pts|/dev/shm|/run|/tmp' | sort | tr '\\n' ' '\"")
     p = subprocess.run(["unshare", "-fpm", "--propagation", "private", "sh", "-c", script],
                        capture_output=True, timeout=20)
@@ -683,8 +679,13 @@ def main():
     ap.add_argument("--ward", required=True)
     ap.add_argument("--helper", required=True)
     ap.add_argument("--report")
+    ap.add_argument("--label", default="", help="suffix of the summary line")
     ap.add_argument("--only", help="substring of case ids/names to run")
+    ap.add_argument("--only-ids", help="comma-separated case ids to run")
     ap.add_argument("--inits", default="ward,tini-static,dumb-init,catatonit")
+    ap.add_argument("--wrap", default="", help="command ward runs under, e.g. valgrind")
+    ap.add_argument("--skip", default="", help="comma-separated case ids to report as SKIP")
+    ap.add_argument("--skip-why", default="", help="the reason printed for --skip")
     a = ap.parse_args()
     CTX = a
     a.helper = os.path.abspath(a.helper)
@@ -698,24 +699,29 @@ def main():
         return 2
 
     all_inits = {
-        "ward": Init("ward", [ward, "--"], is_ward=True),
-        "tini-static": Init("tini-static", ["tini-static", "--"], ["tini-static", "-s", "--"]),
-        "dumb-init": Init("dumb-init", ["dumb-init", "--"], rewrite_flags=["dumb-init", "-r", "2:15", "-r", "1:0", "--"]),
-        "catatonit": Init("catatonit", ["catatonit", "--"]),
+        "ward": Init("ward", a.wrap.split() + [ward], is_ward=True),
+        "tini-static": Init("tini-static", ["tini-static"], ["tini-static", "-s", "--"]),
+        "dumb-init": Init("dumb-init", ["dumb-init"], rewrite_flags=["dumb-init", "-r", "2:15", "-r", "1:0", "--"]),
+        "catatonit": Init("catatonit", ["catatonit"]),
     }
     inits = []
     for name in a.inits.split(","):
-        if name != "ward" and not shutil.which(all_inits[name].argv[0]):
+        if name != "ward" and not shutil.which(all_inits[name].cmd[0]):
             print(f"behave: anchor {name} not installed; its column says SKIP", file=sys.stderr)
         inits.append(all_inits[name])
 
     cases = [c for c in CASES if not a.only or a.only in c[0] or a.only in c[1]]
+    if a.only_ids:
+        cases = [c for c in cases if c[0] in a.only_ids.split(",")]
     results = {}
     for init in inits:
-        installed = init.is_ward or shutil.which(init.argv[0])
+        installed = init.is_ward or shutil.which(init.cmd[0])
+        skip = set(a.skip.split(",")) if a.skip else set()
         for cid, name, fn in cases:
             if not installed:
                 res = ("SKIP", "not installed")
+            elif cid in skip:
+                res = ("SKIP", a.skip_why or "skipped on request")
             else:
                 try:
                     res = fn(a, init)
@@ -749,7 +755,9 @@ def main():
     ward_res = [results[(cid, "ward")][0] for cid, _, _ in cases if (cid, "ward") in results]
     passed = sum(r == PASS for r in ward_res)
     failed = sum(r == FAIL for r in ward_res)
-    print(f"\nbehaviour: {passed} passed, {failed} failed")
+    skipped = sum(r == "SKIP" for r in ward_res)
+    print(f"\nbehaviour{('-' + a.label) if a.label else ''}: {passed} passed, {failed} failed"
+          + (f", {skipped} skipped" if skipped else ""))
     return 1 if failed else 0
 
 

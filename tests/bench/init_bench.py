@@ -1,0 +1,178 @@
+#!/usr/bin/python3
+"""ward against tini-static, dumb-init and catatonit, side by side in one run.
+
+Measures, for each init (as PID 1 of a new pid namespace unless noted):
+  start    wall time of `INIT -- /bin/true` (hyperfine, not PID 1, like the research)
+  hwm      VmHWM of the init while its child sleeps (kB)
+  siglat   kill(init, TERM) -> the child's TERM handler runs (microseconds)
+  reap     time until 10 000 orphans released at once are all reaped (ms)
+and prints medians, spreads and ratios ward/anchor (below 1.0: ward is ahead).
+No thresholds: this reports, it does not assert.
+"""
+import argparse
+import json
+import os
+import platform
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ANCHORS = ["tini-static", "dumb-init", "catatonit"]
+
+
+def children_of(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def init_pid(unshare_pid, binary, timeout=5):
+    want = os.path.realpath(shutil.which(binary) or binary)
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        c = children_of(unshare_pid)
+        if c:
+            try:
+                if os.path.realpath(f"/proc/{c[0]}/exe") == want and children_of(c[0]):
+                    return c[0]
+            except OSError:
+                pass
+        time.sleep(0.001)
+    return None
+
+
+def bench_start(inits, runs):
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        cmds = ["/bin/true"] + [f"{argv[0]} -- /bin/true" for argv in inits.values()]
+        subprocess.run(["hyperfine", "-N", "--warmup", "30", "--runs", str(runs), "--export-json",
+                        out.name] + cmds, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        res = json.load(open(out.name))["results"]
+    base = res[0]["times"]
+    table = {"/bin/true": base}
+    for (name, _), r in zip(inits.items(), res[1:]):
+        table[name] = r["times"]
+    return {k: [t * 1000 for t in v] for k, v in table.items()}  # ms
+
+
+def bench_hwm(argv, helper, n):
+    vals = []
+    for _ in range(n):
+        p = subprocess.Popen(["unshare", "-fp", "--mount-proc"] + argv + ["sleep", "1"],
+                             stderr=subprocess.DEVNULL)
+        pid = init_pid(p.pid, argv[0])
+        time.sleep(0.2)
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    vals.append(int(line.split()[1]))
+        p.wait()
+    return vals
+
+
+def bench_siglat(argv, helper, n):
+    vals = []
+    for _ in range(n):
+        r, w = os.pipe()
+        p = subprocess.Popen(["unshare", "-fp", "--mount-proc"] + argv + [helper, "recv", str(w)],
+                             pass_fds=(w,), stderr=subprocess.DEVNULL)
+        os.close(w)
+        if os.read(r, 1) != b"R":
+            p.kill()
+            continue
+        pid = init_pid(p.pid, argv[0])
+        t0 = time.monotonic_ns()
+        os.kill(pid, signal.SIGTERM)
+        data = os.read(r, 8)
+        os.close(r)
+        p.wait()
+        if len(data) == 8:
+            vals.append((int.from_bytes(data, sys.byteorder) - t0) / 1000)
+    return vals
+
+
+def bench_reap(argv, helper, n, orphans):
+    vals = []
+    for _ in range(n):
+        p = subprocess.run(["unshare", "-fp", "--mount-proc"] + argv + [helper, "orphans", str(orphans)],
+                           capture_output=True, timeout=120)
+        out = p.stdout.decode().split()
+        if p.returncode == 0 and "ms" in out:
+            vals.append(float(out[out.index("ms") + 1]))
+    return vals
+
+
+def med(v):
+    return statistics.median(v) if v else float("nan")
+
+
+def spread(v):
+    if len(v) < 4:
+        return "-"
+    q = statistics.quantiles(v, n=4)
+    return f"{q[0]:.3g}..{q[2]:.3g}"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ward", required=True)
+    ap.add_argument("--helper", required=True)
+    ap.add_argument("--out", default="build/bench-init.md")
+    ap.add_argument("--quick", action="store_true", help="fewer samples")
+    a = ap.parse_args()
+    q = a.quick
+    helper = os.path.abspath(a.helper)
+    inits = {"ward": [os.path.abspath(a.ward), "--"]}
+    for name in ANCHORS:
+        if shutil.which(name):
+            inits[name] = [name, "--"]
+        else:
+            print(f"bench: {name} not installed, left out", file=sys.stderr)
+    os.environ.pop("WARD_CONFIG", None)
+
+    metrics = {}
+    print("bench: start-up (hyperfine)...", file=sys.stderr)
+    start = bench_start(inits, 100 if q else 500)
+    metrics["start"] = {k: v for k, v in start.items() if k != "/bin/true"}
+    for name, argv in inits.items():
+        print(f"bench: {name}: memory, TERM latency, reaping...", file=sys.stderr)
+        metrics.setdefault("hwm", {})[name] = bench_hwm(argv, helper, 3 if q else 5)
+        metrics.setdefault("siglat", {})[name] = bench_siglat(argv, helper, 50 if q else 300)
+        metrics.setdefault("reap", {})[name] = bench_reap(argv, helper, 2 if q else 5, 10000)
+
+    rows = [
+        ("start", "`INIT -- /bin/true` wall time", "ms", f"/bin/true alone: {med(start['/bin/true']):.3f} ms"),
+        ("hwm", "VmHWM as PID 1, child sleeping", "kB", ""),
+        ("siglat", "TERM to init -> child's handler", "µs", ""),
+        ("reap", "10 000 orphans released -> all reaped", "ms", ""),
+    ]
+    names = list(inits)
+    lines = ["# Init benchmark: ward and the anchors, one run", "",
+             f"Machine: {platform.node()}, {platform.machine()}, kernel {platform.release()}, "
+             f"{os.cpu_count()} CPUs. Command: `make bench` (or `{' '.join(sys.argv)}`).", "",
+             "Medians (interquartile range); ratio = ward / anchor, below 1.0 means ward is ahead.", "",
+             "| metric | unit | " + " | ".join(names) + " | " + " | ".join(f"ward/{n}" for n in names[1:]) + " |",
+             "|---|---|" + "---|" * (2 * len(names) - 1)]
+    for key, label, unit, note in rows:
+        m = metrics[key]
+        cells = [f"{med(m[n]):.4g} ({spread(m[n])})" for n in names]
+        ratios = [f"{med(m['ward']) / med(m[n]):.2f}" if med(m[n]) else "-" for n in names[1:]]
+        lines.append(f"| {label} | {unit} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
+    lines += ["", "Baseline: " + rows[0][3] + ". Samples: start " + str(len(start["/bin/true"])) +
+              f", memory {len(metrics['hwm']['ward'])}, latency {len(metrics['siglat']['ward'])}, "
+              f"reaping {len(metrics['reap']['ward'])} per init.", ""]
+    text = "\n".join(lines)
+    print(text)
+    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+    with open(a.out, "w") as f:
+        f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
