@@ -4,11 +4,13 @@ CFLAGS   ?= -O2 -g
 WARNINGS := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes
 CPPFLAGS += -Iinit
 ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(CFLAGS)
-LIBS     := -linih -ljansson
+LIBS     := -linih -ljansson -lseccomp -lcap-ng -lmbedcrypto
 B        := build
 
 INIT_SRCS := init/config.c init/log.c init/parse.c init/procs.c init/spawn.c \
-             init/supervise.c init/vm.c
+             init/supervise.c init/vm.c init/users.c init/privdrop.c init/sysfilter.c \
+             init/sandbox.c init/evidence.c \
+             landlock/landlock.c
 INIT_OBJS := $(INIT_SRCS:%.c=$(B)/%.o)
 MAIN_OBJ  := $(B)/init/main.o
 
@@ -25,15 +27,17 @@ DYN_OBJS   := $(INIT_SRCS:%.c=$(B)/dyn/%.o)
 .PHONY: all check check-unit check-behaviour check-asan check-valgrind bench clean demo
 all: $(B)/ward
 
-$(B)/%.o: %.c $(wildcard init/*.h) Makefile
+HEADERS  := $(wildcard init/*.h landlock/*.h)
+
+$(B)/%.o: %.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
-$(B)/asan/%.o: %.c $(wildcard init/*.h) Makefile
+$(B)/asan/%.o: %.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -std=gnu11 $(WARNINGS) $(SAN_FLAGS) -c -o $@ $<
 
-$(B)/dyn/%.o: %.c $(wildcard init/*.h) Makefile
+$(B)/dyn/%.o: %.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
@@ -50,7 +54,7 @@ $(B)/dyn/ward: $(B)/dyn/init/main.o $(DYN_OBJS)
 $(B)/ward: $(MAIN_OBJ) $(INIT_OBJS)
 	$(CC) -static $(ALL_CFLAGS) -o $@ $^ $(LIBS)
 
-$(B)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h $(INIT_OBJS)
+$(B)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h $(INIT_OBJS) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests/unit $(ALL_CFLAGS) -o $@ $< $(INIT_OBJS) $(LIBS)
 

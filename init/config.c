@@ -32,8 +32,8 @@ static const struct {
 	int enforced;
 } sections[] = {
 	[SEC_WARD] = { "ward", 0, 1 },	   [SEC_SUPERVISE] = { "supervise", 0, 1 },
-	[SEC_AGENT] = { "agent", 0, 1 },   [SEC_LANDLOCK] = { "landlock", 0, 0 },
-	[SEC_SECCOMP] = { "seccomp", 0, 0 }, [SEC_MCP] = { "mcp", 0, 0 },
+	[SEC_AGENT] = { "agent", 0, 1 },   [SEC_LANDLOCK] = { "landlock", 0, 1 },
+	[SEC_SECCOMP] = { "seccomp", 0, 1 }, [SEC_MCP] = { "mcp", 0, 0 },
 	[SEC_ROUTE] = { "route", 1, 0 },   [SEC_FILE] = { "file", 1, 0 },
 };
 
@@ -56,7 +56,8 @@ struct parse_ctx {
 	int line;
 	int err_line; /* 0: no error yet */
 	char err[600];
-	int key_line[32]; /* first line each single-valued key was set on */
+	int key_line[40]; /* first line each single-valued key was set on */
+	int section_line[SEC_UNKNOWN];
 };
 
 static void fail(struct parse_ctx *ctx, int line, const char *fmt, ...)
@@ -106,6 +107,18 @@ static int check_section(struct parse_ctx *ctx, const char *name, size_t len)
 		fail(ctx, ctx->line, "[%.*s]: this build of ward cannot put this layer in force "
 			  "yet; remove the section", (int)len, name);
 		return -1;
+	}
+	/* a section that is present switches its layer on, keys or not */
+	if (s == SEC_AGENT)
+		ctx->cfg->has_agent = 1;
+	else if (s == SEC_LANDLOCK && !ctx->cfg->has_landlock) {
+		ctx->cfg->has_landlock = 1;
+		ctx->cfg->landlock.mode = LL_HARD;
+		ctx->section_line[SEC_LANDLOCK] = ctx->line;
+	} else if (s == SEC_SECCOMP && !ctx->cfg->has_seccomp) {
+		ctx->cfg->has_seccomp = 1;
+		ctx->cfg->seccomp.enabled = 1;
+		ctx->section_line[SEC_SECCOMP] = ctx->line;
 	}
 	return 0;
 }
@@ -319,19 +332,158 @@ static int set_rlimit(struct parse_ctx *ctx, const char *k, const char *v, const
 	return 0;
 }
 
-static int not_yet(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+static int push(char ***v, int *n, const char *s, size_t len)
 {
-	(void)ctx;
+	char **nv = realloc(*v, (size_t)(*n + 2) * sizeof **v);
+
+	if (!nv)
+		return -1;
+	*v = nv;
+	nv[*n] = strndup(s, len);
+	if (!nv[*n])
+		return -1;
+	nv[++*n] = NULL;
+	return 0;
+}
+
+static int set_evidence(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
 	(void)k;
-	(void)v;
-	*why = "this build of ward cannot put this setting in force yet; remove it";
-	return -1;
+	if (v[0] != '/')
+		return *why = "must be an absolute path", -1;
+	ctx->cfg->evidence = strdup(v);
+	return ctx->cfg->evidence ? 0 : (*why = "out of memory", -1);
+}
+
+static int set_user(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	(void)k;
+	if (strlen(v) >= 64 || strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				      "0123456789_.-:$") != strlen(v))
+		return *why = "expected a user name, UID or UID:GID", -1;
+	ctx->cfg->user = strdup(v);
+	ctx->cfg->user_line = ctx->line;
+	return ctx->cfg->user ? 0 : (*why = "out of memory", -1);
+}
+
+static int set_allow_root(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	(void)k;
+	return parse_bool(v, &ctx->cfg->allow_root, why);
+}
+
+static int set_ll_mode(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	(void)k;
+	if (strcmp(v, "hard_requirement") == 0)
+		ctx->cfg->landlock.mode = LL_HARD;
+	else if (strcmp(v, "best_effort") == 0)
+		ctx->cfg->landlock.mode = LL_BEST_EFFORT;
+	else if (strcmp(v, "off") == 0)
+		ctx->cfg->landlock.mode = LL_OFF;
+	else
+		return *why = "expected hard_requirement, best_effort or off", -1;
+	return 0;
+}
+
+/* A list of absolute paths, split like a command line (quotes allowed). */
+static int set_paths(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	struct ll_policy *ll = &ctx->cfg->landlock;
+	char ***list = strcmp(k, "read") == 0 ? &ll->read : &ll->write;
+	int *n = list == &ll->read ? &ll->n_read : &ll->n_write;
+	char **words;
+	int argc, i, rc = 0;
+
+	if (!*v)
+		return 0;
+	if (split_words(v, &words, &argc, why) != 0)
+		return -1;
+	for (i = 0; i < argc && rc == 0; i++) {
+		if (words[i][0] != '/')
+			rc = (*why = "paths must be absolute", -1);
+		else if (push(list, n, words[i], strlen(words[i])) != 0)
+			rc = (*why = "out of memory", -1);
+	}
+	free(words);
+	return rc;
+}
+
+static int set_ports(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	struct ll_policy *ll = &ctx->cfg->landlock;
+
+	if (strcmp(k, "connect") == 0)
+		return ll_parse_ports(v, &ll->connect, &ll->n_connect, why);
+	return ll_parse_ports(v, &ll->bind, &ll->n_bind, why);
+}
+
+static int set_scope(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	const char *p = v;
+
+	(void)k;
+	while (*p) {
+		size_t len = strcspn(p, " \t,");
+		if (len == 8 && strncmp(p, "abstract", 8) == 0)
+			ctx->cfg->landlock.scopes |= LL_SCOPE_ABSTRACT_UNIX;
+		else if (len == 13 && strncmp(p, "abstract_unix", 13) == 0)
+			ctx->cfg->landlock.scopes |= LL_SCOPE_ABSTRACT_UNIX;
+		else if (len == 6 && strncmp(p, "signal", 6) == 0)
+			ctx->cfg->landlock.scopes |= LL_SCOPE_SIGNAL;
+		else if (len)
+			return *why = "expected abstract and/or signal", -1;
+		p += len;
+		p += strspn(p, " \t,");
+	}
+	return 0;
+}
+
+static int set_sc_mode(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	(void)k;
+	if (strcmp(v, "default") == 0)
+		ctx->cfg->seccomp.enabled = 1;
+	else if (strcmp(v, "off") == 0)
+		ctx->cfg->seccomp.enabled = 0;
+	else
+		return *why = "expected default or off", -1;
+	return 0;
+}
+
+/* deny: system calls libseccomp knows; allow: names of the default list. */
+static int set_sc_names(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	struct sc_policy *sc = &ctx->cfg->seccomp;
+	int deny = strcmp(k, "deny") == 0;
+	const char *p = v;
+	char name[64];
+
+	while (*p) {
+		size_t len = strcspn(p, " \t,");
+		if (len) {
+			if (len >= sizeof name)
+				return *why = "system call name too long", -1;
+			memcpy(name, p, len);
+			name[len] = '\0';
+			if (deny && !sc_known_syscall(name))
+				return *why = "unknown system call", -1;
+			if (!deny && !sc_default_has(name))
+				return *why = "not in the default deny list (see ward.conf(5))", -1;
+			if (deny ? push(&sc->deny, &sc->n_deny, name, len)
+				 : push(&sc->allow, &sc->n_allow, name, len))
+				return *why = "out of memory", -1;
+		}
+		p += len;
+		p += strspn(p, " \t,");
+	}
+	return 0;
 }
 
 static const struct key_def keys[] = {
 	{ SEC_WARD, "log_format", set_log_format, 0 },
 	{ SEC_WARD, "log_level", set_log_level, 0 },
-	{ SEC_WARD, "evidence", not_yet, 0 },
+	{ SEC_WARD, "evidence", set_evidence, 0 },
 	{ SEC_SUPERVISE, "grace", set_grace, 0 },
 	{ SEC_SUPERVISE, "restart", set_restart, 0 },
 	{ SEC_SUPERVISE, "restart_delay", set_restart_delay, 0 },
@@ -340,11 +492,21 @@ static const struct key_def keys[] = {
 	{ SEC_SUPERVISE, "forward_to", set_forward_to, 0 },
 	{ SEC_AGENT, "command", set_command, 0 },
 	{ SEC_AGENT, "cwd", set_cwd, 0 },
-	{ SEC_AGENT, "user", not_yet, 0 },
+	{ SEC_AGENT, "user", set_user, 0 },
+	{ SEC_AGENT, "allow_root", set_allow_root, 0 },
 	{ SEC_AGENT, "umask", set_umask, 0 },
 	{ SEC_AGENT, "env", set_env, 1 },
 	{ SEC_AGENT, "env_pass", set_env_pass, 1 },
 	{ SEC_AGENT, "rlimit_", set_rlimit, 1 },
+	{ SEC_LANDLOCK, "mode", set_ll_mode, 0 },
+	{ SEC_LANDLOCK, "read", set_paths, 1 },
+	{ SEC_LANDLOCK, "write", set_paths, 1 },
+	{ SEC_LANDLOCK, "connect", set_ports, 1 },
+	{ SEC_LANDLOCK, "bind", set_ports, 1 },
+	{ SEC_LANDLOCK, "scope", set_scope, 0 },
+	{ SEC_SECCOMP, "mode", set_sc_mode, 0 },
+	{ SEC_SECCOMP, "deny", set_sc_names, 1 },
+	{ SEC_SECCOMP, "allow", set_sc_names, 1 },
 };
 
 #define N_KEYS (sizeof keys / sizeof keys[0])
@@ -382,7 +544,7 @@ static int handler(void *user, const char *section, const char *name, const char
 			}
 			ctx->key_line[i] = ctx->line;
 		}
-		if (!*value && keys[i].set != set_env_pass) {
+		if (!*value && !keys[i].repeatable) {
 			fail(ctx, ctx->line, "%s: empty value", name);
 			return 0;
 		}
@@ -390,8 +552,6 @@ static int handler(void *user, const char *section, const char *name, const char
 			fail(ctx, ctx->line, "%s: '%s': %s", name, value, why);
 			return 0;
 		}
-		if (sec == SEC_AGENT)
-			ctx->cfg->has_agent = 1;
 		return 1;
 	}
 	fail(ctx, ctx->line, "%s: unknown key in [%s]", name, section);
@@ -444,6 +604,20 @@ static char *reader(char *str, int num, void *stream)
 	return str;
 }
 
+/* Rules that span keys, checked once the whole file is read. */
+static void validate(struct parse_ctx *ctx)
+{
+	struct ward_config *cfg = ctx->cfg;
+	int confining = (cfg->has_landlock && cfg->landlock.mode != LL_OFF) ||
+			(cfg->has_seccomp && cfg->seccomp.enabled);
+
+	if (confining && !cfg->user && !cfg->allow_root) {
+		int line = cfg->has_landlock ? ctx->section_line[SEC_LANDLOCK] : ctx->section_line[SEC_SECCOMP];
+		fail(ctx, line, "[agent] user: required when [landlock] or [seccomp] confine the agent "
+			  "(set user = NAME, or allow_root = yes to confine a root agent)");
+	}
+}
+
 void config_defaults(struct ward_config *cfg)
 {
 	int i;
@@ -479,6 +653,8 @@ int config_load_stream(struct ward_config *cfg, FILE *f, const char *name)
 	}
 	if (!ctx.err_line && ferror(f))
 		fail(&ctx, ctx.line, "read error");
+	if (!ctx.err_line)
+		validate(&ctx);
 	if (ctx.err_line) {
 		log_error("%s", ctx.err);
 		return -1;
@@ -505,6 +681,14 @@ int config_load(struct ward_config *cfg, const char *path)
 	return rc;
 }
 
+static void free_strv(char **v, int n)
+{
+	int i;
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 void config_free(struct ward_config *cfg)
 {
 	int i;
@@ -516,6 +700,14 @@ void config_free(struct ward_config *cfg)
 		free(cfg->env[i]);
 	for (i = 0; i < cfg->n_env_pass; i++)
 		free(cfg->env_pass[i]);
+	free(cfg->evidence);
+	free(cfg->user);
+	free_strv(cfg->landlock.read, cfg->landlock.n_read);
+	free_strv(cfg->landlock.write, cfg->landlock.n_write);
+	free(cfg->landlock.connect);
+	free(cfg->landlock.bind);
+	free_strv(cfg->seccomp.deny, cfg->seccomp.n_deny);
+	free_strv(cfg->seccomp.allow, cfg->seccomp.n_allow);
 	memset(cfg, 0, sizeof *cfg);
 }
 
@@ -534,6 +726,20 @@ static void print_rlim(FILE *out, rlim_t v)
 		fputs("unlimited", out);
 	else
 		fprintf(out, "%llu", (unsigned long long)v);
+}
+
+static void print_ports(FILE *out, const char *key, const struct port_range *v, int n)
+{
+	int i;
+
+	fprintf(out, "%s =", key);
+	for (i = 0; i < n; i++) {
+		if (v[i].lo == v[i].hi)
+			fprintf(out, " %u", v[i].lo);
+		else
+			fprintf(out, " %u-%u", v[i].lo, v[i].hi);
+	}
+	fputc('\n', out);
 }
 
 void config_print(const struct ward_config *cfg, FILE *out)
@@ -589,8 +795,37 @@ void config_print(const struct ward_config *cfg, FILE *out)
 		print_rlim(out, cfg->rlimits[i].hard);
 		fputc('\n', out);
 	}
-	fputs("\n; [landlock] absent: the filesystem and network are not confined\n"
-	      "; [seccomp] absent: no system call filter\n"
-	      "; [mcp] absent: no MCP bridge\n",
-	      out);
+	if (cfg->user)
+		fprintf(out, "user = %s\n", cfg->user);
+	else
+		fputs("; user: ward's own (no privilege drop)\n", out);
+	fprintf(out, "allow_root = %s\n", cfg->allow_root ? "yes" : "no");
+	if (cfg->evidence)
+		fprintf(out, "\n; [ward] evidence = %s\n", cfg->evidence);
+
+	if (!cfg->has_landlock) {
+		fputs("\n; [landlock] absent: the filesystem and network are not confined\n", out);
+	} else {
+		static const char *const modes[] = { "off", "best_effort", "hard_requirement" };
+		const struct ll_policy *ll = &cfg->landlock;
+		fprintf(out, "\n[landlock]\nmode = %s\n", modes[ll->mode]);
+		for (i = 0; i < ll->n_read; i++)
+			fprintf(out, "read = %s\n", ll->read[i]);
+		for (i = 0; i < ll->n_write; i++)
+			fprintf(out, "write = %s\n", ll->write[i]);
+		print_ports(out, "connect", ll->connect, ll->n_connect);
+		print_ports(out, "bind", ll->bind, ll->n_bind);
+		fprintf(out, "scope =%s%s\n", ll->scopes & LL_SCOPE_ABSTRACT_UNIX ? " abstract" : "",
+			ll->scopes & LL_SCOPE_SIGNAL ? " signal" : "");
+	}
+	if (!cfg->has_seccomp) {
+		fputs("\n; [seccomp] absent: no system call filter\n", out);
+	} else {
+		fprintf(out, "\n[seccomp]\nmode = %s\n", cfg->seccomp.enabled ? "default" : "off");
+		for (i = 0; i < cfg->seccomp.n_deny; i++)
+			fprintf(out, "deny = %s\n", cfg->seccomp.deny[i]);
+		for (i = 0; i < cfg->seccomp.n_allow; i++)
+			fprintf(out, "allow = %s\n", cfg->seccomp.allow[i]);
+	}
+	fputs("\n; [mcp] absent: no MCP bridge\n", out);
 }

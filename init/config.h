@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <sys/resource.h>
 
+#include "../landlock/landlock.h"
 #include "log.h"
+#include "sysfilter.h"
 
 #define WARD_DEFAULT_CONFIG "/etc/ward/ward.conf"
 #define WARD_NSIG 65 /* signals 1..64 */
@@ -28,6 +30,7 @@ struct ward_config {
 	/* [ward] */
 	enum log_format log_format;
 	enum log_level log_level;
+	char *evidence; /* write the evidence JSON here once the agent runs */
 
 	/* [supervise] */
 	uint64_t grace_ms;
@@ -49,6 +52,17 @@ struct ward_config {
 	int n_env_pass;
 	struct config_rlimit rlimits[WARD_MAX_RLIMITS];
 	int n_rlimits;
+	char *user; /* as written: name, uid or uid:gid */
+	int user_line;
+	int allow_root;
+
+	/* [landlock] */
+	int has_landlock;
+	struct ll_policy landlock;
+
+	/* [seccomp] */
+	int has_seccomp;
+	struct sc_policy seccomp;
 };
 
 void config_defaults(struct ward_config *cfg);

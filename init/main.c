@@ -13,6 +13,7 @@
 #include "config.h"
 #include "log.h"
 #include "procs.h"
+#include "sandbox.h"
 #include "supervise.h"
 #include "version.h"
 #include "vm.h"
@@ -40,7 +41,7 @@ static void usage(FILE *out)
 	      "  -c, --config FILE  config file (default: $WARD_CONFIG, else\n"
 	      "                     " WARD_DEFAULT_CONFIG " if it exists, else none)\n"
 	      "      --check        validate the config, print the effective settings, exit\n"
-	      "      --evidence     print what is in force once the agent runs\n"
+	      "      --evidence     print what is in force (JSON) on stderr once the agent runs\n"
 	      "  -V, --version      print the version\n"
 	      "  -h, --help         print this help\n"
 	      "\n"
@@ -142,24 +143,41 @@ static char **agent_environment(const struct ward_config *cfg)
 	return envp;
 }
 
-static void announce_layers(const struct ward_config *cfg)
+static void announce_layers(const struct ward_config *cfg, const struct sandbox *sb)
 {
-	if (!cfg->path)
+	if (!cfg->path) {
 		log_info("no config file: plain init, nothing is confined");
-	else
-		log_info("%s: no [landlock], [seccomp] or [mcp]: the agent is not confined",
-			 cfg->path);
+		return;
+	}
+	if (!sb->confining)
+		log_info("%s: no [agent] user: the agent keeps ward's credentials", cfg->path);
+	if (!cfg->has_landlock || cfg->landlock.mode == LL_OFF)
+		log_info("%s: landlock is off: the filesystem and network are not confined", cfg->path);
+	if (!cfg->has_seccomp || !cfg->seccomp.enabled)
+		log_info("%s: seccomp is off: no system call filter", cfg->path);
+	log_info("%s: no [mcp]: no MCP bridge", cfg->path);
+}
+
+/* A VM's init must not exit (the kernel would panic): it powers off. */
+static int stop(int vm, int code)
+{
+	if (vm) {
+		log_error("stopping with status %d; powering off", code);
+		vm_poweroff();
+	}
+	return code;
 }
 
 int main(int argc, char **argv)
 {
 	struct ward_config cfg;
 	struct supervisor sv;
+	struct sandbox sb;
 	struct options opt;
 	sigset_t all, inherited;
 	char **envp;
 	const char *path;
-	int rc, fds[8], nfds, cwd_fd = -1, vm;
+	int rc, fds[8], nfds, cwd_fd = -1, vm = 0;
 
 	/* Block every signal before anything else: as PID 1 a signal with the
 	 * default disposition would be dropped, and one that arrives before
@@ -174,24 +192,25 @@ int main(int argc, char **argv)
 	config_defaults(&cfg);
 	path = config_path(&opt);
 	if (path && config_load(&cfg, path) != 0)
-		return EXIT_USAGE;
+		return stop(vm_detect(), EXIT_USAGE);
 	log_setup(cfg.log_format, cfg.log_level);
-	if (opt.evidence) {
-		log_error("--evidence: this build of ward cannot report evidence yet");
-		return EXIT_USAGE;
-	}
 	if (opt.check) {
 		config_print(&cfg, stdout);
-		return fflush(stdout) == 0 ? 0 : 1;
+		rc = sandbox_prepare(&sb, &cfg, 0, 1);
+		if (rc == 0)
+			sandbox_print(&sb, &cfg, stdout);
+		sandbox_free(&sb);
+		config_free(&cfg);
+		return fflush(stdout) == 0 ? rc : 1;
 	}
 	if (!opt.command && !cfg.command) {
 		log_error("no command: give one after -- or set [agent] command (see ward --help)");
-		return EXIT_USAGE;
+		return stop(vm_detect(), EXIT_USAGE);
 	}
 	envp = cfg.has_agent ? agent_environment(&cfg) : environ;
 	if (!envp) {
 		log_error("out of memory");
-		return 1;
+		return stop(vm_detect(), 1);
 	}
 
 	vm = vm_detect();
@@ -201,7 +220,15 @@ int main(int argc, char **argv)
 		log_warn("cannot become a child subreaper (%s): orphans will not be reaped",
 			 strerror(errno));
 	log_detach_stderr();
-	announce_layers(&cfg);
+
+	/* Everything the sandbox needs is opened and built now, as root,
+	 * once: restarts reuse it. */
+	rc = sandbox_prepare(&sb, &cfg, vm, 0);
+	if (rc)
+		return stop(vm, rc);
+	sb.ev.to_stderr = opt.evidence;
+	sb.ev.path = cfg.evidence;
+	announce_layers(&cfg, &sb);
 
 	if (!cfg.cwd) {
 		cwd_fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -210,19 +237,29 @@ int main(int argc, char **argv)
 	}
 	if (supervisor_init(&sv, &cfg, opt.command ? opt.command : cfg.command, envp, &inherited,
 			    cwd_fd) != 0)
-		return 1;
-	/* With [agent] the agent gets fds 0-2 only; a plain init hands its
-	 * inherited descriptors to the first child, as tini does. */
+		return stop(vm, 1);
+	/* With [agent] the agent gets fds 0-2 only and a clean signal state;
+	 * a plain init hands its inherited descriptors, mask and ignored
+	 * signals to the first child, as tini does. */
 	sv.close_child_fds = cfg.has_agent;
+	sv.reset_child_signals = cfg.has_agent;
+	if (cfg.has_agent)
+		sigemptyset(&sv.child_mask);
+	sv.confine = sb.confining ? &sb.confine : NULL;
+	sv.on_start = evidence_on_start;
+	sv.on_start_arg = &sb.ev;
 	if (supervisor_start(&sv) != 0)
-		return 1;
+		return stop(vm, 1);
 
 	/* ward keeps nothing it inherited and does not pin any directory. */
 	nfds = supervisor_fds(&sv, fds, 6);
 	fds[nfds++] = log_fd();
+	if (sb.ll.fd >= 0)
+		fds[nfds++] = sb.ll.fd;
 	close_fds_except(fds, nfds);
 	if (chdir("/") != 0)
 		log_warn("chdir /: %s", strerror(errno));
+	sandbox_lock_pid1(&sb, &cfg, vm);
 
 	rc = supervisor_run(&sv);
 	if (vm) {
@@ -230,6 +267,7 @@ int main(int argc, char **argv)
 		vm_poweroff();
 	}
 	supervisor_free(&sv);
+	sandbox_free(&sb);
 	if (envp != environ)
 		free(envp);
 	config_free(&cfg);

@@ -8,9 +8,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "privdrop.h"
+
 extern char **environ;
 
-static void report(int fd, int stage, int err, int detail)
+void spawn_report(int fd, int stage, int err, int detail)
 {
 	struct spawn_error e = { stage, err, detail };
 	ssize_t n;
@@ -20,60 +22,83 @@ static void report(int fd, int stage, int err, int detail)
 	while (n < 0 && errno == EINTR);
 }
 
-/* Runs in the child, between fork and exec: only async-signal-safe calls. */
+static int set_limits(const struct spawn_req *req, int errfd)
+{
+	int i, core_set = 0;
+
+	for (i = 0; i < req->n_rlimits; i++) {
+		struct rlimit rl = { req->rlimits[i].soft, req->rlimits[i].hard };
+		if (setrlimit(req->rlimits[i].resource, &rl) != 0) {
+			spawn_report(errfd, STAGE_RLIMIT, errno, req->rlimits[i].resource);
+			return -1;
+		}
+		core_set |= req->rlimits[i].resource == RLIMIT_CORE;
+	}
+	if (req->confine && !core_set) {
+		/* no core files of a confined agent unless asked for */
+		struct rlimit rl = { 0, 0 };
+		if (setrlimit(RLIMIT_CORE, &rl) != 0) {
+			spawn_report(errfd, STAGE_RLIMIT, errno, RLIMIT_CORE);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Runs in the child, between fork and exec. ward is single-threaded, so
+ * nothing is locked here that the parent held. */
 static void __attribute__((noreturn)) child(const struct spawn_req *req, int errfd)
 {
-	int i;
+	sigset_t all;
+	int e;
 
 	/* Own process group, foreground on the terminal if there is one (as
 	 * tini does, from the child, so there is no race with the exec).
 	 * SIGTTOU is still blocked here, so tcsetpgrp works from the
 	 * background; ENOTTY/ENXIO just mean there is no terminal. */
 	if (setpgid(0, 0) != 0) {
-		report(errfd, STAGE_SETPGID, errno, 0);
+		spawn_report(errfd, STAGE_SETPGID, errno, 0);
 		_exit(3);
 	}
 	if (isatty(STDIN_FILENO))
 		(void)tcsetpgrp(STDIN_FILENO, getpgrp());
 
-	for (i = 0; i < req->n_rlimits; i++) {
-		struct rlimit rl = { req->rlimits[i].soft, req->rlimits[i].hard };
-		if (setrlimit(req->rlimits[i].resource, &rl) != 0) {
-			report(errfd, STAGE_RLIMIT, errno, req->rlimits[i].resource);
-			_exit(3);
-		}
+	if (set_limits(req, errfd) != 0)
+		_exit(3);
+	/* Descriptors above 2 close at exec; until then the Landlock
+	 * ruleset and this record pipe stay usable. */
+	if (req->close_fds && close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+		spawn_report(errfd, STAGE_CLOSE, errno, 0);
+		_exit(3);
 	}
 	if (req->umask_set)
 		umask((mode_t)req->umask);
+	/* The working directory is entered as the agent user, so it must be
+	 * one the agent may enter. */
+	if (req->confine && privdrop_credentials(req->confine, errfd) != 0)
+		_exit(3);
 	if ((req->cwd_fd >= 0 && fchdir(req->cwd_fd) != 0) || (req->cwd && chdir(req->cwd) != 0)) {
-		report(errfd, STAGE_CHDIR, errno, 0);
+		spawn_report(errfd, STAGE_CHDIR, errno, 0);
 		_exit(3);
 	}
-	if (req->close_fds) {
-		/* keep the error pipe (it is CLOEXEC) */
-		if (errfd > 3 && close_range(3, (unsigned)errfd - 1, 0) != 0) {
-			report(errfd, STAGE_CLOSE, errno, 0);
-			_exit(3);
-		}
-		if (close_range((unsigned)errfd + 1, ~0U, 0) != 0) {
-			report(errfd, STAGE_CLOSE, errno, 0);
-			_exit(3);
-		}
-	}
+	if (req->confine && privdrop_lock(req->confine, errfd) != 0)
+		_exit(3);
 
+	if (req->reset_signals) {
+		int sig;
+		for (sig = 1; sig < NSIG; sig++)
+			if (sig != SIGKILL && sig != SIGSTOP)
+				signal(sig, SIG_DFL); /* EINVAL for glibc's own: fine */
+	}
 	/* execvp searches the PATH of the environment the child will get. */
 	environ = (char **)req->envp;
 	sigprocmask(SIG_SETMASK, req->mask, NULL);
 	execvp(req->argv[0], req->argv);
-	i = errno;
-	{
-		/* Block again so nothing interrupts the report. */
-		sigset_t all;
-		sigfillset(&all);
-		sigprocmask(SIG_SETMASK, &all, NULL);
-	}
-	report(errfd, STAGE_EXEC, i, 0);
-	_exit(i == ENOENT || i == ENOTDIR ? 127 : 126);
+	e = errno;
+	sigfillset(&all); /* nothing may interrupt the report */
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	spawn_report(errfd, STAGE_EXEC, e, 0);
+	_exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
 }
 
 pid_t spawn_child(const struct spawn_req *req, int *errfd)
@@ -104,23 +129,23 @@ pid_t spawn_child(const struct spawn_req *req, int *errfd)
 	return pid;
 }
 
-int spawn_result(int errfd, struct spawn_error *err)
+int spawn_read(int errfd, struct spawn_error *rec)
 {
 	ssize_t n;
 
 	do
-		n = read(errfd, err, sizeof *err);
+		n = read(errfd, rec, sizeof *rec);
 	while (n < 0 && errno == EINTR);
 	if (n == 0)
 		return 0;
-	if (n == (ssize_t)sizeof *err)
+	if (n == (ssize_t)sizeof *rec)
 		return 1;
 	if (n < 0 && errno == EAGAIN)
 		return -1;
 	/* a short or failed read: report it as an unknown failure */
-	err->stage = STAGE_NONE;
-	err->err = n < 0 ? errno : EIO;
-	err->detail = 0;
+	rec->stage = STAGE_NONE;
+	rec->err = n < 0 ? errno : EIO;
+	rec->detail = 0;
 	return 1;
 }
 
@@ -133,12 +158,24 @@ int spawn_error_code(const struct spawn_error *err)
 
 const char *spawn_stage_name(int stage)
 {
-	switch (stage) {
-	case STAGE_SETPGID: return "setpgid";
-	case STAGE_RLIMIT: return "setrlimit";
-	case STAGE_CHDIR: return "chdir";
-	case STAGE_CLOSE: return "close_range";
-	case STAGE_EXEC: return "exec";
-	default: return "start";
-	}
+	static const char *const names[] = {
+		[STAGE_NONE] = "start",
+		[STAGE_SETPGID] = "setpgid",
+		[STAGE_RLIMIT] = "setrlimit",
+		[STAGE_CHDIR] = "chdir",
+		[STAGE_CLOSE] = "close_range",
+		[STAGE_SECUREBITS] = "locking securebits",
+		[STAGE_SETGROUPS] = "setgroups",
+		[STAGE_SETGID] = "setresgid",
+		[STAGE_SETUID] = "setresuid",
+		[STAGE_VERIFY_IDS] = "verifying uid/gid/groups",
+		[STAGE_VERIFY_CAPS] = "verifying that no capability is left",
+		[STAGE_NNP] = "PR_SET_NO_NEW_PRIVS",
+		[STAGE_LANDLOCK] = "landlock_restrict_self",
+		[STAGE_SECCOMP] = "loading the seccomp filter",
+		[STAGE_EXEC] = "exec",
+	};
+	if (stage >= 0 && stage < (int)(sizeof names / sizeof names[0]) && names[stage])
+		return names[stage];
+	return "start";
 }

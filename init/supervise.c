@@ -80,6 +80,8 @@ int supervisor_start(struct supervisor *sv)
 		.rlimits = cfg->rlimits,
 		.n_rlimits = cfg->n_rlimits,
 		.close_fds = sv->close_child_fds,
+		.reset_signals = sv->reset_child_signals,
+		.confine = sv->confine,
 	};
 	struct epoll_event ev = { .events = EPOLLIN };
 	pid_t pid = spawn_child(&req, &sv->errfd);
@@ -90,6 +92,7 @@ int supervisor_start(struct supervisor *sv)
 	}
 	sv->agent = pid;
 	sv->state = AGENT_RUNNING;
+	memset(&sv->notes, 0, sizeof sv->notes);
 	sv->started_at = now_ms();
 	sv->killed = 0;
 	ev.data.fd = sv->errfd;
@@ -110,30 +113,64 @@ static void close_errfd(struct supervisor *sv)
 	sv->errfd = -1;
 }
 
-/* The agent's exec-error pipe: EOF means exec succeeded. */
+static void start_failed(struct supervisor *sv, const struct spawn_error *err)
+{
+	static const char *const id_what[] = { "uid/gid", "supplementary groups",
+					       "setuid(0) still succeeds" };
+	const char *cmd = sv->argv[0];
+
+	sv->exec_failed = 1;
+	sv->exit_code = spawn_error_code(err);
+	switch (err->stage) {
+	case STAGE_EXEC:
+		log_error("cannot run %s: %s", cmd, strerror(err->err));
+		break;
+	case STAGE_RLIMIT:
+		log_error("cannot start %s: setrlimit %s: %s", cmd, rlimit_name(err->detail),
+			  strerror(err->err));
+		break;
+	case STAGE_VERIFY_IDS:
+		log_error("cannot start %s: the kernel does not show the agent's credentials as set "
+			  "(%s); not running it", cmd, id_what[err->detail % 3]);
+		break;
+	case STAGE_VERIFY_CAPS:
+		log_error("cannot start %s: capabilities are left after dropping them (%s); not "
+			  "running it", cmd, err->detail ? "ambient" : "effective/permitted/inheritable");
+		break;
+	default:
+		log_error("cannot start %s: %s: %s", cmd, spawn_stage_name(err->stage), strerror(err->err));
+		break;
+	}
+}
+
+/* The agent's record pipe: notes and failures from the child; end of file
+ * means the exec happened (or the child died, which reap() sees). */
 static void check_started(struct supervisor *sv)
 {
-	struct spawn_error err;
+	struct spawn_error rec;
 	int r;
 
 	if (sv->errfd < 0)
 		return;
-	r = spawn_result(sv->errfd, &err);
+	while ((r = spawn_read(sv->errfd, &rec)) == 1) {
+		if (rec.stage == NOTE_BOUNDING) {
+			sv->notes.bounding_kept = rec.detail;
+			log_warn("the bounding set keeps %d capabilities: no CAP_SETPCAP to drop them "
+				 "(harmless under no_new_privs: nothing can be gained through exec)",
+				 rec.detail);
+		} else if (rec.stage == NOTE_SECUREBITS) {
+			sv->notes.securebits_err = rec.err;
+			log_warn("securebits not locked: %s", strerror(rec.err));
+		} else {
+			start_failed(sv, &rec);
+		}
+	}
 	if (r < 0)
-		return;
-	if (r == 1) {
-		sv->exec_failed = 1;
-		if (err.stage == STAGE_RLIMIT)
-			log_error("cannot start %s: setrlimit %s: %s", sv->argv[0],
-				  rlimit_name(err.detail), strerror(err.err));
-		else if (err.stage == STAGE_EXEC)
-			log_error("cannot run %s: %s", sv->argv[0], strerror(err.err));
-		else
-			log_error("cannot start %s: %s: %s", sv->argv[0],
-				  spawn_stage_name(err.stage), strerror(err.err));
-		sv->exit_code = spawn_error_code(&err);
-	} else {
+		return; /* more to come */
+	if (!sv->exec_failed && sv->agent > 0) {
 		log_debug("agent pid %d running %s", (int)sv->agent, sv->argv[0]);
+		if (sv->on_start)
+			sv->on_start(sv->on_start_arg, sv->agent, &sv->notes);
 	}
 	close_errfd(sv);
 }

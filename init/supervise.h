@@ -12,6 +12,17 @@
 
 enum agent_state { AGENT_RUNNING, AGENT_DRAINING, AGENT_WAIT_RESTART, AGENT_DONE };
 
+struct confine;
+
+/* What the child noted on its way to exec (degradations, not failures). */
+struct start_notes {
+	int bounding_kept; /* capabilities left in the bounding set (no CAP_SETPCAP) */
+	int securebits_err; /* errno if securebits could not be locked, else 0 */
+};
+
+/* Called once per start, right after the agent's exec succeeded. */
+typedef void (*start_hook)(void *arg, pid_t agent, const struct start_notes *notes);
+
 struct supervisor {
 	const struct ward_config *cfg;
 	char *const *argv;
@@ -19,6 +30,11 @@ struct supervisor {
 	sigset_t child_mask; /* the mask the agent gets */
 	int cwd_fd;	     /* where the agent starts */
 	int close_child_fds; /* agent gets fds 0-2 only */
+	int reset_child_signals; /* agent gets default dispositions */
+	const struct confine *confine; /* NULL: agent keeps ward's credentials */
+	start_hook on_start;
+	void *on_start_arg;
+	struct start_notes notes;
 
 	int sfd, epfd, tfd;
 	pid_t self;

@@ -111,13 +111,40 @@ static void test_every_key(void)
 	CHECK(ok("[ward]\nlog_level = warn\n[ward]\nlog_format = json\n"));
 	CHECK(ok("[agent]\nenv_pass =\n"));
 	CHECK(ok("\xEF\xBB\xBF[ward]\nlog_level = info\n"));
+
+	CHECK(load(&cfg, "[ward]\nevidence = /run/ward/e.json\n[agent]\nuser = pi\nallow_root = no\n"
+			 "[landlock]\nmode = best_effort\nread = /usr \"/a b\"\nread = /etc\nwrite = /w /dev/null\n"
+			 "write =\nconnect = 443 8000-8099\nconnect = 7900, 7901\nbind = 0\nbind =\n"
+			 "scope = abstract signal\n"
+			 "[seccomp]\nmode = default\ndeny = chmod fchmod\ndeny = kill\nallow = ptrace, personality\n") == 0);
+	CHECK_STR(cfg.evidence, "/run/ward/e.json");
+	CHECK_STR(cfg.user, "pi");
+	CHECK(cfg.user_line == 4 && !cfg.allow_root);
+	CHECK(cfg.has_landlock && cfg.landlock.mode == LL_BEST_EFFORT);
+	CHECK(cfg.landlock.n_read == 3 && cfg.landlock.n_write == 2);
+	CHECK_STR(cfg.landlock.read[1], "/a b");
+	CHECK_STR(cfg.landlock.write[1], "/dev/null");
+	CHECK(cfg.landlock.n_connect == 4 && cfg.landlock.connect[1].lo == 8000 && cfg.landlock.connect[1].hi == 8099);
+	CHECK(cfg.landlock.connect[3].lo == 7901 && cfg.landlock.n_bind == 1 && cfg.landlock.bind[0].hi == 0);
+	CHECK(cfg.landlock.scopes == (LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL));
+	CHECK(cfg.has_seccomp && cfg.seccomp.enabled);
+	CHECK(cfg.seccomp.n_deny == 3 && cfg.seccomp.n_allow == 2);
+	CHECK_STR(cfg.seccomp.deny[2], "kill");
+	CHECK_STR(cfg.seccomp.allow[1], "personality");
+	config_free(&cfg);
+
+	/* a present section switches its layer on with its defaults */
+	CHECK(load(&cfg, "[agent]\nuser = 1000\n[landlock]\n[seccomp]\n") == 0);
+	CHECK(cfg.has_landlock && cfg.landlock.mode == LL_HARD && cfg.landlock.n_read == 0);
+	CHECK(cfg.has_seccomp && cfg.seccomp.enabled && cfg.has_agent);
+	config_free(&cfg);
 }
 
 static void test_errors(void)
 {
 	CHECK(err("[ward]\nlog_format = yaml\n", "ward: t.conf:2: log_format: 'yaml': expected text or json"));
 	CHECK(err("[ward]\nlog_level = loud\n", "ward: t.conf:2: log_level: 'loud': expected error, warn"));
-	CHECK(err("[ward]\nevidence = /run/x\n", "ward: t.conf:2: evidence: '/run/x': this build"));
+	CHECK(err("[ward]\nevidence = run/x\n", "ward: t.conf:2: evidence: 'run/x': must be an absolute path"));
 	CHECK(err("[ward]\nfoo = 1\n", "ward: t.conf:2: foo: unknown key in [ward]"));
 	CHECK(err("[supervise]\ngrace = soon\n", "ward: t.conf:2: grace: 'soon': expected a duration"));
 	CHECK(err("[supervise]\ngrace = 10x\n", "ward: t.conf:2: grace: '10x': unknown unit"));
@@ -134,7 +161,9 @@ static void test_errors(void)
 	CHECK(err("[supervise]\ngrace = 1s\n\n\ngrace = 2s\n", "ward: t.conf:5: grace: set twice (first on line 2)"));
 	CHECK(err("[agent]\ncommand = \"open\n", "ward: t.conf:2: command: '\"open': unterminated quote"));
 	CHECK(err("[agent]\ncwd = relative\n", "ward: t.conf:2: cwd: 'relative': must be an absolute path"));
-	CHECK(err("[agent]\nuser = pi\n", "ward: t.conf:2: user: 'pi': this build"));
+	CHECK(err("[agent]\nuser = pi/x\n", "ward: t.conf:2: user: 'pi/x': expected a user name"));
+	CHECK(err("[agent]\nallow_root = maybe\n", "ward: t.conf:2: allow_root: 'maybe': expected yes or no"));
+	CHECK(err("[agent]\nuser = a\nuser = b\n", "ward: t.conf:3: user: set twice"));
 	CHECK(err("[agent]\numask = 999\n", "ward: t.conf:2: umask: '999': expected an octal mode"));
 	CHECK(err("[agent]\nenv = NOEQUALS\n", "ward: t.conf:2: env: 'NOEQUALS': expected NAME=VALUE"));
 	CHECK(err("[agent]\nenv = 1A=x\n", "ward: t.conf:2: env: '1A=x': expected NAME=VALUE"));
@@ -147,8 +176,21 @@ static void test_errors(void)
 	CHECK(err("log_level = debug\n", "ward: t.conf:1: log_level: key outside any section"));
 	CHECK(err("[nope]\nx = 1\n", "ward: t.conf:1: [nope]: unknown section"));
 	CHECK(err("[ward]\n[nope]\n", "ward: t.conf:2: [nope]: unknown section"));
-	CHECK(err("[landlock]\n", "ward: t.conf:1: [landlock]: this build of ward cannot put this layer in force"));
-	CHECK(err("[seccomp]\nmode = default\n", "ward: t.conf:1: [seccomp]: this build"));
+	CHECK(err("[landlock]\n", "ward: t.conf:1: [agent] user: required when [landlock] or [seccomp]"));
+	CHECK(err("[ward]\n[seccomp]\nmode = default\n", "ward: t.conf:2: [agent] user: required when"));
+	CHECK(ok("[landlock]\nmode = off\n"));
+	CHECK(ok("[seccomp]\nmode = off\n"));
+	CHECK(ok("[landlock]\n[agent]\nallow_root = yes\n"));
+	CHECK(err("[landlock]\nmode = strict\n", "ward: t.conf:2: mode: 'strict': expected hard_requirement"));
+	CHECK(err("[landlock]\nread = usr\n", "ward: t.conf:2: read: 'usr': paths must be absolute"));
+	CHECK(err("[landlock]\nwrite = '/tmp\n", "ward: t.conf:2: write: ''/tmp': unterminated quote"));
+	CHECK(err("[landlock]\nconnect = 70000\n", "ward: t.conf:2: connect: '70000': expected ports"));
+	CHECK(err("[landlock]\nbind = 90-80\n", "ward: t.conf:2: bind: '90-80': range runs backwards"));
+	CHECK(err("[landlock]\nbind = 8x\n", "ward: t.conf:2: bind: '8x': expected ports"));
+	CHECK(err("[landlock]\nscope = network\n", "ward: t.conf:2: scope: 'network': expected abstract"));
+	CHECK(err("[seccomp]\nmode = strict\n", "ward: t.conf:2: mode: 'strict': expected default or off"));
+	CHECK(err("[seccomp]\ndeny = notasyscall\n", "ward: t.conf:2: deny: 'notasyscall': unknown system call"));
+	CHECK(err("[seccomp]\nallow = read\n", "ward: t.conf:2: allow: 'read': not in the default deny list"));
 	CHECK(err("[mcp]\n", "ward: t.conf:1: [mcp]: this build"));
 	CHECK(err("[route model]\n", "ward: t.conf:1: [route model]: this build"));
 	CHECK(err("[file ext]\n", "ward: t.conf:1: [file ext]: this build"));

@@ -1,0 +1,30 @@
+/* evidence: one JSON object with what is actually in force for the agent,
+ * read back from the kernel (/proc/PID/status, /proc/PID/limits) next to
+ * what ward built (Landlock ruleset, seccomp filter hash). */
+#ifndef WARD_EVIDENCE_H
+#define WARD_EVIDENCE_H
+
+#include <sys/types.h>
+
+#include "config.h"
+#include "supervise.h"
+
+struct confine;
+
+struct evidence_src {
+	const struct ward_config *cfg;
+	const struct confine *confine; /* NULL: no privilege drop */
+	const struct ll_ruleset *ll;   /* NULL: no Landlock */
+	const struct sc_filter *sc;    /* NULL: no agent filter */
+	const struct sc_filter *sc_init;
+	int to_stderr;		       /* --evidence */
+	const char *path;	       /* [ward] evidence, or NULL */
+};
+
+/* Builds the JSON text for the running agent (malloc'd) or NULL. */
+char *evidence_json(const struct evidence_src *e, pid_t agent, const struct start_notes *notes);
+
+/* start_hook: writes the evidence where it was asked for. */
+void evidence_on_start(void *arg, pid_t agent, const struct start_notes *notes);
+
+#endif

@@ -1,0 +1,136 @@
+#define _GNU_SOURCE
+#include "sandbox.h"
+
+#include <cap-ng.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "log.h"
+
+static int resolve_user(struct sandbox *sb, const struct ward_config *cfg, int check)
+{
+	const char *why = NULL;
+
+	if (!cfg->user) {
+		/* allow_root = yes without a user: confine ward's own uid */
+		sb->confine.user.uid = getuid();
+		sb->confine.user.gid = getgid();
+		sb->confine.user.groups[0] = getgid();
+		sb->confine.user.ngroups = 1;
+		snprintf(sb->confine.user.name, sizeof sb->confine.user.name, "%s",
+			 getuid() == 0 ? "root" : "");
+	} else if (users_resolve(cfg->user, "/etc/passwd", "/etc/group", &sb->confine.user, &why) != 0) {
+		log_error("%s:%d: user: '%s': %s", cfg->path, cfg->user_line, cfg->user, why);
+		return 2;
+	}
+	if (sb->confine.user.uid == 0 && !cfg->allow_root) {
+		log_error("%s:%d: user: '%s': that is uid 0; set allow_root = yes to run the agent as "
+			  "root (without capabilities)", cfg->path, cfg->user_line, cfg->user);
+		return 2;
+	}
+	if (!check && getuid() != 0 && geteuid() != 0) {
+		log_error("confining the agent needs ward to start as root (it runs as uid %d)",
+			  (int)getuid());
+		return 3;
+	}
+	return 0;
+}
+
+int sandbox_prepare(struct sandbox *sb, const struct ward_config *cfg, int vm, int check)
+{
+	char err[1024];
+	int rc, i;
+
+	memset(sb, 0, sizeof *sb);
+	sb->ll.fd = -1;
+	sb->ev.cfg = cfg;
+	sb->confining = cfg->user || ((cfg->has_landlock || cfg->has_seccomp) && cfg->allow_root);
+	if (sb->confining) {
+		if ((rc = resolve_user(sb, cfg, check)) != 0)
+			return rc;
+		sb->confine.enabled = 1;
+		sb->ev.confine = &sb->confine;
+	}
+	if (cfg->has_landlock && cfg->landlock.mode != LL_OFF) {
+		if (ll_build(&cfg->landlock, ll_abi(), &sb->ll, err, sizeof err) != 0) {
+			log_error("landlock: %s", err);
+			return 3;
+		}
+		for (i = 0; i < sb->ll.n_notes; i++)
+			log_warn("landlock: %s", sb->ll.notes[i]);
+		if (sb->ll.fd >= 0)
+			sb->confine.ll = &sb->ll;
+		sb->ev.ll = &sb->ll;
+	}
+	if (cfg->has_seccomp && cfg->seccomp.enabled) {
+		if (sc_build_agent(&cfg->seccomp, &sb->sc, err, sizeof err) != 0 ||
+		    sc_build_init(&cfg->seccomp, vm, &sb->sc_init, err, sizeof err) != 0) {
+			log_error("%s", err);
+			return 3;
+		}
+		sb->confine.sc = &sb->sc;
+		sb->ev.sc = &sb->sc;
+		sb->ev.sc_init = &sb->sc_init;
+	}
+	return 0;
+}
+
+void sandbox_print(const struct sandbox *sb, const struct ward_config *cfg, FILE *out)
+{
+	int i;
+
+	fputs("\n; in force on this machine\n", out);
+	if (sb->confining)
+		fprintf(out, "; agent user: uid %d gid %d (%s), %d group(s)\n", (int)sb->confine.user.uid,
+			(int)sb->confine.user.gid, sb->confine.user.name[0] ? sb->confine.user.name : "no passwd entry",
+			sb->confine.user.ngroups);
+	if (cfg->has_landlock && cfg->landlock.mode != LL_OFF) {
+		char names[512];
+		fprintf(out, "; landlock: kernel ABI %d, %d path rule(s), %d port rule(s)\n", sb->ll.abi,
+			sb->ll.n_rules, sb->ll.n_net_rules);
+		fprintf(out, "; landlock handles: %s%s\n", ll_fs_names(sb->ll.handled_fs, names, sizeof names),
+			sb->ll.handled_net ? ",bind_tcp,connect_tcp" : "");
+		for (i = 0; i < sb->ll.n_notes; i++)
+			fprintf(out, "; warning: landlock: %s\n", sb->ll.notes[i]);
+	}
+	if (sb->sc.prog)
+		fprintf(out, "; seccomp: %d rules, %u BPF instructions\n", sb->sc.n_rules, sb->sc.len);
+}
+
+void sandbox_lock_pid1(const struct sandbox *sb, const struct ward_config *cfg, int vm)
+{
+	int rc;
+
+	if (!sb->confining)
+		return;
+	/* What supervision still needs: signalling the agent's tree (another
+	 * uid) and, for restarts, what the child needs to drop to the agent
+	 * user again. */
+	capng_clear(CAPNG_SELECT_BOTH);
+	capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, CAP_KILL);
+	if (cfg->restart != RESTART_NEVER) {
+		capng_updatev(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, CAP_SETUID, CAP_SETGID,
+			      CAP_SETPCAP, -1);
+		if (cfg->n_rlimits)
+			capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, CAP_SYS_RESOURCE);
+	}
+	if (vm)
+		capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, CAP_SYS_BOOT);
+	if (capng_apply(CAPNG_SELECT_BOTH) != 0)
+		log_warn("cannot drop ward's own capabilities");
+	if (sb->sc_init.prog) {
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+			log_warn("cannot set no_new_privs on ward itself: %s", strerror(errno));
+		else if ((rc = sc_load(&sb->sc_init)) != 0)
+			log_warn("cannot load ward's own seccomp filter: %s", strerror(-rc));
+	}
+}
+
+void sandbox_free(struct sandbox *sb)
+{
+	ll_free(&sb->ll);
+	sc_free(&sb->sc);
+	sc_free(&sb->sc_init);
+}

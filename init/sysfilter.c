@@ -1,0 +1,328 @@
+#define _GNU_SOURCE
+#include "sysfilter.h"
+
+#include <errno.h>
+#include <linux/seccomp.h>
+#include <mbedtls/sha256.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/personality.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+#ifndef AF_VSOCK
+#define AF_VSOCK 40
+#endif
+
+enum rule_kind {
+	R_ALL,		/* every call */
+	R_NS_FLAGS,	/* arg0 carries a CLONE_NEW* flag */
+	R_SOCKET,	/* families other than unix, inet, inet6, netlink(route); raw inet */
+	R_IOCTL_TTY,	/* TIOCSTI, TIOCLINUX */
+	R_PERSONALITY,	/* flags that weaken ASLR or make data executable */
+};
+
+/* The default deny list for an agent running Node, bash and git
+ * (sandbox research §D, measured against Pi 1.6). pid1: PID 1 never needs
+ * it either, so its own filter denies it too. */
+static const struct rule {
+	const char *name;
+	int err;
+	enum rule_kind kind;
+	int pid1;
+} rules[] = {
+	/* namespaces */
+	{ "unshare", EPERM, R_NS_FLAGS, 1 },
+	{ "clone", EPERM, R_NS_FLAGS, 1 },
+	{ "setns", EPERM, R_ALL, 1 },
+	/* clone3 and io_uring must fail with ENOSYS: glibc and libuv fall
+	 * back only on ENOSYS (EPERM from clone3 aborts Node) */
+	{ "clone3", ENOSYS, R_ALL, 0 },
+	{ "io_uring_setup", ENOSYS, R_ALL, 1 },
+	{ "io_uring_enter", ENOSYS, R_ALL, 1 },
+	{ "io_uring_register", ENOSYS, R_ALL, 1 },
+	/* mount API */
+	{ "mount", EPERM, R_ALL, 1 },
+	{ "umount2", EPERM, R_ALL, 1 },
+	{ "pivot_root", EPERM, R_ALL, 1 },
+	{ "chroot", EPERM, R_ALL, 1 },
+	{ "fsopen", EPERM, R_ALL, 1 },
+	{ "fsconfig", EPERM, R_ALL, 1 },
+	{ "fsmount", EPERM, R_ALL, 1 },
+	{ "fspick", EPERM, R_ALL, 1 },
+	{ "move_mount", EPERM, R_ALL, 1 },
+	{ "open_tree", EPERM, R_ALL, 1 },
+	{ "mount_setattr", EPERM, R_ALL, 1 },
+	/* introspection of other processes */
+	{ "ptrace", EPERM, R_ALL, 1 },
+	{ "process_vm_readv", EPERM, R_ALL, 1 },
+	{ "process_vm_writev", EPERM, R_ALL, 1 },
+	{ "process_madvise", EPERM, R_ALL, 1 },
+	{ "kcmp", EPERM, R_ALL, 1 },
+	{ "pidfd_getfd", EPERM, R_ALL, 1 },
+	/* kernel attack surface */
+	{ "bpf", EPERM, R_ALL, 1 },
+	{ "perf_event_open", EPERM, R_ALL, 1 },
+	{ "userfaultfd", EPERM, R_ALL, 1 },
+	{ "keyctl", EPERM, R_ALL, 1 },
+	{ "add_key", EPERM, R_ALL, 1 },
+	{ "request_key", EPERM, R_ALL, 1 },
+	{ "fanotify_init", EPERM, R_ALL, 1 },
+	{ "open_by_handle_at", EPERM, R_ALL, 1 },
+	{ "name_to_handle_at", EPERM, R_ALL, 1 },
+	/* administration */
+	{ "init_module", EPERM, R_ALL, 1 },
+	{ "finit_module", EPERM, R_ALL, 1 },
+	{ "delete_module", EPERM, R_ALL, 1 },
+	{ "kexec_load", EPERM, R_ALL, 1 },
+	{ "kexec_file_load", EPERM, R_ALL, 1 },
+	{ "reboot", EPERM, R_ALL, 1 }, /* PID 1 of a VM keeps it */
+	{ "swapon", EPERM, R_ALL, 1 },
+	{ "swapoff", EPERM, R_ALL, 1 },
+	{ "acct", EPERM, R_ALL, 1 },
+	{ "quotactl", EPERM, R_ALL, 1 },
+	{ "quotactl_fd", EPERM, R_ALL, 1 },
+	{ "sethostname", EPERM, R_ALL, 1 },
+	{ "setdomainname", EPERM, R_ALL, 1 },
+	{ "settimeofday", EPERM, R_ALL, 1 },
+	{ "clock_settime", EPERM, R_ALL, 1 },
+	{ "clock_adjtime", EPERM, R_ALL, 1 },
+	{ "syslog", EPERM, R_ALL, 1 },
+	{ "vhangup", EPERM, R_ALL, 1 },
+	{ "iopl", EPERM, R_ALL, 1 },
+	{ "ioperm", EPERM, R_ALL, 1 },
+	{ "lookup_dcookie", EPERM, R_ALL, 1 },
+	{ "uselib", EPERM, R_ALL, 1 },
+	/* NUMA placement of other processes' memory */
+	{ "mbind", EPERM, R_ALL, 0 },
+	{ "migrate_pages", EPERM, R_ALL, 0 },
+	{ "move_pages", EPERM, R_ALL, 0 },
+	/* argument-dependent */
+	{ "socket", EAFNOSUPPORT, R_SOCKET, 0 },
+	{ "socketpair", EAFNOSUPPORT, R_SOCKET, 0 },
+	{ "ioctl", EPERM, R_IOCTL_TTY, 0 },
+	{ "personality", EPERM, R_PERSONALITY, 0 },
+};
+
+#define N_RULES (sizeof rules / sizeof rules[0])
+
+int sc_default_has(const char *name)
+{
+	size_t i;
+	for (i = 0; i < N_RULES; i++)
+		if (strcmp(rules[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
+int sc_known_syscall(const char *name)
+{
+	return seccomp_syscall_resolve_name(name) != __NR_SCMP_ERROR;
+}
+
+size_t sc_default_names(const char **names, size_t max, int pid1)
+{
+	size_t i, n = 0;
+	for (i = 0; i < N_RULES && n < max; i++)
+		if (!pid1 || rules[i].pid1)
+			names[n++] = rules[i].name;
+	return n;
+}
+
+static int listed(char *const *v, int n, const char *name)
+{
+	int i;
+	for (i = 0; i < n; i++)
+		if (strcmp(v[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+/* Adds one rule group. Returns the number of rules added or -errno. */
+static int add_rule(scmp_filter_ctx ctx, const struct rule *r)
+{
+	static const unsigned long ns_flags[] = { CLONE_NEWNS,	CLONE_NEWCGROUP, CLONE_NEWUTS,
+						  CLONE_NEWIPC, CLONE_NEWUSER,	 CLONE_NEWPID,
+						  CLONE_NEWNET, CLONE_NEWTIME };
+	int nr = seccomp_syscall_resolve_name(r->name);
+	uint32_t act = SCMP_ACT_ERRNO((uint32_t)r->err);
+	int rc = 0, n = 0;
+	size_t i;
+
+	if (nr == __NR_SCMP_ERROR)
+		return 0; /* not a syscall on this arch (e.g. uselib on new kernels) */
+	switch (r->kind) {
+	case R_ALL:
+		rc = seccomp_rule_add(ctx, act, nr, 0);
+		n = 1;
+		break;
+	case R_NS_FLAGS:
+		for (i = 0; i < sizeof ns_flags / sizeof ns_flags[0] && rc == 0; i++, n++)
+			rc = seccomp_rule_add(ctx, act, nr, 1,
+					      SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]));
+		break;
+	case R_SOCKET: {
+		/* Allowed families: AF_UNIX 1, AF_INET 2, AF_INET6 10,
+		 * AF_NETLINK 16. Everything else, AF_VSOCK and AF_PACKET
+		 * included, gets EAFNOSUPPORT. */
+		static const int bad[] = { 0, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15 };
+		for (i = 0; i < sizeof bad / sizeof bad[0] && rc == 0; i++, n++)
+			rc = seccomp_rule_add(ctx, act, nr, 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)bad[i]));
+		if (rc == 0) {
+			rc = seccomp_rule_add(ctx, act, nr, 1, SCMP_A0(SCMP_CMP_GT, AF_NETLINK));
+			n++;
+		}
+		if (rc == 0 && strcmp(r->name, "socket") == 0) {
+			/* netlink other than NETLINK_ROUTE (0) */
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 2,
+					      SCMP_A0(SCMP_CMP_EQ, AF_NETLINK), SCMP_A2(SCMP_CMP_NE, 0));
+			n++;
+			/* raw and packet sockets on inet (the type's low nibble) */
+			for (i = 0; i < 4 && rc == 0; i++, n++)
+				rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 2,
+						      SCMP_A0(SCMP_CMP_EQ, i < 2 ? AF_INET : AF_INET6),
+						      SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf,
+							      i % 2 ? SOCK_PACKET : SOCK_RAW));
+		}
+		break;
+	}
+	case R_IOCTL_TTY:
+		/* the kernel reads the command as 32 bits: compare only those */
+		rc = seccomp_rule_add(ctx, act, nr, 1, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL, TIOCSTI));
+		if (rc == 0)
+			rc = seccomp_rule_add(ctx, act, nr, 1,
+					      SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL, TIOCLINUX));
+		n = 2;
+		break;
+	case R_PERSONALITY: {
+		/* Bit 31 is clear in every real persona and set in the query
+		 * value 0xffffffff, so the query stays allowed. */
+		static const unsigned long bits[] = { ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC,
+						      ADDR_COMPAT_LAYOUT, MMAP_PAGE_ZERO, ADDR_LIMIT_3GB };
+		for (i = 0; i < sizeof bits / sizeof bits[0] && rc == 0; i++, n++)
+			rc = seccomp_rule_add(ctx, act, nr, 1,
+					      SCMP_A0(SCMP_CMP_MASKED_EQ, bits[i] | 0x80000000UL, bits[i]));
+		break;
+	}
+	}
+	return rc < 0 ? rc : n;
+}
+
+static int export(scmp_filter_ctx ctx, struct sc_filter *f, char *err, size_t errsize)
+{
+	int fd = memfd_create("ward-seccomp", MFD_CLOEXEC);
+	off_t size;
+	int rc;
+
+	if (fd < 0) {
+		snprintf(err, errsize, "seccomp: memfd_create: %s", strerror(errno));
+		return -1;
+	}
+	rc = seccomp_export_bpf(ctx, fd);
+	size = lseek(fd, 0, SEEK_END);
+	if (rc < 0 || size <= 0 || size % (off_t)sizeof(struct sock_filter) != 0 ||
+	    size / (off_t)sizeof(struct sock_filter) > BPF_MAXINSNS) {
+		snprintf(err, errsize, "seccomp: cannot export the filter: %s", strerror(rc < 0 ? -rc : EINVAL));
+		close(fd);
+		return -1;
+	}
+	f->prog = malloc((size_t)size);
+	if (!f->prog || pread(fd, f->prog, (size_t)size, 0) != (ssize_t)size) {
+		snprintf(err, errsize, "seccomp: cannot read the exported filter");
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	f->len = (unsigned short)(size / (off_t)sizeof(struct sock_filter));
+	mbedtls_sha256_ret((const unsigned char *)f->prog, (size_t)size, f->sha256, 0);
+	return 0;
+}
+
+static int build(const struct sc_policy *p, int pid1, int vm, struct sc_filter *f, char *err,
+		 size_t errsize)
+{
+	scmp_filter_ctx ctx;
+	size_t i;
+	int rc = 0, n;
+
+	memset(f, 0, sizeof *f);
+	ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx) {
+		snprintf(err, errsize, "seccomp: seccomp_init failed");
+		return -1;
+	}
+	/* Native arch only: i386 and x32 calls kill the process. */
+	if (seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS) != 0 ||
+	    seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0) != 0) {
+		snprintf(err, errsize, "seccomp: cannot set filter attributes");
+		goto fail;
+	}
+	for (i = 0; i < N_RULES; i++) {
+		if (listed(p->allow, p->n_allow, rules[i].name))
+			continue;
+		if (pid1 && (!rules[i].pid1 || (vm && strcmp(rules[i].name, "reboot") == 0)))
+			continue;
+		n = add_rule(ctx, &rules[i]);
+		if (n < 0) {
+			rc = n;
+			snprintf(err, errsize, "seccomp: rule for %s: %s", rules[i].name, strerror(-n));
+			goto fail;
+		}
+		f->n_rules += n;
+	}
+	for (i = 0; !pid1 && i < (size_t)p->n_deny; i++) {
+		int nr = seccomp_syscall_resolve_name(p->deny[i]);
+		if (nr == __NR_SCMP_ERROR || (rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0)) < 0) {
+			snprintf(err, errsize, "seccomp: deny %s: %s", p->deny[i],
+				 nr == __NR_SCMP_ERROR ? "unknown system call" : strerror(-rc));
+			goto fail;
+		}
+		f->n_rules++;
+	}
+	if (export(ctx, f, err, errsize) != 0)
+		goto fail;
+	seccomp_release(ctx);
+	return 0;
+fail:
+	seccomp_release(ctx);
+	sc_free(f);
+	return -1;
+}
+
+int sc_build_agent(const struct sc_policy *p, struct sc_filter *f, char *err, size_t errsize)
+{
+	return build(p, 0, 0, f, err, errsize);
+}
+
+int sc_build_init(const struct sc_policy *p, int vm, struct sc_filter *f, char *err, size_t errsize)
+{
+	return build(p, 1, vm, f, err, errsize);
+}
+
+int sc_load(const struct sc_filter *f)
+{
+	struct sock_fprog prog;
+
+	if (!f->prog)
+		return 0;
+	prog.len = f->len;
+	prog.filter = f->prog;
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
+		return -errno;
+	return 0;
+}
+
+void sc_free(struct sc_filter *f)
+{
+	free(f->prog);
+	memset(f, 0, sizeof *f);
+}

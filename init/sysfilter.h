@@ -1,0 +1,45 @@
+/* sysfilter: seccomp: the agent's deny-list filter and PID 1's own, built once with
+ * libseccomp and exported to BPF; the child loads the BPF with one raw
+ * syscall, so a restart compiles nothing. */
+#ifndef WARD_SYSFILTER_H
+#define WARD_SYSFILTER_H
+
+#include <linux/filter.h>
+#include <stddef.h>
+
+struct sc_filter {
+	struct sock_filter *prog; /* NULL: no filter */
+	unsigned short len;
+	unsigned char sha256[32];
+	int n_rules; /* syscall rules added */
+};
+
+struct sc_policy {
+	int enabled;
+	char **deny; /* extra names -> EPERM */
+	int n_deny;
+	char **allow; /* names taken out of the default list */
+	int n_allow;
+};
+
+/* Is this name in the default deny list (the rule groups by syscall)? */
+int sc_default_has(const char *name);
+
+/* Does libseccomp know this syscall on the native arch? */
+int sc_known_syscall(const char *name);
+
+/* The default list as "name:errno" lines, for --check and the evidence. */
+size_t sc_default_names(const char **names, size_t max, int pid1);
+
+int sc_build_agent(const struct sc_policy *p, struct sc_filter *f, char *err, size_t errsize);
+
+/* PID 1's own filter: the part of the agent's list PID 1 never needs
+ * (minus what the config allows), and reboot unless ward is a VM's init. */
+int sc_build_init(const struct sc_policy *p, int vm, struct sc_filter *f, char *err, size_t errsize);
+
+/* Loads the filter into the calling thread (needs NO_NEW_PRIVS). 0 or -errno. */
+int sc_load(const struct sc_filter *f);
+
+void sc_free(struct sc_filter *f);
+
+#endif
