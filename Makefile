@@ -15,7 +15,7 @@ INIT_OBJS := $(INIT_SRCS:%.c=$(B)/%.o)
 MAIN_OBJ  := $(B)/init/main.o
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_*.c))
-HELPERS    := $(B)/tests/helper
+HELPERS    := $(B)/tests/helper $(B)/tests/escape
 
 # Sanitizer build (dynamic: ASan cannot be static) and a plain dynamic build
 # for valgrind, which cannot see malloc in a static binary.
@@ -24,7 +24,7 @@ ASAN_OBJS  := $(INIT_SRCS:%.c=$(B)/asan/%.o)
 ASAN_UNIT  := $(patsubst tests/unit/%.c,$(B)/asan/tests/%,$(wildcard tests/unit/test_*.c))
 DYN_OBJS   := $(INIT_SRCS:%.c=$(B)/dyn/%.o)
 
-.PHONY: all check check-unit check-behaviour check-asan check-valgrind bench clean demo
+.PHONY: all check check-unit check-behaviour check-sandbox check-asan check-valgrind bench clean demo
 all: $(B)/ward
 
 HEADERS  := $(wildcard init/*.h landlock/*.h)
@@ -58,6 +58,10 @@ $(B)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h $(INIT_OBJS) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests/unit $(ALL_CFLAGS) -o $@ $< $(INIT_OBJS) $(LIBS)
 
+$(B)/tests/escape: tests/sandbox/escape.c
+	@mkdir -p $(dir $@)
+	$(CC) -static $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
+
 $(B)/tests/helper: tests/helpers/helper.c
 	@mkdir -p $(dir $@)
 	$(CC) -static $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
@@ -65,7 +69,7 @@ $(B)/tests/helper: tests/helpers/helper.c
 # Every suite prints "NAME: N passed, N failed"; tests/summary adds them up.
 check: all $(UNIT_TESTS) $(ASAN_UNIT) $(B)/asan/ward $(B)/dyn/ward $(HELPERS)
 	@tests/summary $(B)/check.log $(MAKE) --no-print-directory check-unit check-behaviour \
-		check-asan check-valgrind
+		check-sandbox check-asan check-valgrind
 
 check-unit: $(UNIT_TESTS)
 	@tests/run-unit $(UNIT_TESTS)
@@ -73,6 +77,11 @@ check-unit: $(UNIT_TESTS)
 check-behaviour: $(B)/ward $(HELPERS)
 	/usr/bin/python3 tests/behaviour/behave.py --ward $(B)/ward --helper $(B)/tests/helper \
 		--report $(B)/behaviour-report.md
+
+# The escape probe as the confined agent on the host, in runc and in docker
+# (a private dockerd), and the evidence checked against /proc.
+check-sandbox: $(B)/ward $(HELPERS)
+	/usr/bin/python3 tests/sandbox/sandbox.py --ward $(B)/ward --probe $(B)/tests/escape
 
 # The unit tests and the behaviour cases again, on an ASan+UBSan build.
 # VM mode (B32) unmounts /proc before ward starts, and the ASan runtime

@@ -245,29 +245,32 @@ char *evidence_json(const struct evidence_src *e, pid_t agent, const struct star
 	return text;
 }
 
-static int write_file(const char *path, const char *text)
+int evidence_open(struct evidence_src *e)
 {
-	char tmp[4096];
-	size_t len = strlen(text);
-	int fd;
+	char dir[4096], *slash;
 
-	if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0)
+	e->fd = -1;
+	if (!e->path)
+		return 0;
+	snprintf(dir, sizeof dir, "%s", e->path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+			return -errno;
+	}
+	e->fd = open(e->path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	return e->fd < 0 ? -errno : 0;
+}
+
+/* One JSON object replaces the file's content at every start. */
+static int write_evidence(int fd, const char *text)
+{
+	size_t len = strlen(text);
+
+	if (ftruncate(fd, 0) != 0 || pwrite(fd, text, len, 0) != (ssize_t)len ||
+	    pwrite(fd, "\n", 1, (off_t)len) != 1)
 		return -errno;
-	if (write(fd, text, len) != (ssize_t)len || write(fd, "\n", 1) != 1 || fsync(fd) != 0) {
-		int e = errno;
-		close(fd);
-		unlink(tmp);
-		return -e;
-	}
-	close(fd);
-	if (rename(tmp, path) != 0) {
-		int e = errno;
-		unlink(tmp);
-		return -e;
-	}
 	return 0;
 }
 
@@ -289,7 +292,7 @@ void evidence_on_start(void *arg, pid_t agent, const struct start_notes *notes)
 		if (write(log_fd(), text, len) < 0 || write(log_fd(), "\n", 1) < 0)
 			log_warn("evidence: cannot write to stderr");
 	}
-	if (e->path && (rc = write_file(e->path, text)) != 0)
+	if (e->fd >= 0 && (rc = write_evidence(e->fd, text)) != 0)
 		log_error("evidence: %s: %s", e->path, strerror(-rc));
 	free(text);
 }

@@ -19,7 +19,13 @@ struct evidence_src {
 	const struct sc_filter *sc_init;
 	int to_stderr;		       /* --evidence */
 	const char *path;	       /* [ward] evidence, or NULL */
+	int fd;			       /* path, opened while ward still held its capabilities */
 };
+
+/* Opens (creates) the evidence file and its directory now, while PID 1
+ * may still write anywhere; later writes go through this descriptor.
+ * Returns 0 or -errno. */
+int evidence_open(struct evidence_src *e);
 
 /* Builds the JSON text for the running agent (malloc'd) or NULL. */
 char *evidence_json(const struct evidence_src *e, pid_t agent, const struct start_notes *notes);

@@ -227,7 +227,6 @@ int main(int argc, char **argv)
 	if (rc)
 		return stop(vm, rc);
 	sb.ev.to_stderr = opt.evidence;
-	sb.ev.path = cfg.evidence;
 	announce_layers(&cfg, &sb);
 
 	if (!cfg.cwd) {
@@ -256,6 +255,8 @@ int main(int argc, char **argv)
 	fds[nfds++] = log_fd();
 	if (sb.ll.fd >= 0)
 		fds[nfds++] = sb.ll.fd;
+	if (sb.ev.fd >= 0)
+		fds[nfds++] = sb.ev.fd;
 	close_fds_except(fds, nfds);
 	if (chdir("/") != 0)
 		log_warn("chdir /: %s", strerror(errno));

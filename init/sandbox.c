@@ -35,6 +35,17 @@ static int resolve_user(struct sandbox *sb, const struct ward_config *cfg, int c
 			  (int)getuid());
 		return 3;
 	}
+	/* A runtime may start ward as root yet without the capabilities to
+	 * change user (runc's default spec grants neither): say so now. */
+	capng_get_caps_process();
+	if (!check && sb->confine.user.uid != getuid() &&
+	    (!capng_have_capability(CAPNG_EFFECTIVE, CAP_SETUID) ||
+	     !capng_have_capability(CAPNG_EFFECTIVE, CAP_SETGID))) {
+		log_error("cannot switch the agent to uid %d: the runtime gave ward no CAP_SETUID/CAP_SETGID "
+			  "(add them to the container's capabilities, as docker and podman do)",
+			  (int)sb->confine.user.uid);
+		return 3;
+	}
 	return 0;
 }
 
@@ -45,6 +56,7 @@ int sandbox_prepare(struct sandbox *sb, const struct ward_config *cfg, int vm, i
 
 	memset(sb, 0, sizeof *sb);
 	sb->ll.fd = -1;
+	sb->ev.fd = -1;
 	sb->ev.cfg = cfg;
 	sb->confining = cfg->user || ((cfg->has_landlock || cfg->has_seccomp) && cfg->allow_root);
 	if (sb->confining) {
@@ -63,6 +75,11 @@ int sandbox_prepare(struct sandbox *sb, const struct ward_config *cfg, int vm, i
 		if (sb->ll.fd >= 0)
 			sb->confine.ll = &sb->ll;
 		sb->ev.ll = &sb->ll;
+	}
+	sb->ev.path = cfg->evidence;
+	if (!check && (rc = evidence_open(&sb->ev)) != 0) {
+		log_error("evidence: %s: %s", cfg->evidence, strerror(-rc));
+		return 3;
 	}
 	if (cfg->has_seccomp && cfg->seccomp.enabled) {
 		if (sc_build_agent(&cfg->seccomp, &sb->sc, err, sizeof err) != 0 ||
@@ -130,6 +147,8 @@ void sandbox_lock_pid1(const struct sandbox *sb, const struct ward_config *cfg, 
 
 void sandbox_free(struct sandbox *sb)
 {
+	if (sb->ev.fd >= 0)
+		close(sb->ev.fd);
 	ll_free(&sb->ll);
 	sc_free(&sb->sc);
 	sc_free(&sb->sc_init);

@@ -1,0 +1,391 @@
+#!/usr/bin/python3
+"""Confinement tests: the escape probe run as ward's agent, and the evidence
+checked against /proc, on the host, in runc and in docker.
+
+  sandbox.py --ward W --probe P [--runtimes host,runc,docker]
+
+Each runtime runs the same static probe (tests/sandbox/escape.c) under the
+same policy; every escape must fail with its exact errno and every control
+must work. Runtimes whose tools are missing report SKIP with the reason; CI
+installs them (scripts/install-deps.sh containers), so there they run.
+"""
+import argparse
+import json
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+AGENT_UID = 4242
+HERE = os.path.dirname(os.path.abspath(__file__))
+results = []  # (name, status, detail)
+
+
+def report(name, status, detail=""):
+    results.append((name, status, detail))
+    print(f"{status:4} {name}: {detail}", flush=True)
+
+
+class Listener:
+    """A loopback TCP listener that accepts and closes, in a thread."""
+
+    def __init__(self):
+        self.s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.s.bind(("127.0.0.1", 0))
+        self.s.listen(16)
+        self.port = self.s.getsockname()[1]
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self):
+        while True:
+            try:
+                c, _ = self.s.accept()
+                c.close()
+            except OSError:
+                return
+
+
+def as_agent():
+    os.setgroups([])
+    os.setresgid(AGENT_UID, AGENT_UID, AGENT_UID)
+    os.setresuid(AGENT_UID, AGENT_UID, AGENT_UID)
+
+
+def policy(root, allowed, extra=""):
+    """The policy every runtime uses; root is where ro/rw/secret live."""
+    return f"""[agent]
+user = {AGENT_UID}:{AGENT_UID}
+env = PATH=/usr/bin:/bin
+[landlock]
+mode = hard_requirement
+read = {root}/ro /proc /usr
+write = {root}/rw
+connect = {allowed}
+scope = abstract signal
+[seccomp]
+mode = default
+{extra}"""
+
+
+def make_tree(root, probe):
+    for d in ("ro", "rw", "secret"):
+        os.makedirs(os.path.join(root, d), exist_ok=True)
+    with open(os.path.join(root, "ro", "file"), "w") as f:
+        f.write("read me\n")
+    with open(os.path.join(root, "secret", "file"), "w") as f:
+        f.write("secret\n")
+    # owned by the agent: only Landlock stands between it and the file
+    # (DAC and protected_hardlinks would refuse a root-owned one anyway)
+    os.chown(os.path.join(root, "secret", "file"), AGENT_UID, AGENT_UID)
+    shutil.copy(probe, os.path.join(root, "ro", "escape"))
+    os.chmod(os.path.join(root, "ro", "escape"), 0o755)
+    os.chown(os.path.join(root, "rw"), AGENT_UID, AGENT_UID)
+    os.chmod(root, 0o755)
+
+
+def check_probe_output(name, rc, out):
+    lines = out.splitlines()
+    fails = [l for l in lines if l.startswith("FAIL")]
+    summary = [l for l in lines if l.startswith("escape:")]
+    checks = sum(1 for l in lines if l.startswith("ok ") or l.startswith("FAIL"))
+    ok = rc == 0 and not fails and summary and checks >= 50
+    report(name, "pass" if ok else "FAIL",
+           (summary[0] if summary else f"no summary (rc={rc})") + ("; " + "; ".join(fails) if fails else ""))
+    if not ok:
+        print(out)
+
+
+# ---------------------------------------------------------------- host
+
+def host(a):
+    tag = f"h{os.getpid()}"
+    allowed, denied = Listener(), Listener()
+    root = tempfile.mkdtemp(prefix="ward-escape-")
+    os.chmod(root, 0o755)
+    make_tree(root, a.probe)
+    conf = os.path.join(root, "ward.conf")
+    evidence = os.path.join(root, "evidence.json")
+    with open(conf, "w") as f:
+        f.write(policy(root, allowed.port))
+    outsider = subprocess.Popen([os.path.join(root, "ro", "escape"), "outsider", tag], preexec_fn=as_agent,
+                                stdout=subprocess.PIPE)
+    outsider.stdout.readline()
+    try:
+        p = subprocess.run([a.ward, "-c", conf, "--", os.path.join(root, "ro", "escape"), "probe", root,
+                            str(allowed.port), str(denied.port), tag], capture_output=True, timeout=60,
+                           cwd=os.path.join(root, "rw"))
+        check_probe_output("host: escape probe as the agent", p.returncode, p.stdout.decode())
+        outsider_alive = outsider.poll() is None
+        report("host: the outsider survived the probe's kill()", "pass" if outsider_alive else "FAIL",
+               f"alive={outsider_alive}")
+    finally:
+        outsider.kill()
+        outsider.wait()
+
+    # the evidence JSON equals what /proc shows for the running agent
+    text = policy(root, allowed.port).replace("[agent]\n", f"[agent]\nrlimit_nofile = 1024:2048\n")
+    text = text.replace("[landlock]", f"[ward]\nevidence = {evidence}\n[landlock]")
+    with open(conf, "w") as f:
+        f.write(text)
+    w = subprocess.Popen([a.ward, "-c", conf, "--evidence", "--", "sleep", "5"], stderr=subprocess.PIPE,
+                         cwd=os.path.join(root, "rw"))
+    ev = None
+    for _ in range(100):
+        if os.path.exists(evidence):
+            ev = json.load(open(evidence))
+            break
+        time.sleep(0.05)
+    if not ev:
+        report("host: evidence written", "FAIL", "no evidence file")
+    else:
+        pid = ev["agent_pid"]
+        status = {}
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                k, _, v = line.partition(":")
+                status[k] = v.strip()
+        keys = ["Uid", "Gid", "Groups", "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs",
+                "Seccomp", "Seccomp_filters"]
+        diff = [k for k in keys if ev["agent"].get(k, "").split() != status.get(k, "").split()]
+        zero = all(ev["agent"][k] == "0000000000000000" for k in ["CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"])
+        ok = not diff and zero and ev["agent"]["NoNewPrivs"] == "1" and ev["agent"]["Seccomp"] == "2" \
+            and ev["agent"]["Uid"].split()[0] == str(AGENT_UID)
+        report("host: evidence matches /proc/PID/status", "pass" if ok else "FAIL",
+               f"uid {ev['agent']['Uid'].split()[0]}, caps all zero={zero}, NoNewPrivs {ev['agent']['NoNewPrivs']}, "
+               f"Seccomp {ev['agent']['Seccomp']}" + (f"; differs: {diff}" if diff else ""))
+        ll = ev["landlock"]
+        ok = ll["abi"] >= 1 and ll["enabled"] and len(ll["handled_fs"]) == 16 and \
+            ll["scoped"] == ["abstract_unix_socket", "signal"] and ev["rlimits"]["nofile"] == ["1024", "2048"] \
+            and ev["rlimits"]["core"] == ["0", "0"] and len(ev["seccomp"]["sha256"]) == 64 \
+            and ev["degradations"] == [] and ev["ward_self"]["status"]["Seccomp"] == "2"
+        report("host: evidence shows Landlock, seccomp hash, rlimits, no degradation", "pass" if ok else "FAIL",
+               f"ABI {ll['abi']}, {len(ll['handled_fs'])} fs rights, rules {len(ll['rules'])}, "
+               f"seccomp {ev['seccomp']['sha256'][:12]}…, nofile {ev['rlimits']['nofile']}, "
+               f"degradations {ev['degradations']}")
+        with open(f"/proc/{w.pid}/status") as f:
+            wstat = {k: v.strip() for k, _, v in (l.partition(":") for l in f)}
+        ok = int(wstat["CapEff"], 16) == 1 << 5 and wstat["NoNewPrivs"] == "1" and wstat["Seccomp"] == "2"
+        report("host: PID 1 keeps only CAP_KILL and runs its own filter", "pass" if ok else "FAIL",
+               f"ward CapEff {wstat['CapEff']} NoNewPrivs {wstat['NoNewPrivs']} Seccomp {wstat['Seccomp']}")
+    w.send_signal(signal.SIGTERM)
+    w.wait(timeout=15)
+    err = w.stderr.read().decode()
+    printed = [l for l in err.splitlines() if l.startswith("{")]
+    report("host: --evidence prints the same JSON on stderr", "pass" if printed and json.loads(printed[0]) == ev else "FAIL",
+           f"{len(printed)} JSON line(s)")
+
+    # hard_requirement refuses what it cannot enforce; best_effort degrades
+    marker = os.path.join(root, "rw", "started")
+    text = policy(root, allowed.port).replace(f"read = {root}/ro /proc", f"read = {root}/ro /proc /nonexistent-ward")
+    assert "/nonexistent-ward" in text
+    with open(conf, "w") as f:
+        f.write(text)
+    p = subprocess.run([a.ward, "-c", conf, "--", "touch", marker], capture_output=True, timeout=20)
+    err = p.stderr.decode()
+    ok = p.returncode == 3 and "landlock: /nonexistent-ward: No such file or directory" in err and not os.path.exists(marker)
+    report("host: hard_requirement with a missing path: exit 3, agent never runs", "pass" if ok else "FAIL",
+           f"rc={p.returncode} {err.strip().splitlines()[-1] if err.strip() else ''}")
+    with open(conf, "w") as f:
+        f.write(text.replace("mode = hard_requirement", "mode = best_effort") +
+                f"[ward]\nevidence = {evidence}\n")
+    p = subprocess.run([a.ward, "-c", conf, "--", "touch", marker], capture_output=True, timeout=20,
+                       cwd=os.path.join(root, "rw"))
+    ev = json.load(open(evidence))
+    ok = p.returncode == 0 and os.path.exists(marker) and \
+        any("/nonexistent-ward" in d for d in ev["degradations"])
+    report("host: best_effort with a missing path: runs, degradation recorded", "pass" if ok else "FAIL",
+           f"rc={p.returncode} degradations={ev['degradations']}")
+    shutil.rmtree(root)
+
+
+# ---------------------------------------------------------------- containers
+
+def make_rootfs(a, rootfs, allowed):
+    """A minimal image: static ward and probe, passwd, the policy."""
+    for d in ("sbin", "etc/ward", "proc", "dev", "tmp", "sys", "usr"):
+        os.makedirs(os.path.join(rootfs, d), exist_ok=True)
+    shutil.copy(a.ward, os.path.join(rootfs, "sbin", "ward"))
+    make_tree(os.path.join(rootfs, "t"), a.probe)
+    with open(os.path.join(rootfs, "etc", "passwd"), "w") as f:
+        f.write(f"root:x:0:0:root:/:/bin/sh\nagent:x:{AGENT_UID}:{AGENT_UID}:agent:/t/rw:/bin/sh\n")
+    with open(os.path.join(rootfs, "etc", "group"), "w") as f:
+        f.write(f"root:x:0:\nagent:x:{AGENT_UID}:\n")
+    with open(os.path.join(rootfs, "etc", "ward", "ward.conf"), "w") as f:
+        f.write(policy("/t", allowed).replace(f"user = {AGENT_UID}:{AGENT_UID}", "user = agent") +
+                "[ward]\nevidence = /t/evidence.json\n")
+
+
+def probe_args(allowed, denied, tag):
+    return ["/t/ro/escape", "probe", "/t", str(allowed), str(denied), tag]
+
+
+def runc(a):
+    if not shutil.which("runc"):
+        report("runc: escape probe as the agent", "SKIP", "runc is not installed")
+        return
+    allowed, denied = Listener(), Listener()
+    tag = f"r{os.getpid()}"
+    bundle = tempfile.mkdtemp(prefix="ward-runc-")
+    rootfs = os.path.join(bundle, "rootfs")
+    make_rootfs(a, rootfs, allowed.port)
+    subprocess.run(["runc", "spec"], cwd=bundle, check=True)
+    spec = json.load(open(os.path.join(bundle, "config.json")))
+    spec["process"]["terminal"] = False
+    spec["process"]["args"] = ["/sbin/ward", "--"] + probe_args(allowed.port, denied.port, tag)
+    spec["process"]["cwd"] = "/t/rw"
+    # runc's default capabilities plus what switching user takes, and no
+    # CAP_SETPCAP: ward cannot empty the bounding set and must say so
+    caps = spec["process"]["capabilities"]
+    for k in caps:
+        caps[k] = sorted(set(caps[k]) | {"CAP_SETUID", "CAP_SETGID"})
+    spec["root"]["readonly"] = False
+    # host network, so the probe reaches the test's loopback listeners
+    spec["linux"]["namespaces"] = [n for n in spec["linux"]["namespaces"] if n["type"] != "network"]
+    json.dump(spec, open(os.path.join(bundle, "config.json"), "w"))
+    cid = f"ward-escape-{os.getpid()}"
+    out = open(os.path.join(bundle, "out.txt"), "w+")
+    p = subprocess.Popen(["runc", "run", cid], cwd=bundle, stdout=out, stderr=subprocess.STDOUT,
+                         stdin=subprocess.DEVNULL)
+    # the outsider joins the container as the same uid, outside ward's tree
+    for _ in range(100):
+        r = subprocess.run(["runc", "exec", "-d", "--user", f"{AGENT_UID}:{AGENT_UID}", cid, "/t/ro/escape",
+                            "outsider", tag], capture_output=True)
+        if r.returncode == 0:
+            break
+        time.sleep(0.05)
+    try:
+        rc = p.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        rc = "TIMEOUT"
+    out.seek(0)
+    text = out.read()
+    check_probe_output("runc: escape probe as the agent", 0 if rc == 0 else rc, text)
+    ev_path = os.path.join(rootfs, "t", "evidence.json")
+    if os.path.exists(ev_path):
+        ev = json.load(open(ev_path))
+        bnd = ev["agent"]["CapBnd"]
+        noted = any("bounding set" in d for d in ev["degradations"])
+        ok = ev["agent"]["CapEff"] == "0000000000000000" and ev["agent"]["NoNewPrivs"] == "1" and \
+            ev["agent"]["Seccomp"] == "2" and (bnd == "0000000000000000" or noted)
+        report("runc: evidence: no caps, NNP, seccomp; a kept bounding set is reported", "pass" if ok else "FAIL",
+               f"CapBnd {bnd}, reported as degradation: {noted}")
+    else:
+        report("runc: evidence: no caps, NNP, seccomp; a kept bounding set is reported", "FAIL", "no evidence")
+    subprocess.run(["runc", "delete", "-f", cid], capture_output=True)
+
+    # runc's default spec as it is: no CAP_SETUID/CAP_SETGID, so no user
+    # switch is possible; ward must refuse with a reason, agent not run
+    for k in spec["process"]["capabilities"]:
+        spec["process"]["capabilities"][k] = [c for c in spec["process"]["capabilities"][k]
+                                              if c not in ("CAP_SETUID", "CAP_SETGID")]
+    spec["process"]["args"] = ["/sbin/ward", "--", "/t/ro/escape", "outsider", "never-started"]
+    json.dump(spec, open(os.path.join(bundle, "config.json"), "w"))
+    p = subprocess.run(["runc", "run", cid + "-d"], cwd=bundle, capture_output=True, stdin=subprocess.DEVNULL,
+                       timeout=30)
+    err = p.stdout.decode() + p.stderr.decode()
+    ok = p.returncode == 3 and "no CAP_SETUID/CAP_SETGID" in err and "outsider ready" not in err
+    report("runc default spec (no CAP_SETUID): refused with exit 3, agent never runs", "pass" if ok else "FAIL",
+           f"rc={p.returncode}: {err.strip().splitlines()[-1] if err.strip() else ''}")
+    subprocess.run(["runc", "delete", "-f", cid + "-d"], capture_output=True)
+    shutil.rmtree(bundle, ignore_errors=True)
+
+
+def docker(a):
+    if not shutil.which("dockerd") or not shutil.which("docker"):
+        report("docker: escape probe as the agent", "SKIP", "docker.io is not installed")
+        return
+    allowed, denied = Listener(), Listener()
+    tag = f"d{os.getpid()}"
+    work = tempfile.mkdtemp(prefix="ward-docker-")
+    sock = os.path.join(work, "docker.sock")
+    env = dict(os.environ, DOCKER_HOST=f"unix://{sock}")
+    logf = open(os.path.join(work, "dockerd.log"), "w")
+    d = subprocess.Popen(["dockerd", "--data-root", os.path.join(work, "data"), "--exec-root",
+                          os.path.join(work, "exec"), "-H", f"unix://{sock}", "--pidfile",
+                          os.path.join(work, "docker.pid"), "--bridge=none", "--iptables=false",
+                          "--ip6tables=false"], stdout=logf, stderr=subprocess.STDOUT)
+    try:
+        for _ in range(200):
+            if subprocess.run(["docker", "version"], env=env, capture_output=True).returncode == 0:
+                break
+            time.sleep(0.1)
+        else:
+            report("docker: escape probe as the agent", "FAIL", "dockerd did not come up: " +
+                   open(os.path.join(work, "dockerd.log")).read()[-300:])
+            return
+        rootfs = os.path.join(work, "rootfs")
+        make_rootfs(a, rootfs, allowed.port)
+        tar = os.path.join(work, "rootfs.tar")
+        subprocess.run(["tar", "-C", rootfs, "-cf", tar, "."], check=True)
+        subprocess.run(["docker", "import", "--change", 'ENTRYPOINT ["/sbin/ward"]', "--change", "WORKDIR /t/rw",
+                        tar, "ward-escape:test"], env=env, check=True, capture_output=True)
+        name = f"ward-escape-{os.getpid()}"
+        # no extra flags but the host network (to reach the listeners)
+        subprocess.run(["docker", "run", "-d", "--name", name, "--network", "host", "ward-escape:test", "--"] +
+                       probe_args(allowed.port, denied.port, tag), env=env, check=True, capture_output=True)
+        for _ in range(100):
+            r = subprocess.run(["docker", "exec", "-d", "-u", f"{AGENT_UID}:{AGENT_UID}", name, "/t/ro/escape",
+                                "outsider", tag], env=env, capture_output=True)
+            if r.returncode == 0:
+                break
+            time.sleep(0.05)
+        rc = subprocess.run(["docker", "wait", name], env=env, capture_output=True, timeout=60).stdout.decode().strip()
+        logs = subprocess.run(["docker", "logs", name], env=env, capture_output=True)
+        check_probe_output("docker: escape probe as the agent", int(rc) if rc.isdigit() else rc,
+                           logs.stdout.decode() + logs.stderr.decode())
+        cp = subprocess.run(["docker", "cp", f"{name}:/t/evidence.json", os.path.join(work, "ev.json")],
+                            env=env, capture_output=True)
+        if cp.returncode == 0:
+            ev = json.load(open(os.path.join(work, "ev.json")))
+            ok = ev["agent"]["CapEff"] == "0000000000000000" and ev["agent"]["CapBnd"] == "0000000000000000" and \
+                ev["agent"]["NoNewPrivs"] == "1" and ev["agent"]["Seccomp"] == "2" and \
+                int(ev["agent"]["Seccomp_filters"]) >= 2
+            report("docker: evidence: no caps at all, ours stacked on docker's filter", "pass" if ok else "FAIL",
+                   f"CapBnd {ev['agent']['CapBnd']}, Seccomp_filters {ev['agent']['Seccomp_filters']}")
+        else:
+            report("docker: evidence: no caps at all, ours stacked on docker's filter", "FAIL", cp.stderr.decode())
+        subprocess.run(["docker", "rm", "-f", name], env=env, capture_output=True)
+    finally:
+        d.send_signal(signal.SIGTERM)
+        try:
+            d.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            d.kill()
+        subprocess.run(["umount", "-R", os.path.join(work, "exec")], capture_output=True)
+        subprocess.run(["umount", "-R", os.path.join(work, "data")], capture_output=True)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ward", required=True)
+    ap.add_argument("--probe", required=True)
+    ap.add_argument("--runtimes", default="host,runc,docker")
+    a = ap.parse_args()
+    a.ward = os.path.abspath(a.ward)
+    a.probe = os.path.abspath(a.probe)
+    if os.geteuid() != 0:
+        print("sandbox: needs root")
+        return 2
+    for rt in a.runtimes.split(","):
+        try:
+            {"host": host, "runc": runc, "docker": docker}[rt](a)
+        except Exception as e:  # a harness error is a failure
+            report(f"{rt}: harness", "FAIL", repr(e))
+    passed = sum(r[1] == "pass" for r in results)
+    failed = sum(r[1] == "FAIL" for r in results)
+    skipped = sum(r[1] == "SKIP" for r in results)
+    print(f"\nsandbox: {passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
