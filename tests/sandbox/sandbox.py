@@ -205,6 +205,54 @@ def host(a):
     shutil.rmtree(root)
 
 
+# ---------------------------------------------------------------- node
+
+def node_workload(a):
+    """Node 22 + bash + git under the default policy: everything must work."""
+    name = "host: Node 22 workload (bash, git, workers, inotify, netlink, npm) under the default policy"
+    if not a.node or not os.path.exists(a.node):
+        report(name, "SKIP", "no Node 22 at --node (make fetches it with npm ci in tests/node)")
+        return
+    root = tempfile.mkdtemp(prefix="ward-node-")
+    os.chmod(root, 0o755)
+    dirs = {d: os.path.join(root, d) for d in ("ws", "tmp", "home", "bin")}
+    for d in dirs.values():
+        os.makedirs(d)
+    for d in ("ws", "tmp", "home"):
+        os.chown(dirs[d], AGENT_UID, AGENT_UID)
+    shutil.copy(a.node, os.path.join(dirs["bin"], "node"))
+    shutil.copy(os.path.join(HERE, "..", "node", "workload.mjs"), os.path.join(dirs["bin"], "workload.mjs"))
+    npm = shutil.which("npm")
+    npm_cli = os.path.join(os.path.dirname(os.path.realpath(npm)), "npm-cli.js") if npm else None
+    env_npm = f"env = WARD_TEST_NPM_CLI={npm_cli}\n" if npm_cli and os.path.exists(npm_cli) else ""
+    conf = os.path.join(root, "ward.conf")
+    with open(conf, "w") as f:
+        f.write(f"""[agent]
+user = {AGENT_UID}:{AGENT_UID}
+command = node {dirs['bin']}/workload.mjs
+cwd = {dirs['ws']}
+env = PATH={dirs['bin']}:/usr/bin:/bin
+env = HOME={dirs['home']}
+env = TMPDIR={dirs['tmp']}
+env = LANG=C.UTF-8
+{env_npm}[landlock]
+read = /usr /etc /proc /sys/fs/cgroup /dev/urandom {dirs['bin']}
+write = {dirs['ws']} {dirs['tmp']} {dirs['home']} /dev/null
+scope = abstract signal
+[seccomp]
+""")
+    p = subprocess.run([a.ward, "-c", conf], capture_output=True, timeout=120)
+    lines = [json.loads(l) for l in p.stdout.decode().splitlines() if l.startswith("{")]
+    checks = [l for l in lines if "name" in l]
+    bad = [f"{l['name']}: {l['detail']}" for l in checks if l["ok"] is False]
+    skipped = [l["name"] for l in checks if l["ok"] is None]
+    ok = p.returncode == 0 and not bad and len(checks) >= 14
+    report(name, "pass" if ok else "FAIL",
+           f"{sum(1 for l in checks if l['ok'])} checks ok" + (f", skipped: {skipped}" if skipped else "") +
+           (f"; failed: {bad}" if bad else "") + (f"; rc={p.returncode} {p.stderr.decode()[-300:]}" if not ok else ""))
+    shutil.rmtree(root, ignore_errors=True)
+
+
 # ---------------------------------------------------------------- containers
 
 def make_rootfs(a, rootfs, allowed):
@@ -368,7 +416,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ward", required=True)
     ap.add_argument("--probe", required=True)
-    ap.add_argument("--runtimes", default="host,runc,docker")
+    ap.add_argument("--runtimes", default="host,node,runc,docker")
+    ap.add_argument("--node", help="a Node 22 binary for the workload test")
     a = ap.parse_args()
     a.ward = os.path.abspath(a.ward)
     a.probe = os.path.abspath(a.probe)
@@ -377,7 +426,7 @@ def main():
         return 2
     for rt in a.runtimes.split(","):
         try:
-            {"host": host, "runc": runc, "docker": docker}[rt](a)
+            {"host": host, "node": node_workload, "runc": runc, "docker": docker}[rt](a)
         except Exception as e:  # a harness error is a failure
             report(f"{rt}: harness", "FAIL", repr(e))
     passed = sum(r[1] == "pass" for r in results)
