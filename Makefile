@@ -97,6 +97,11 @@ check-asan: $(ASAN_UNIT) $(B)/asan/ward $(HELPERS)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 /usr/bin/python3 \
 		tests/behaviour/behave.py --ward $(B)/asan/ward --helper $(B)/tests/helper --inits ward \
 		--label asan --skip B32 --skip-why "the ASan runtime needs /proc before main"
+	@# The confined path (privilege drop, Landlock, seccomp, evidence) on the host.
+	@# Leak checking is off here: LeakSanitizer needs ptrace, which ward's own
+	@# filter denies once the agent runs (the run above checks leaks).
+	ASAN_OPTIONS=detect_leaks=0 /usr/bin/python3 tests/sandbox/sandbox.py --ward $(B)/asan/ward \
+		--probe $(B)/tests/escape --runtimes host --label asan
 
 # Valgrind memcheck: the unit tests, and ward (dynamic build) in the cases
 # whose exit status is checked, so any memcheck error (exit 99) fails them.

@@ -158,16 +158,6 @@ static void announce_layers(const struct ward_config *cfg, const struct sandbox 
 	log_info("%s: no [mcp]: no MCP bridge", cfg->path);
 }
 
-/* A VM's init must not exit (the kernel would panic): it powers off. */
-static int stop(int vm, int code)
-{
-	if (vm) {
-		log_error("stopping with status %d; powering off", code);
-		vm_poweroff();
-	}
-	return code;
-}
-
 int main(int argc, char **argv)
 {
 	struct ward_config cfg;
@@ -175,9 +165,9 @@ int main(int argc, char **argv)
 	struct sandbox sb;
 	struct options opt;
 	sigset_t all, inherited;
-	char **envp;
+	char **envp = NULL;
 	const char *path;
-	int rc, fds[8], nfds, cwd_fd = -1, vm = 0;
+	int rc, fds[8], nfds, cwd_fd = -1, vm, have_sv = 0;
 
 	/* Block every signal before anything else: as PID 1 a signal with the
 	 * default disposition would be dropped, and one that arrives before
@@ -189,31 +179,36 @@ int main(int argc, char **argv)
 	rc = parse_args(argc, argv, &opt);
 	if (rc)
 		return rc - 1000;
+	vm = !opt.check && vm_detect();
 	config_defaults(&cfg);
+	sandbox_init(&sb);
 	path = config_path(&opt);
-	if (path && config_load(&cfg, path) != 0)
-		return stop(vm_detect(), EXIT_USAGE);
+	if (path && config_load(&cfg, path) != 0) {
+		rc = EXIT_USAGE;
+		goto out;
+	}
 	log_setup(cfg.log_format, cfg.log_level);
 	if (opt.check) {
 		config_print(&cfg, stdout);
 		rc = sandbox_prepare(&sb, &cfg, 0, 1);
 		if (rc == 0)
 			sandbox_print(&sb, &cfg, stdout);
-		sandbox_free(&sb);
-		config_free(&cfg);
-		return fflush(stdout) == 0 ? rc : 1;
+		if (fflush(stdout) != 0)
+			rc = 1;
+		goto out;
 	}
 	if (!opt.command && !cfg.command) {
 		log_error("no command: give one after -- or set [agent] command (see ward --help)");
-		return stop(vm_detect(), EXIT_USAGE);
+		rc = EXIT_USAGE;
+		goto out;
 	}
 	envp = cfg.has_agent ? agent_environment(&cfg) : environ;
 	if (!envp) {
 		log_error("out of memory");
-		return stop(vm_detect(), 1);
+		rc = 1;
+		goto out;
 	}
 
-	vm = vm_detect();
 	if (vm)
 		vm_mount();
 	else if (getpid() != 1 && prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
@@ -225,7 +220,7 @@ int main(int argc, char **argv)
 	 * once: restarts reuse it. */
 	rc = sandbox_prepare(&sb, &cfg, vm, 0);
 	if (rc)
-		return stop(vm, rc);
+		goto out;
 	sb.ev.to_stderr = opt.evidence;
 	announce_layers(&cfg, &sb);
 
@@ -234,9 +229,11 @@ int main(int argc, char **argv)
 		if (cwd_fd < 0)
 			log_warn("cannot open the current directory: %s", strerror(errno));
 	}
+	have_sv = 1;
+	rc = 1;
 	if (supervisor_init(&sv, &cfg, opt.command ? opt.command : cfg.command, envp, &inherited,
 			    cwd_fd) != 0)
-		return stop(vm, 1);
+		goto out;
 	/* With [agent] the agent gets fds 0-2 only and a clean signal state;
 	 * a plain init hands its inherited descriptors, mask and ignored
 	 * signals to the first child, as tini does. */
@@ -248,7 +245,7 @@ int main(int argc, char **argv)
 	sv.on_start = evidence_on_start;
 	sv.on_start_arg = &sb.ev;
 	if (supervisor_start(&sv) != 0)
-		return stop(vm, 1);
+		goto out;
 
 	/* ward keeps nothing it inherited and does not pin any directory. */
 	nfds = supervisor_fds(&sv, fds, 6);
@@ -263,14 +260,19 @@ int main(int argc, char **argv)
 	sandbox_lock_pid1(&sb, &cfg, vm);
 
 	rc = supervisor_run(&sv);
-	if (vm) {
-		log_info("agent finished with status %d; powering off", rc);
-		vm_poweroff();
-	}
-	supervisor_free(&sv);
+out:
+	if (have_sv)
+		supervisor_free(&sv);
+	if (cwd_fd >= 0)
+		close(cwd_fd);
 	sandbox_free(&sb);
-	if (envp != environ)
+	if (envp && envp != environ)
 		free(envp);
 	config_free(&cfg);
+	if (vm) {
+		/* A VM's init must not exit (the kernel would panic). */
+		log_info("finished with status %d; powering off", rc);
+		vm_poweroff();
+	}
 	return rc;
 }

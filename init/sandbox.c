@@ -49,14 +49,18 @@ static int resolve_user(struct sandbox *sb, const struct ward_config *cfg, int c
 	return 0;
 }
 
+void sandbox_init(struct sandbox *sb)
+{
+	memset(sb, 0, sizeof *sb);
+	sb->ll.fd = -1;
+	sb->ev.fd = -1;
+}
+
 int sandbox_prepare(struct sandbox *sb, const struct ward_config *cfg, int vm, int check)
 {
 	char err[1024];
 	int rc, i;
 
-	memset(sb, 0, sizeof *sb);
-	sb->ll.fd = -1;
-	sb->ev.fd = -1;
 	sb->ev.cfg = cfg;
 	sb->confining = cfg->user || ((cfg->has_landlock || cfg->has_seccomp) && cfg->allow_root);
 	if (sb->confining) {
@@ -152,4 +156,5 @@ void sandbox_free(struct sandbox *sb)
 	ll_free(&sb->ll);
 	sc_free(&sb->sc);
 	sc_free(&sb->sc_init);
+	sandbox_init(sb);
 }

@@ -16,6 +16,9 @@ struct sandbox {
 	struct evidence_src ev;
 };
 
+/* An empty sandbox that sandbox_free() accepts. */
+void sandbox_init(struct sandbox *sb);
+
 /* Returns 0, or the exit status to stop with after logging why:
  * 2 for a config problem (an unknown user), 3 for a sandbox the kernel
  * or the runtime cannot put in force. check: for --check, which may run

@@ -418,6 +418,7 @@ def main():
     ap.add_argument("--probe", required=True)
     ap.add_argument("--runtimes", default="host,node,runc,docker")
     ap.add_argument("--node", help="a Node 22 binary for the workload test")
+    ap.add_argument("--label", default="", help="suffix of the summary line")
     a = ap.parse_args()
     a.ward = os.path.abspath(a.ward)
     a.probe = os.path.abspath(a.probe)
@@ -432,7 +433,8 @@ def main():
     passed = sum(r[1] == "pass" for r in results)
     failed = sum(r[1] == "FAIL" for r in results)
     skipped = sum(r[1] == "SKIP" for r in results)
-    print(f"\nsandbox: {passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+    print(f"\nsandbox{('-' + a.label) if a.label else ''}: {passed} passed, {failed} failed" +
+          (f", {skipped} skipped" if skipped else ""))
     return 1 if failed else 0
 
 
