@@ -9,9 +9,9 @@ B        := build
 
 INIT_SRCS := init/config.c init/log.c init/parse.c init/procs.c init/spawn.c \
              init/supervise.c init/vm.c init/users.c init/privdrop.c init/sysfilter.c \
-             init/sandbox.c init/evidence.c \
+             init/sandbox.c init/evidence.c init/sysfilter_build.c \
              landlock/landlock.c
-INIT_OBJS := $(INIT_SRCS:%.c=$(B)/%.o)
+INIT_OBJS := $(INIT_SRCS:%.c=$(B)/%.o) $(B)/filters.o
 MAIN_OBJ  := $(B)/init/main.o
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_*.c))
@@ -20,9 +20,9 @@ HELPERS    := $(B)/tests/helper $(B)/tests/escape
 # Sanitizer build (dynamic: ASan cannot be static) and a plain dynamic build
 # for valgrind, which cannot see malloc in a static binary.
 SAN_FLAGS  := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-ASAN_OBJS  := $(INIT_SRCS:%.c=$(B)/asan/%.o)
+ASAN_OBJS  := $(INIT_SRCS:%.c=$(B)/asan/%.o) $(B)/asan/filters.o
 ASAN_UNIT  := $(patsubst tests/unit/%.c,$(B)/asan/tests/%,$(wildcard tests/unit/test_*.c))
-DYN_OBJS   := $(INIT_SRCS:%.c=$(B)/dyn/%.o)
+DYN_OBJS   := $(INIT_SRCS:%.c=$(B)/dyn/%.o) $(B)/dyn/filters.o
 
 .PHONY: all check check-unit check-behaviour check-sandbox check-asan check-valgrind bench clean demo
 all: $(B)/ward
@@ -30,6 +30,27 @@ all: $(B)/ward
 HEADERS  := $(wildcard init/*.h landlock/*.h)
 
 $(B)/%.o: %.c $(HEADERS) Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+# The default seccomp filters, compiled by libseccomp at build time from
+# the rule table in init/sysfilter.c (the unit tests check they are equal
+# to what libseccomp compiles at run time).
+$(B)/gen-filters: tools/gen-filters.c init/sysfilter.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ tools/gen-filters.c init/sysfilter.c -lseccomp -lmbedcrypto
+
+$(B)/filters.c: $(B)/gen-filters
+	$< > $@.tmp && mv $@.tmp $@
+
+$(B)/filters.o: $(B)/filters.c init/filters.h
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+$(B)/asan/filters.o: $(B)/filters.c init/filters.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -std=gnu11 $(WARNINGS) $(SAN_FLAGS) -c -o $@ $<
+
+$(B)/dyn/filters.o: $(B)/filters.c init/filters.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 

@@ -13,6 +13,16 @@
 
 #include "spawn.h"
 
+static int have_effective(int cap)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+
+	if (syscall(SYS_capget, &hdr, data) != 0)
+		return 0;
+	return (data[cap / 32].effective >> (cap % 32)) & 1;
+}
+
 /* Drops what needs root (CAP_SETPCAP) first: the bounding set, ambient
  * caps, the securebits that stop root from regaining capabilities. */
 static int drop_bounding(const struct confine *c, int errfd)
@@ -23,7 +33,11 @@ static int drop_bounding(const struct confine *c, int errfd)
 	int cap, kept = 0;
 
 	capng_clear(CAPNG_SELECT_ALL);
-	(void)capng_apply(CAPNG_SELECT_BOUNDS); /* rc means little: verified below */
+	/* Without CAP_SETPCAP (runc's default spec) the bounding set cannot
+	 * shrink, and libcap-ng would say so through syslog(3), outside the
+	 * sandbox: ask only when the kernel says we may. */
+	if (have_effective(CAP_SETPCAP))
+		(void)capng_apply(CAPNG_SELECT_BOUNDS); /* verified below, not trusted */
 	(void)capng_apply(CAPNG_SELECT_AMBIENT);
 	for (cap = 0; cap <= 63; cap++) {
 		int r = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
@@ -86,8 +100,9 @@ static int clear_caps(int errfd)
 	struct __user_cap_data_struct data[2];
 	int i;
 
-	capng_clear(CAPNG_SELECT_BOTH);
-	(void)capng_apply(CAPNG_SELECT_BOTH);
+	/* CAPS only: the bounding set was handled while we could */
+	capng_clear(CAPNG_SELECT_CAPS);
+	(void)capng_apply(CAPNG_SELECT_CAPS);
 	memset(data, 0xff, sizeof data);
 	if (syscall(SYS_capget, &hdr, data) != 0)
 		return spawn_report(errfd, STAGE_VERIFY_CAPS, errno, 0), -1;

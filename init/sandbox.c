@@ -129,7 +129,7 @@ void sandbox_lock_pid1(const struct sandbox *sb, const struct ward_config *cfg, 
 	/* What supervision still needs: signalling the agent's tree (another
 	 * uid) and, for restarts, what the child needs to drop to the agent
 	 * user again. */
-	capng_clear(CAPNG_SELECT_BOTH);
+	capng_clear(CAPNG_SELECT_CAPS);
 	capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, CAP_KILL);
 	if (cfg->restart != RESTART_NEVER) {
 		capng_updatev(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, CAP_SETUID, CAP_SETGID,
@@ -139,7 +139,9 @@ void sandbox_lock_pid1(const struct sandbox *sb, const struct ward_config *cfg, 
 	}
 	if (vm)
 		capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, CAP_SYS_BOOT);
-	if (capng_apply(CAPNG_SELECT_BOTH) != 0)
+	/* CAPS only: PID 1 never execs, so its bounding set gives nothing, and
+	 * without CAP_SETPCAP libcap-ng would complain through syslog(3). */
+	if (capng_apply(CAPNG_SELECT_CAPS) != 0)
 		log_warn("cannot drop ward's own capabilities");
 	if (sb->sc_init.prog) {
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)

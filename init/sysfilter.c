@@ -298,14 +298,22 @@ fail:
 	return -1;
 }
 
-int sc_build_agent(const struct sc_policy *p, struct sc_filter *f, char *err, size_t errsize)
+int sc_compile(const struct sc_policy *p, int pid1, int vm, struct sc_filter *f, char *err, size_t errsize)
 {
-	return build(p, 0, 0, f, err, errsize);
+	return build(p, pid1, vm, f, err, errsize);
 }
 
-int sc_build_init(const struct sc_policy *p, int vm, struct sc_filter *f, char *err, size_t errsize)
+int sc_from_bpf(const struct sock_filter *prog, unsigned short len, int n_rules, struct sc_filter *f)
 {
-	return build(p, 1, vm, f, err, errsize);
+	memset(f, 0, sizeof *f);
+	f->prog = malloc(len * sizeof *prog);
+	if (!f->prog)
+		return -1;
+	memcpy(f->prog, prog, len * sizeof *prog);
+	f->len = len;
+	f->n_rules = n_rules;
+	mbedtls_sha256_ret((const unsigned char *)f->prog, len * sizeof *prog, f->sha256, 0);
+	return 0;
 }
 
 int sc_load(const struct sc_filter *f)

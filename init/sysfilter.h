@@ -31,11 +31,20 @@ int sc_known_syscall(const char *name);
 /* The default list as "name:errno" lines, for --check and the evidence. */
 size_t sc_default_names(const char **names, size_t max, int pid1);
 
+/* The agent's filter. Without allow/deny lines this is the filter
+ * precompiled at build time (from this same table), so a start compiles
+ * nothing; otherwise libseccomp compiles it now. */
 int sc_build_agent(const struct sc_policy *p, struct sc_filter *f, char *err, size_t errsize);
 
 /* PID 1's own filter: the part of the agent's list PID 1 never needs
  * (minus what the config allows), and reboot unless ward is a VM's init. */
 int sc_build_init(const struct sc_policy *p, int vm, struct sc_filter *f, char *err, size_t errsize);
+
+/* Always with libseccomp (the build-time generator and the tests use it). */
+int sc_compile(const struct sc_policy *p, int pid1, int vm, struct sc_filter *f, char *err, size_t errsize);
+
+/* A filter from BPF already compiled. */
+int sc_from_bpf(const struct sock_filter *prog, unsigned short len, int n_rules, struct sc_filter *f);
 
 /* Loads the filter into the calling thread (needs NO_NEW_PRIVS). 0 or -errno. */
 int sc_load(const struct sc_filter *f);

@@ -47,9 +47,20 @@ def init_pid(unshare_pid, binary, timeout=5):
     return None
 
 
-def bench_start(inits, runs):
+CONFINED = """[agent]
+user = 65534
+env = PATH=/usr/bin:/bin
+[landlock]
+read = /usr /etc
+scope = abstract signal
+[seccomp]
+"""
+
+
+def bench_start(inits, runs, confined_conf):
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        cmds = ["/bin/true"] + [f"{argv[0]} -- /bin/true" for argv in inits.values()]
+        cmds = ["/bin/true"] + [f"{argv[0]} -- /bin/true" for argv in inits.values()] + \
+            [f"{inits['ward'][0]} -c {confined_conf} -- /bin/true"]
         subprocess.run(["hyperfine", "-N", "--warmup", "30", "--runs", str(runs), "--export-json",
                         out.name] + cmds, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         res = json.load(open(out.name))["results"]
@@ -57,11 +68,14 @@ def bench_start(inits, runs):
     table = {"/bin/true": base}
     for (name, _), r in zip(inits.items(), res[1:]):
         table[name] = r["times"]
+    table["ward confined"] = res[-1]["times"]
     return {k: [t * 1000 for t in v] for k, v in table.items()}  # ms
 
 
 def bench_hwm(argv, helper, n):
-    vals = []
+    """VmHWM, and the private dirty memory (what the init really owns; the
+    rest of its RSS is shared, read-only pages of its binary)."""
+    vals, private = [], []
     for _ in range(n):
         p = subprocess.Popen(["unshare", "-fp", "--mount-proc"] + argv + ["sleep", "1"],
                              stderr=subprocess.DEVNULL)
@@ -71,8 +85,12 @@ def bench_hwm(argv, helper, n):
             for line in f:
                 if line.startswith("VmHWM:"):
                     vals.append(int(line.split()[1]))
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Private_Dirty:"):
+                    private.append(int(line.split()[1]))
         p.wait()
-    return vals
+    return vals, private
 
 
 def bench_siglat(argv, helper, n):
@@ -137,17 +155,24 @@ def main():
 
     metrics = {}
     print("bench: start-up (hyperfine)...", file=sys.stderr)
-    start = bench_start(inits, 100 if q else 500)
+    with tempfile.NamedTemporaryFile("w", suffix=".conf", delete=False) as cf:
+        cf.write(CONFINED)
+    start = bench_start(inits, 100 if q else 500, cf.name)
+    os.unlink(cf.name)
+    confined = start.pop("ward confined")
     metrics["start"] = {k: v for k, v in start.items() if k != "/bin/true"}
     for name, argv in inits.items():
         print(f"bench: {name}: memory, TERM latency, reaping...", file=sys.stderr)
-        metrics.setdefault("hwm", {})[name] = bench_hwm(argv, helper, 3 if q else 5)
+        hwm, private = bench_hwm(argv, helper, 3 if q else 5)
+        metrics.setdefault("hwm", {})[name] = hwm
+        metrics.setdefault("private", {})[name] = private
         metrics.setdefault("siglat", {})[name] = bench_siglat(argv, helper, 50 if q else 300)
         metrics.setdefault("reap", {})[name] = bench_reap(argv, helper, 2 if q else 5, 10000)
 
     rows = [
         ("start", "`INIT -- /bin/true` wall time", "ms", f"/bin/true alone: {med(start['/bin/true']):.3f} ms"),
         ("hwm", "VmHWM as PID 1, child sleeping", "kB", ""),
+        ("private", "private dirty memory, same moment", "kB", ""),
         ("siglat", "TERM to init -> child's handler", "µs", ""),
         ("reap", "10 000 orphans released -> all reaped", "ms", ""),
     ]
@@ -163,6 +188,13 @@ def main():
         cells = [f"{med(m[n]):.4g} ({spread(m[n])})" for n in names]
         ratios = [f"{med(m['ward']) / med(m[n]):.2f}" if med(m[n]) else "-" for n in names[1:]]
         lines.append(f"| {label} | {unit} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
+    tini = metrics["start"].get("tini-static")
+    if tini:
+        lines += ["", "Fully confined start (user 65534, no capabilities, Landlock with 2 rules and "
+                  "both scopes, seccomp), `ward -c confined.conf -- /bin/true`, in the same hyperfine run: "
+                  f"{med(confined):.3f} ms ({spread(confined)}), "
+                  f"**{med(confined) / med(tini):.2f}×** bare `tini-static -- /bin/true` "
+                  f"({med(tini):.3f} ms); goal ≤ 1.5×."]
     lines += ["", "Baseline: " + rows[0][3] + ". Samples: start " + str(len(start["/bin/true"])) +
               f", memory {len(metrics['hwm']['ward'])}, latency {len(metrics['siglat']['ward'])}, "
               f"reaping {len(metrics['reap']['ward'])} per init.", ""]

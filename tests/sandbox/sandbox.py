@@ -202,6 +202,24 @@ def host(a):
         any("/nonexistent-ward" in d for d in ev["degradations"])
     report("host: best_effort with a missing path: runs, degradation recorded", "pass" if ok else "FAIL",
            f"rc={p.returncode} degradations={ev['degradations']}")
+    # the filters are compiled once: three starts, one export per filter
+    if shutil.which("strace"):
+        log = os.path.join(root, "strace.log")
+        with open(conf, "w") as f:
+            f.write(policy(root, allowed.port) +
+                    "[supervise]\nrestart = on-failure\nrestart_delay = 10ms\nrestart_limit = 2\n")
+        p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=memfd_create,landlock_create_ruleset", "-o", log,
+                            a.ward, "-c", conf, "--", os.path.join(root, "ro", "escape"), "no-such-mode"],
+                           capture_output=True, timeout=60, cwd=os.path.join(root, "rw"))
+        text = open(log).read()
+        starts = p.stderr.decode().count("restarting") + 1
+        memfds = text.count("memfd_create(")
+        rulesets = sum(1 for l in text.splitlines() if "landlock_create_ruleset(0x" in l or "landlock_create_ruleset({" in l)
+        ok = starts == 3 and memfds == 2 and rulesets == 1
+        report("host: seccomp compiled and Landlock built once for 3 starts", "pass" if ok else "FAIL",
+               f"starts={starts}, filter exports={memfds} (agent + PID 1), rulesets={rulesets}")
+    else:
+        report("host: seccomp compiled and Landlock built once for 3 starts", "SKIP", "strace is not installed")
     shutil.rmtree(root)
 
 
