@@ -6,7 +6,16 @@
 #include <stdio.h>
 #include <string.h>
 
-static int unit_passed, unit_failed;
+static int unit_passed, unit_failed, unit_skipped;
+
+/* A group of checks that cannot run here: say why, count it as skipped. */
+#define SKIP(n, ...)                                          \
+	do {                                                  \
+		unit_skipped += (n);                          \
+		printf("SKIP %d checks: ", (n));             \
+		printf(__VA_ARGS__);                          \
+		printf("\n");                                \
+	} while (0)
 
 #define CHECK(cond)                                                                    \
 	do {                                                                           \
@@ -32,7 +41,10 @@ static int unit_passed, unit_failed;
 
 static inline int unit_done(const char *name)
 {
-	printf("%s: %d passed, %d failed\n", name, unit_passed, unit_failed);
+	if (unit_skipped)
+		printf("%s: %d passed, %d failed, %d skipped\n", name, unit_passed, unit_failed, unit_skipped);
+	else
+		printf("%s: %d passed, %d failed\n", name, unit_passed, unit_failed);
 	return unit_failed ? 1 : 0;
 }
 
