@@ -136,7 +136,7 @@ check-valgrind: $(UNIT_TESTS) $(B)/dyn/ward $(HELPERS)
 bench: $(B)/ward $(HELPERS)
 	scripts/install-deps.sh bench
 	/usr/bin/python3 tests/bench/init_bench.py --ward $(B)/ward --helper $(B)/tests/helper \
-		--out $(B)/bench-init.md
+		--out docs/benchmarks.md
 
 demo: $(B)/ward
 	scripts/demo.sh $(B)/ward
