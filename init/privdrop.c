@@ -13,7 +13,7 @@
 
 #include "spawn.h"
 
-static int have_effective(int cap)
+int cap_effective(int cap)
 {
 	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct data[2];
@@ -36,7 +36,7 @@ static int drop_bounding(const struct confine *c, int errfd)
 	/* Without CAP_SETPCAP (runc's default spec) the bounding set cannot
 	 * shrink, and libcap-ng would say so through syslog(3), outside the
 	 * sandbox: ask only when the kernel says we may. */
-	if (have_effective(CAP_SETPCAP))
+	if (cap_effective(CAP_SETPCAP))
 		(void)capng_apply(CAPNG_SELECT_BOUNDS); /* verified below, not trusted */
 	(void)capng_apply(CAPNG_SELECT_AMBIENT);
 	for (cap = 0; cap <= 63; cap++) {

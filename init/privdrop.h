@@ -16,6 +16,9 @@ struct confine {
 	const struct sc_filter *sc;  /* NULL: no seccomp */
 };
 
+/* Is cap in this thread's effective set, as capget(2) says? */
+int cap_effective(int cap);
+
 /* Both report failures and notes as spawn records on errfd (see spawn.h)
  * and return 0, or -1 after reporting a failure.
  * First: become the agent user with no capability left (as root). */

@@ -37,10 +37,8 @@ static int resolve_user(struct sandbox *sb, const struct ward_config *cfg, int c
 	}
 	/* A runtime may start ward as root yet without the capabilities to
 	 * change user (runc's default spec grants neither): say so now. */
-	capng_get_caps_process();
 	if (!check && sb->confine.user.uid != getuid() &&
-	    (!capng_have_capability(CAPNG_EFFECTIVE, CAP_SETUID) ||
-	     !capng_have_capability(CAPNG_EFFECTIVE, CAP_SETGID))) {
+	    (!cap_effective(CAP_SETUID) || !cap_effective(CAP_SETGID))) {
 		log_error("cannot switch the agent to uid %d: the runtime gave ward no CAP_SETUID/CAP_SETGID "
 			  "(add them to the container's capabilities, as docker and podman do)",
 			  (int)sb->confine.user.uid);
