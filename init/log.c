@@ -41,6 +41,11 @@ void log_detach_stderr(void)
 		settings.fd = fd;
 }
 
+void log_to_fd(int fd)
+{
+	settings.fd = fd;
+}
+
 int log_fd(void)
 {
 	return settings.fd;

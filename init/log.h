@@ -15,6 +15,9 @@ void log_setup(enum log_format format, enum log_level level);
  * Needs /proc; call after the VM mounts. */
 void log_detach_stderr(void);
 
+/* Send log lines to fd instead (tests and fuzzers: /dev/null). */
+void log_to_fd(int fd);
+
 /* The descriptor log lines go to, so close_fds_except() can keep it. */
 int log_fd(void);
 

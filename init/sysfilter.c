@@ -147,6 +147,14 @@ static int listed(char *const *v, int n, const char *name)
 	return 0;
 }
 
+/* One argument comparison, every field spelled out (libseccomp's SCMP_An
+ * macros leave datum_b implicit). For MASKED_EQ a is the mask, b the value. */
+static struct scmp_arg_cmp cmp(unsigned arg, enum scmp_compare op, scmp_datum_t a, scmp_datum_t b)
+{
+	struct scmp_arg_cmp c = { arg, op, a, b };
+	return c;
+}
+
 /* Adds one rule group. Returns the number of rules added or -errno. */
 static int add_rule(scmp_filter_ctx ctx, const struct rule *r)
 {
@@ -168,7 +176,7 @@ static int add_rule(scmp_filter_ctx ctx, const struct rule *r)
 	case R_NS_FLAGS:
 		for (i = 0; i < sizeof ns_flags / sizeof ns_flags[0] && rc == 0; i++, n++)
 			rc = seccomp_rule_add(ctx, act, nr, 1,
-					      SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]));
+					      cmp(0, SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]));
 		break;
 	case R_SOCKET: {
 		/* Allowed families: AF_UNIX 1, AF_INET 2, AF_INET6 10,
@@ -176,31 +184,30 @@ static int add_rule(scmp_filter_ctx ctx, const struct rule *r)
 		 * included, gets EAFNOSUPPORT. */
 		static const int bad[] = { 0, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15 };
 		for (i = 0; i < sizeof bad / sizeof bad[0] && rc == 0; i++, n++)
-			rc = seccomp_rule_add(ctx, act, nr, 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)bad[i]));
+			rc = seccomp_rule_add(ctx, act, nr, 1, cmp(0, SCMP_CMP_EQ, (scmp_datum_t)bad[i], 0));
 		if (rc == 0) {
-			rc = seccomp_rule_add(ctx, act, nr, 1, SCMP_A0(SCMP_CMP_GT, AF_NETLINK));
+			rc = seccomp_rule_add(ctx, act, nr, 1, cmp(0, SCMP_CMP_GT, AF_NETLINK, 0));
 			n++;
 		}
 		if (rc == 0 && strcmp(r->name, "socket") == 0) {
 			/* netlink other than NETLINK_ROUTE (0) */
 			rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 2,
-					      SCMP_A0(SCMP_CMP_EQ, AF_NETLINK), SCMP_A2(SCMP_CMP_NE, 0));
+					      cmp(0, SCMP_CMP_EQ, AF_NETLINK, 0), cmp(2, SCMP_CMP_NE, 0, 0));
 			n++;
 			/* raw and packet sockets on inet (the type's low nibble) */
 			for (i = 0; i < 4 && rc == 0; i++, n++)
 				rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 2,
-						      SCMP_A0(SCMP_CMP_EQ, i < 2 ? AF_INET : AF_INET6),
-						      SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf,
-							      i % 2 ? SOCK_PACKET : SOCK_RAW));
+						      cmp(0, SCMP_CMP_EQ, i < 2 ? AF_INET : AF_INET6, 0),
+						      cmp(1, SCMP_CMP_MASKED_EQ, 0xf, i % 2 ? SOCK_PACKET : SOCK_RAW));
 		}
 		break;
 	}
 	case R_IOCTL_TTY:
 		/* the kernel reads the command as 32 bits: compare only those */
-		rc = seccomp_rule_add(ctx, act, nr, 1, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL, TIOCSTI));
+		rc = seccomp_rule_add(ctx, act, nr, 1, cmp(1, SCMP_CMP_MASKED_EQ, 0xffffffffUL, TIOCSTI));
 		if (rc == 0)
 			rc = seccomp_rule_add(ctx, act, nr, 1,
-					      SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL, TIOCLINUX));
+					      cmp(1, SCMP_CMP_MASKED_EQ, 0xffffffffUL, TIOCLINUX));
 		n = 2;
 		break;
 	case R_PERSONALITY: {
@@ -210,7 +217,7 @@ static int add_rule(scmp_filter_ctx ctx, const struct rule *r)
 						      ADDR_COMPAT_LAYOUT, MMAP_PAGE_ZERO, ADDR_LIMIT_3GB };
 		for (i = 0; i < sizeof bits / sizeof bits[0] && rc == 0; i++, n++)
 			rc = seccomp_rule_add(ctx, act, nr, 1,
-					      SCMP_A0(SCMP_CMP_MASKED_EQ, bits[i] | 0x80000000UL, bits[i]));
+					      cmp(0, SCMP_CMP_MASKED_EQ, bits[i] | 0x80000000UL, bits[i]));
 		break;
 	}
 	}
