@@ -4,13 +4,13 @@ CFLAGS   ?= -O2 -g
 WARNINGS := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes
 CPPFLAGS += -Iinit
 ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(CFLAGS)
-LIBS     := -linih -ljansson -lseccomp -lcap-ng -lmbedcrypto
+LIBS     := -linih -ljansson -lseccomp -lcap-ng -lmbedcrypto -lhttp_parser
 B        := build
 
 INIT_SRCS := init/config.c init/log.c init/parse.c init/procs.c init/spawn.c \
              init/supervise.c init/vm.c init/users.c init/privdrop.c init/sysfilter.c \
              init/sandbox.c init/evidence.c init/sysfilter_build.c \
-             landlock/landlock.c
+             landlock/landlock.c mcp-bridge/http.c
 INIT_OBJS := $(INIT_SRCS:%.c=$(B)/%.o) $(B)/filters.o
 MAIN_OBJ  := $(B)/init/main.o
 
@@ -28,7 +28,7 @@ DYN_OBJS   := $(INIT_SRCS:%.c=$(B)/dyn/%.o) $(B)/dyn/filters.o
         bench clean demo
 all: $(B)/ward
 
-HEADERS  := $(wildcard init/*.h landlock/*.h)
+HEADERS  := $(wildcard init/*.h landlock/*.h mcp-bridge/*.h)
 
 $(B)/%.o: %.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)

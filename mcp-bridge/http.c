@@ -1,0 +1,445 @@
+#define _GNU_SOURCE
+#include "http.h"
+
+#include <ctype.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+static int refuse(struct http_req *q, int status, const char *why)
+{
+	if (!q->status) {
+		q->status = status;
+		q->why = why;
+	}
+	http_parser_pause(&q->parser, 1);
+	return 0;
+}
+
+static int on_url(http_parser *p, const char *at, size_t n)
+{
+	struct http_req *q = p->data;
+
+	if (q->target.p)
+		q->target.n += n; /* the head is contiguous: a continuation */
+	else
+		q->target = (struct span){ at, n };
+	return 0;
+}
+
+static int on_field(http_parser *p, const char *at, size_t n)
+{
+	struct http_req *q = p->data;
+
+	if (q->field_open) {
+		q->fields[q->n_fields - 1].n += n;
+		return 0;
+	}
+	if (q->n_fields >= HTTP_MAX_FIELDS)
+		return refuse(q, 431, "too many header fields");
+	q->fields[q->n_fields] = (struct span){ at, n };
+	q->values[q->n_fields] = (struct span){ at + n, 0 };
+	q->n_fields++;
+	q->field_open = 1;
+	return 0;
+}
+
+static int on_value(http_parser *p, const char *at, size_t n)
+{
+	struct http_req *q = p->data;
+	struct span *v = &q->values[q->n_fields - 1];
+
+	if (q->field_open || !v->n)
+		*v = (struct span){ at, v->n ? v->n + n : n };
+	else
+		v->n += n;
+	q->field_open = 0;
+	return 0;
+}
+
+static int field_is(const struct span *f, const char *name)
+{
+	return f->n == strlen(name) && strncasecmp(f->p, name, f->n) == 0;
+}
+
+static int span_eq(const struct span *s, const char *z)
+{
+	return s->n == strlen(z) && memcmp(s->p, z, s->n) == 0;
+}
+
+/* Dot segments, encoded dots, slashes and backslashes: anything a server
+ * behind us might normalise into another path. */
+static int path_suspicious(const char *p, size_t n)
+{
+	size_t i, seg = 0;
+
+	for (i = 0; i <= n; i++) {
+		if (i == n || p[i] == '/' || p[i] == '?') {
+			size_t len = i - seg;
+			if ((len == 1 && p[seg] == '.') || (len == 2 && p[seg] == '.' && p[seg + 1] == '.'))
+				return 1;
+			if (i == n || p[i] == '?')
+				break;
+			seg = i + 1;
+			continue;
+		}
+		if (p[i] == '\\')
+			return 1;
+		if (p[i] == '%' && i + 2 < n &&
+		    ((p[i + 1] == '2' && (tolower((unsigned char)p[i + 2]) == 'e' || tolower((unsigned char)p[i + 2]) == 'f')) ||
+		     (p[i + 1] == '5' && tolower((unsigned char)p[i + 2]) == 'c') ||
+		     (p[i + 1] == '0' && p[i + 2] == '0')))
+			return 1;
+	}
+	return 0;
+}
+
+static int route_matches(const struct http_route *r, const struct span *t)
+{
+	size_t rl = strlen(r->path);
+
+	if (rl && r->path[rl - 1] == '/')
+		return t->n >= rl && memcmp(t->p, r->path, rl) == 0;
+	return span_eq(t, r->path);
+}
+
+static int loopback_origin(const struct span *v)
+{
+	static const char *const ok[] = { "http://127.0.0.1", "http://localhost", "http://[::1]" };
+	size_t i, l;
+
+	for (i = 0; i < 3; i++) {
+		l = strlen(ok[i]);
+		if (v->n >= l && strncasecmp(v->p, ok[i], l) == 0 && (v->n == l || v->p[l] == ':'))
+			return 1;
+	}
+	return 0;
+}
+
+/* Every check on the head, before a byte of the body is looked at. */
+static int on_headers_complete(http_parser *p)
+{
+	struct http_req *q = p->data;
+	const struct http_route *r = q->route;
+	int i, n_cl = 0, n_te = 0, host = 0;
+
+	q->headers_done = 1;
+	if (p->method == HTTP_CONNECT)
+		return refuse(q, 403, "CONNECT is not allowed");
+	if (p->http_major != 1)
+		return refuse(q, 400, "only HTTP/1.x");
+	for (i = 0; i < q->n_fields; i++) {
+		const struct span *f = &q->fields[i], *v = &q->values[i];
+		if (field_is(f, "Content-Length"))
+			n_cl++;
+		else if (field_is(f, "Transfer-Encoding")) {
+			n_te++;
+			if (!(v->n == 7 && strncasecmp(v->p, "chunked", 7) == 0))
+				return refuse(q, 400, "Transfer-Encoding other than chunked");
+		} else if (field_is(f, "Upgrade"))
+			return refuse(q, 403, "Upgrade is not allowed");
+		else if (field_is(f, "Host"))
+			host++;
+		else if (field_is(f, "Origin") && !loopback_origin(v))
+			return refuse(q, 403, "Origin is not loopback");
+	}
+	if (n_cl > 1)
+		return refuse(q, 400, "repeated Content-Length");
+	if (n_te > 1)
+		return refuse(q, 400, "repeated Transfer-Encoding");
+	if (n_cl && n_te)
+		return refuse(q, 400, "Content-Length with Transfer-Encoding");
+	if (host != 1)
+		return refuse(q, 400, host ? "repeated Host" : "no Host");
+	if (!q->target.n || q->target.p[0] != '/')
+		return refuse(q, 400, "the target must be a path (no absolute form)");
+	if (path_suspicious(q->target.p, q->target.n))
+		return refuse(q, 400, "dot segments or encoded separators in the path");
+	if (!route_matches(r, &q->target))
+		return refuse(q, 404, "no route for this path");
+	if (!(r->methods & (1u << p->method)))
+		return refuse(q, 405, "method not allowed on this route");
+	return 0;
+}
+
+static int on_body(http_parser *p, const char *at, size_t n)
+{
+	struct http_req *q = p->data;
+	size_t take = n < HTTP_PEEK - q->peek_len ? n : HTTP_PEEK - q->peek_len;
+
+	memcpy(q->peek + q->peek_len, at, take);
+	q->peek_len += take;
+	q->body_bytes += n;
+	return 0;
+}
+
+static int on_message_complete(http_parser *p)
+{
+	struct http_req *q = p->data;
+
+	q->done = 1;
+	http_parser_pause(p, 1); /* nothing after this request is ours */
+	return 0;
+}
+
+void http_req_init(struct http_req *q, const struct http_route *r)
+{
+	memset(q, 0, sizeof *q);
+	q->route = r;
+	http_parser_init(&q->parser, HTTP_REQUEST);
+	q->parser.data = q;
+	http_parser_settings_init(&q->settings);
+	q->settings.on_url = on_url;
+	q->settings.on_header_field = on_field;
+	q->settings.on_header_value = on_value;
+	q->settings.on_headers_complete = on_headers_complete;
+	q->settings.on_body = on_body;
+	q->settings.on_message_complete = on_message_complete;
+}
+
+size_t http_head_end(const char *buf, size_t len)
+{
+	const char *e = memmem(buf, len, "\r\n\r\n", 4);
+	return e ? (size_t)(e - buf) + 4 : 0;
+}
+
+ssize_t http_req_feed(struct http_req *q, const char *data, size_t len)
+{
+	size_t n;
+	enum http_errno e;
+
+	if (q->done)
+		return 0;
+	if (!q->headers_done) {
+		q->head_len = http_head_end(data, len);
+		if (!q->head_len) {
+			q->status = 400;
+			q->why = "incomplete head";
+			return -1;
+		}
+	}
+	n = http_parser_execute(&q->parser, &q->settings, data, len);
+	if (q->status)
+		return -1;
+	e = HTTP_PARSER_ERRNO(&q->parser);
+	if (e == HPE_PAUSED && q->done)
+		return (ssize_t)n;
+	if (e != HPE_OK) {
+		q->status = 400;
+		q->why = http_errno_description(e);
+		return -1;
+	}
+	return (ssize_t)n;
+}
+
+static int hop_by_hop(const struct span *f)
+{
+	static const char *const names[] = { "Host", "Connection", "Keep-Alive", "Proxy-Connection",
+					      "TE", "Trailer", "Expect", "Proxy-Authorization" };
+	size_t i;
+
+	for (i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (field_is(f, names[i]))
+			return 1;
+	return 0;
+}
+
+static int injected(const struct http_route *r, const struct span *f)
+{
+	int i;
+
+	for (i = 0; i < r->n_inject; i++) {
+		const char *colon = strchr(r->inject[i], ':');
+		if (colon && f->n == (size_t)(colon - r->inject[i]) &&
+		    strncasecmp(f->p, r->inject[i], f->n) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+ssize_t http_req_upstream_head(const struct http_req *q, char *out, size_t size)
+{
+	const struct http_route *r = q->route;
+	size_t n = 0;
+	int i, w;
+
+#define PUT(...)                                                                  \
+	do {                                                                      \
+		w = snprintf(out + n, n < size ? size - n : 0, __VA_ARGS__);      \
+		if (w < 0 || (size_t)w >= size - n)                               \
+			return -1;                                                \
+		n += (size_t)w;                                                   \
+	} while (0)
+
+	PUT("%s %.*s HTTP/%u.%u\r\n", http_method_str(q->parser.method), (int)q->target.n, q->target.p,
+	    q->parser.http_major, q->parser.http_minor);
+	for (i = 0; i < q->n_fields; i++) {
+		if (hop_by_hop(&q->fields[i]) || injected(r, &q->fields[i]))
+			continue;
+		PUT("%.*s: %.*s\r\n", (int)q->fields[i].n, q->fields[i].p, (int)q->values[i].n, q->values[i].p);
+	}
+	if (r->host)
+		PUT("Host: %s\r\n", r->host);
+	for (i = 0; i < r->n_inject; i++)
+		PUT("%s\r\n", r->inject[i]);
+	PUT("Connection: close\r\n\r\n");
+#undef PUT
+	return (ssize_t)n;
+}
+
+const char *http_req_rpc_method(const struct http_req *q, char *buf, size_t size)
+{
+	json_t *o, *m;
+	const char *s = NULL;
+
+	if (!q->peek_len || q->body_bytes > HTTP_PEEK)
+		return NULL;
+	o = json_loadb(q->peek, q->peek_len, 0, NULL);
+	m = json_is_object(o) ? json_object_get(o, "method") : NULL;
+	if (json_is_string(m)) {
+		snprintf(buf, size, "%s", json_string_value(m));
+		s = buf;
+	}
+	json_decref(o);
+	return s;
+}
+
+struct resp_ctx {
+	struct span fields[HTTP_MAX_FIELDS], values[HTTP_MAX_FIELDS];
+	int n, open, overflow;
+};
+
+static int r_field(http_parser *p, const char *at, size_t n)
+{
+	struct resp_ctx *c = p->data;
+
+	if (c->open) {
+		c->fields[c->n - 1].n += n;
+		return 0;
+	}
+	if (c->n >= HTTP_MAX_FIELDS) {
+		c->overflow = 1;
+		return 1;
+	}
+	c->fields[c->n] = (struct span){ at, n };
+	c->values[c->n] = (struct span){ at + n, 0 };
+	c->n++;
+	c->open = 1;
+	return 0;
+}
+
+static int r_value(http_parser *p, const char *at, size_t n)
+{
+	struct resp_ctx *c = p->data;
+	struct span *v = &c->values[c->n - 1];
+
+	if (c->open || !v->n)
+		*v = (struct span){ at, v->n ? v->n + n : n };
+	else
+		v->n += n;
+	c->open = 0;
+	return 0;
+}
+
+static int r_headers_complete(http_parser *p)
+{
+	http_parser_pause(p, 1);
+	return 0;
+}
+
+ssize_t http_resp_head(const char *in, size_t len, char *out, size_t size, size_t *out_len, int *status)
+{
+	http_parser p;
+	http_parser_settings s;
+	struct resp_ctx c;
+	size_t head = http_head_end(in, len < HTTP_MAX_HEAD ? len : HTTP_MAX_HEAD), n = 0;
+	const char *eol;
+	int i, w;
+
+	if (!head)
+		return len >= HTTP_MAX_HEAD ? -1 : 0;
+	memset(&c, 0, sizeof c);
+	http_parser_init(&p, HTTP_RESPONSE);
+	p.data = &c;
+	http_parser_settings_init(&s);
+	s.on_header_field = r_field;
+	s.on_header_value = r_value;
+	s.on_headers_complete = r_headers_complete;
+	http_parser_execute(&p, &s, in, head);
+	if (c.overflow || HTTP_PARSER_ERRNO(&p) != HPE_PAUSED)
+		return -1;
+	*status = (int)p.status_code;
+	eol = memmem(in, head, "\r\n", 2);
+	w = snprintf(out, size, "%.*s\r\n", (int)(eol - in), in);
+	if (w < 0 || (size_t)w >= size)
+		return -1;
+	n = (size_t)w;
+	for (i = 0; i < c.n; i++) {
+		if (field_is(&c.fields[i], "Connection") || field_is(&c.fields[i], "Keep-Alive"))
+			continue;
+		w = snprintf(out + n, size - n, "%.*s: %.*s\r\n", (int)c.fields[i].n, c.fields[i].p,
+			     (int)c.values[i].n, c.values[i].p);
+		if (w < 0 || (size_t)w >= size - n)
+			return -1;
+		n += (size_t)w;
+	}
+	w = snprintf(out + n, size - n, "Connection: close\r\n\r\n");
+	if (w < 0 || (size_t)w >= size - n)
+		return -1;
+	*out_len = n + (size_t)w;
+	return (ssize_t)head;
+}
+
+int http_refusal(int status, const char *why, unsigned allow, char *out, size_t size)
+{
+	char body[256], allow_hdr[128] = "";
+	const char *reason = status == 400 ? "Bad Request" : status == 403 ? "Forbidden" : status == 404 ? "Not Found"
+			   : status == 405 ? "Method Not Allowed" : status == 408 ? "Request Timeout"
+			   : status == 413 ? "Content Too Large" : status == 431 ? "Request Header Fields Too Large"
+			   : status == 502 ? "Bad Gateway" : status == 503 ? "Service Unavailable" : "Error";
+	json_t *o = json_pack("{s:s,s:i,s:s}", "error", "ward-bridge", "status", status, "reason", why);
+	size_t bl = json_dumpb(o, body, sizeof body - 1, JSON_COMPACT);
+	int m;
+
+	json_decref(o);
+	if (bl == 0 || bl >= sizeof body - 1)
+		bl = (size_t)snprintf(body, sizeof body, "{\"error\":\"ward-bridge\",\"status\":%d}", status);
+	body[bl] = '\0';
+	if (status == 405 && allow) {
+		size_t n = (size_t)snprintf(allow_hdr, sizeof allow_hdr, "Allow:");
+		for (m = 0; m < 32 && n < sizeof allow_hdr - 16; m++)
+			if (allow & (1u << m))
+				n += (size_t)snprintf(allow_hdr + n, sizeof allow_hdr - n, " %s,",
+						      http_method_str((enum http_method)m));
+		if (allow_hdr[n - 1] == ',')
+			allow_hdr[n - 1] = '\0';
+		strncat(allow_hdr, "\r\n", sizeof allow_hdr - strlen(allow_hdr) - 1);
+	}
+	return snprintf(out, size,
+			"HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n%s"
+			"Connection: close\r\n\r\n%s",
+			status, reason, bl, allow_hdr, body);
+}
+
+int http_methods(const char *s, unsigned *bits)
+{
+	*bits = 0;
+	while (*s) {
+		size_t len = strcspn(s, " \t,");
+		int m, found = 0;
+		for (m = 0; m < 34 && len; m++) {
+			const char *name = http_method_str((enum http_method)m);
+			if (strlen(name) == len && strncasecmp(name, s, len) == 0 && m != HTTP_CONNECT) {
+				*bits |= 1u << m;
+				found = 1;
+				break;
+			}
+		}
+		if (len && !found)
+			return -1;
+		s += len;
+		s += strspn(s, " \t,");
+	}
+	return *bits ? 0 : -1;
+}

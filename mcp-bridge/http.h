@@ -1,0 +1,81 @@
+/* http: one HTTP/1.1 request from an untrusted client, parsed with
+ * http-parser and checked against a route; the response head from the
+ * upstream, rewritten to close. Pure functions over buffers (fuzzable). */
+#ifndef WARD_HTTP_H
+#define WARD_HTTP_H
+
+#include <http_parser.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define HTTP_MAX_HEAD 16384 /* request or response head, bytes */
+#define HTTP_MAX_FIELDS 64
+#define HTTP_PEEK 4096 /* body bytes kept to name the JSON-RPC method */
+
+/* What a route allows and adds (see [route NAME] in ward.conf(5)). */
+struct http_route {
+	const char *name;
+	unsigned methods;    /* bit (1 << HTTP_GET) ... */
+	const char *path;    /* exact target (path?query), or a prefix ending in '/' */
+	const char *host;    /* Host sent upstream */
+	char *const *inject; /* "Name: value" lines added upstream */
+	int n_inject;
+};
+
+struct span {
+	const char *p;
+	size_t n;
+};
+
+struct http_req {
+	http_parser parser;
+	http_parser_settings settings;
+	int status;	      /* 0, or the refusal status (400, 403, 404, 405, 431) */
+	const char *why;      /* the refusal, for the log and the JSON body */
+	const struct http_route *route;
+	struct span target, fields[HTTP_MAX_FIELDS], values[HTTP_MAX_FIELDS];
+	int n_fields;
+	int field_open;	      /* the last callback was a field name */
+	int headers_done, done;
+	size_t head_len;      /* bytes of the head */
+	uint64_t body_bytes;
+	char peek[HTTP_PEEK];
+	size_t peek_len;
+};
+
+/* Starts a request on route r. */
+void http_req_init(struct http_req *q, const struct http_route *r);
+
+/* Feeds client bytes. The first call must hold the whole head (see
+ * http_head_end()). Returns how many bytes belong to this request (head
+ * included on the first call); q->done is set at its end; -1 on a refusal
+ * (q->status) or a framing error (q->status 400). Bytes after the end are
+ * not this request's: they are never forwarded. */
+ssize_t http_req_feed(struct http_req *q, const char *data, size_t len);
+
+/* Length of the head in buf (through the blank line), 0 if not complete. */
+size_t http_head_end(const char *buf, size_t len);
+
+/* The head to send upstream: request line, the client's headers except
+ * Host, Connection and hop-by-hop ones and those the route injects, then
+ * Host, the injected lines, "Connection: close". Returns its length, or -1
+ * if it does not fit. */
+ssize_t http_req_upstream_head(const struct http_req *q, char *out, size_t size);
+
+/* The JSON-RPC method of a small JSON body, or NULL. */
+const char *http_req_rpc_method(const struct http_req *q, char *buf, size_t size);
+
+/* A response head from upstream: rewritten into out with "Connection:
+ * close" (keep-alive headers dropped), the status in *status. Returns the
+ * head length consumed from in, 0 if incomplete, -1 if malformed or too
+ * long for out. */
+ssize_t http_resp_head(const char *in, size_t len, char *out, size_t size, size_t *out_len, int *status);
+
+/* A complete refusal response with a short JSON body. */
+int http_refusal(int status, const char *why, unsigned allow_methods, char *out, size_t size);
+
+/* "POST GET DELETE" -> method bits; -1 if a name is unknown. */
+int http_methods(const char *s, unsigned *bits);
+
+#endif

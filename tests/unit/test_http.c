@@ -1,0 +1,184 @@
+/* Unit tests for mcp-bridge/http.c: every refusal, exact body framing, the
+ * rewritten upstream head and response head. */
+#include <stdlib.h>
+
+#include "../../mcp-bridge/http.h"
+#include "unit.h"
+
+static char *inject[] = { "Authorization: Bearer s3cret" };
+static struct http_route route = { "mcp", (1u << HTTP_POST) | (1u << HTTP_GET) | (1u << HTTP_DELETE),
+				   "/mcp/agents?callerAgentId=a1", "127.0.0.1:6767", inject, 1 };
+static struct http_route prefix = { "model", (1u << HTTP_POST), "/v1/", "api.example.com", NULL, 0 };
+
+/* Feeds a whole request; returns bytes that belong to it, or -status. */
+static long run(const struct http_route *r, const char *req, struct http_req *q)
+{
+	ssize_t n;
+
+	http_req_init(q, r);
+	n = http_req_feed(q, req, strlen(req));
+	return n < 0 ? -q->status : n;
+}
+
+static int refused(const char *req, int status)
+{
+	struct http_req q;
+	long r = run(&route, req, &q);
+	if (r != -status)
+		fprintf(stderr, "want %d got %ld (%s) for: %s\n", status, r, q.why ? q.why : "", req);
+	return r == -status;
+}
+
+#define OK_HEAD "Host: 127.0.0.1:7800\r\n"
+
+static void test_good(void)
+{
+	struct http_req q;
+	const char *post = "POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD
+			   "Content-Type: application/json\r\nContent-Length: 40\r\n"
+			   "Mcp-Session-Id: abc\r\nAuthorization: Bearer agent-made-up\r\nConnection: keep-alive\r\n\r\n"
+			   "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"
+			   "GET /admin HTTP/1.1\r\nHost: x\r\n\r\n"; /* pipelined: not ours */
+	char out[4096], m[64];
+	ssize_t n;
+	long len = run(&route, post, &q);
+
+	CHECK(len > 0 && q.done && q.status == 0);
+	CHECK((size_t)len == strlen(post) - strlen("GET /admin HTTP/1.1\r\nHost: x\r\n\r\n"));
+	CHECK(q.body_bytes == 40);
+	CHECK_STR(http_req_rpc_method(&q, m, sizeof m), "ping");
+	n = http_req_upstream_head(&q, out, sizeof out);
+	CHECK(n > 0);
+	out[n > 0 ? n : 0] = '\0';
+	CHECK(strstr(out, "POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n") == out);
+	CHECK(strstr(out, "Host: 127.0.0.1:6767\r\n") != NULL);
+	CHECK(strstr(out, "Host: 127.0.0.1:7800") == NULL);
+	CHECK(strstr(out, "Authorization: Bearer s3cret\r\n") != NULL);
+	CHECK(strstr(out, "agent-made-up") == NULL);
+	CHECK(strstr(out, "Mcp-Session-Id: abc\r\n") != NULL);
+	CHECK(strstr(out, "keep-alive") == NULL);
+	CHECK(strstr(out, "Connection: close\r\n\r\n") != NULL);
+
+	/* GET without a body ends with its head */
+	len = run(&route, "GET /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "Accept: text/event-stream\r\n\r\nXX", &q);
+	CHECK(q.done && len == (long)strlen("GET /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "Accept: text/event-stream\r\n\r\n"));
+
+	/* a chunked body, fed in pieces */
+	{
+		const char *head = "POST /v1/chat HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n";
+		const char *b1 = "5\r\nhel", *b2 = "lo\r\n0\r\n\r\nNEXT";
+		ssize_t a, b, c;
+		http_req_init(&q, &prefix);
+		a = http_req_feed(&q, head, strlen(head));
+		b = http_req_feed(&q, b1, strlen(b1));
+		c = http_req_feed(&q, b2, strlen(b2));
+		CHECK(a == (ssize_t)strlen(head) && b == (ssize_t)strlen(b1));
+		CHECK(q.done && c == (ssize_t)strlen(b2) - 4 && q.body_bytes == 5);
+	}
+	/* prefix route */
+	CHECK(run(&prefix, "POST /v1/chat/completions?x=1 HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n", &q) > 0);
+	CHECK(run(&prefix, "POST /v2/chat HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n", &q) == -404);
+	CHECK(run(&prefix, "POST /v1 HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n", &q) == -404);
+	CHECK(run(&prefix, "POST /v1/../admin HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n", &q) == -400);
+}
+
+static void test_refusals(void)
+{
+	/* the exact target: path and query */
+	CHECK(refused("POST /mcp/agents?callerAgentId=a2 HTTP/1.1\r\n" OK_HEAD "\r\n", 404));
+	CHECK(refused("POST /mcp/agents HTTP/1.1\r\n" OK_HEAD "\r\n", 404));
+	CHECK(refused("POST /mcp/agents?callerAgentId=a1&x=1 HTTP/1.1\r\n" OK_HEAD "\r\n", 404));
+	CHECK(refused("POST /mcp/agents?callerAgentId=a1#f HTTP/1.1\r\n" OK_HEAD "\r\n", 404));
+	CHECK(refused("PUT /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "\r\n", 405));
+	CHECK(refused("OPTIONS /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "\r\n", 405));
+	/* forms and methods that tunnel */
+	CHECK(refused("POST http://127.0.0.1:6767/mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "\r\n", 400));
+	CHECK(refused("CONNECT 127.0.0.1:22 HTTP/1.1\r\n" OK_HEAD "\r\n", 403));
+	CHECK(refused("GET /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "Connection: Upgrade\r\nUpgrade: websocket\r\n\r\n", 403));
+	CHECK(refused("GET /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "Upgrade: h2c\r\n\r\n", 403));
+	/* smuggling */
+	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n", 400));
+	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "Content-Length: 4\r\nContent-Length: 5\r\n\r\n", 400));
+	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "Content-Length: 4\r\nContent-Length: 4\r\n\r\n", 400));
+	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "Transfer-Encoding: gzip, chunked\r\n\r\n", 400));
+	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n", 400));
+	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "Transfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n", 400));
+	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "Content-Length: -1\r\n\r\n", 400));
+	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "Content-Length: 1x\r\n\r\n", 400));
+	/* paths a server might normalise */
+	CHECK(refused("POST /mcp/./agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "\r\n", 400));
+	CHECK(refused("POST /mcp/%2e%2e/agents HTTP/1.1\r\n" OK_HEAD "\r\n", 400));
+	CHECK(refused("POST /mcp/%2E./x HTTP/1.1\r\n" OK_HEAD "\r\n", 400));
+	CHECK(refused("POST /mcp%2fagents HTTP/1.1\r\n" OK_HEAD "\r\n", 400));
+	CHECK(refused("POST /mcp\\agents HTTP/1.1\r\n" OK_HEAD "\r\n", 400));
+	CHECK(refused("POST /mcp/.. HTTP/1.1\r\n" OK_HEAD "\r\n", 400));
+	/* headers */
+	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n\r\n", 400));
+	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD OK_HEAD "\r\n", 400));
+	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "Origin: http://evil.example\r\n\r\n", 403));
+	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/2.0\r\n" OK_HEAD "\r\n", 400));
+	CHECK(refused("BREW /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "\r\n", 400));
+	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "Bad Header\r\n\r\n", 400));
+	{
+		char big[4096] = "POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD;
+		int i;
+		for (i = 0; i < HTTP_MAX_FIELDS + 1; i++)
+			strcat(big, "X-A: b\r\n");
+		strcat(big, "\r\n");
+		CHECK(refused(big, 431));
+	}
+	{
+		struct http_req q;
+		const char *ok = "GET /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "Origin: http://127.0.0.1:7800\r\n\r\n";
+		CHECK(run(&route, ok, &q) > 0);
+		CHECK(run(&route, "POST /mcp/agents?callerAgentId=a1 HTTP/1.0\r\n" OK_HEAD "\r\n", &q) > 0);
+	}
+	CHECK(http_head_end("GET / HTTP/1.1\r\nHost: x\r\n", 25) == 0);
+	CHECK(http_head_end("GET / HTTP/1.1\r\n\r\nBODY", 22) == 18);
+}
+
+static void test_response(void)
+{
+	const char *in = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: keep-alive\r\n"
+			 "Keep-Alive: timeout=5\r\nMcp-Session-Id: s1\r\nTransfer-Encoding: chunked\r\n\r\n"
+			 "6\r\nevent:\r\n";
+	char out[1024], ref[512];
+	size_t ol = 0;
+	int status = 0, n;
+	ssize_t h = http_resp_head(in, strlen(in), out, sizeof out, &ol, &status);
+
+	CHECK(h > 0 && status == 200 && (size_t)h == strlen(in) - strlen("6\r\nevent:\r\n"));
+	out[ol] = '\0';
+	CHECK(strstr(out, "HTTP/1.1 200 OK\r\n") == out);
+	CHECK(strstr(out, "keep-alive") == NULL && strstr(out, "Keep-Alive") == NULL);
+	CHECK(strstr(out, "Mcp-Session-Id: s1\r\n") && strstr(out, "Transfer-Encoding: chunked\r\n"));
+	CHECK(strstr(out, "Connection: close\r\n\r\n") != NULL);
+	CHECK(http_resp_head("HTTP/1.1 200 OK\r\n", 17, out, sizeof out, &ol, &status) == 0);
+	CHECK(http_resp_head("garbage\r\n\r\n", 11, out, sizeof out, &ol, &status) == -1);
+
+	n = http_refusal(405, "method not allowed on this route", route.methods, ref, sizeof ref);
+	CHECK(n > 0 && strstr(ref, "HTTP/1.1 405 Method Not Allowed\r\n") == ref);
+	CHECK(strstr(ref, "Allow: DELETE, GET, POST\r\n") != NULL);
+	CHECK(strstr(ref, "\"reason\":\"method not allowed on this route\"") != NULL);
+	CHECK(strstr(ref, "Connection: close") != NULL);
+}
+
+static void test_methods(void)
+{
+	unsigned b;
+
+	CHECK(http_methods("POST GET DELETE", &b) == 0 && b == ((1u << HTTP_POST) | (1u << HTTP_GET) | (1u << HTTP_DELETE)));
+	CHECK(http_methods("post,get", &b) == 0);
+	CHECK(http_methods("CONNECT", &b) == -1);
+	CHECK(http_methods("FETCH", &b) == -1);
+	CHECK(http_methods("", &b) == -1);
+}
+
+int main(void)
+{
+	test_good();
+	test_refusals();
+	test_response();
+	test_methods();
+	return unit_done("test_http");
+}
