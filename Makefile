@@ -9,8 +9,8 @@ B        := build
 
 INIT_SRCS := init/config.c init/log.c init/parse.c init/procs.c init/spawn.c \
              init/supervise.c init/vm.c init/users.c init/privdrop.c init/sysfilter.c \
-             init/sandbox.c init/evidence.c init/sysfilter_build.c \
-             landlock/landlock.c mcp-bridge/http.c
+             init/sandbox.c init/evidence.c init/sysfilter_build.c init/bridgeproc.c \
+             landlock/landlock.c mcp-bridge/http.c mcp-bridge/upstream.c mcp-bridge/bridge.c
 INIT_OBJS := $(INIT_SRCS:%.c=$(B)/%.o) $(B)/filters.o
 MAIN_OBJ  := $(B)/init/main.o
 
@@ -148,7 +148,8 @@ demo: $(B)/ward
 # a long run; `make check` runs a short pass.
 FUZZ_CC      := clang
 FUZZ_FLAGS   := $(WARNINGS) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Iinit
-FUZZ_SRCS    := init/config.c init/log.c init/parse.c init/users.c init/sysfilter.c landlock/landlock.c
+FUZZ_SRCS    := init/config.c init/log.c init/parse.c init/users.c init/sysfilter.c landlock/landlock.c \
+                mcp-bridge/http.c mcp-bridge/upstream.c
 FUZZERS      := $(B)/fuzz/fuzz_config $(B)/fuzz/fuzz_values $(B)/fuzz/fuzz_users
 FUZZ_SECONDS ?= 60
 

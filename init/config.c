@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../mcp-bridge/http.h"
 #include "parse.h"
 
 /* Sections ward knows. The ones whose layer this build cannot put in force
@@ -34,7 +35,7 @@ static const struct {
 	[SEC_WARD] = { "ward", 0, 1 },	   [SEC_SUPERVISE] = { "supervise", 0, 1 },
 	[SEC_AGENT] = { "agent", 0, 1 },   [SEC_LANDLOCK] = { "landlock", 0, 1 },
 	[SEC_SECCOMP] = { "seccomp", 0, 1 }, [SEC_MCP] = { "mcp", 0, 0 },
-	[SEC_ROUTE] = { "route", 1, 0 },   [SEC_FILE] = { "file", 1, 0 },
+	[SEC_ROUTE] = { "route", 1, 1 },   [SEC_FILE] = { "file", 1, 0 },
 };
 
 #define N_SECTIONS ((int)(sizeof sections / sizeof sections[0]))
@@ -56,7 +57,8 @@ struct parse_ctx {
 	int line;
 	int err_line; /* 0: no error yet */
 	char err[600];
-	int key_line[40]; /* first line each single-valued key was set on */
+	int key_line[48]; /* first line each single-valued key was set on */
+	const char *section; /* the current one, for [route NAME] */
 	int section_line[SEC_UNKNOWN];
 };
 
@@ -480,10 +482,96 @@ static int set_sc_names(struct parse_ctx *ctx, const char *k, const char *v, con
 	return 0;
 }
 
+static int set_bridge_user(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	(void)k;
+	if (strlen(v) >= 64 || strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				      "0123456789_.-:$") != strlen(v))
+		return *why = "expected a user name, UID or UID:GID", -1;
+	ctx->cfg->bridge_user = strdup(v);
+	ctx->cfg->bridge_user_line = ctx->line;
+	return ctx->cfg->bridge_user ? 0 : (*why = "out of memory", -1);
+}
+
+/* The route a [route NAME] key belongs to, created on first use. */
+static struct config_route *route_of(struct parse_ctx *ctx)
+{
+	struct ward_config *cfg = ctx->cfg;
+	const char *name = ctx->section + strlen("route ");
+	struct config_route *nv;
+	int i;
+
+	for (i = 0; i < cfg->n_routes; i++)
+		if (strcmp(cfg->routes[i].name, name) == 0)
+			return &cfg->routes[i];
+	nv = realloc(cfg->routes, (size_t)(cfg->n_routes + 1) * sizeof *nv);
+	if (!nv)
+		return NULL;
+	cfg->routes = nv;
+	memset(&nv[cfg->n_routes], 0, sizeof *nv);
+	nv[cfg->n_routes].name = strdup(name);
+	nv[cfg->n_routes].line = ctx->line;
+	return nv[cfg->n_routes].name ? &nv[cfg->n_routes++] : NULL;
+}
+
+static int set_route(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	struct config_route *r = route_of(ctx);
+	uint64_t port;
+
+	if (!r)
+		return *why = "out of memory", -1;
+	if (strcmp(k, "listen") == 0) {
+		if (r->port)
+			return *why = "set twice in this route", -1;
+		if (strncmp(v, "127.0.0.1:", 10) != 0 || parse_uint(v + 10, 1, 65535, &port, why) != 0)
+			return *why = "expected 127.0.0.1:PORT (the bridge listens on loopback only)", -1;
+		r->port = (unsigned)port;
+	} else if (strcmp(k, "upstream") == 0) {
+		if (r->has_up)
+			return *why = "set twice in this route", -1;
+		if (upstream_parse(v, &r->up, why) != 0)
+			return -1;
+		r->has_up = 1;
+	} else if (strcmp(k, "methods") == 0) {
+		if (r->methods)
+			return *why = "set twice in this route", -1;
+		if (http_methods(v, &r->methods) != 0)
+			return *why = "expected HTTP methods like POST GET DELETE", -1;
+	} else if (strcmp(k, "path") == 0) {
+		if (r->path)
+			return *why = "set twice in this route", -1;
+		if (v[0] != '/' || strpbrk(v, " \t#"))
+			return *why = "expected an origin-form target like /mcp or /v1/", -1;
+		r->path = strdup(v);
+	} else if (strcmp(k, "host") == 0) {
+		if (r->host)
+			return *why = "set twice in this route", -1;
+		if (strpbrk(v, " \t\r\n/"))
+			return *why = "expected HOST or HOST:PORT", -1;
+		r->host = strdup(v);
+	} else {
+		const char *colon = strchr(v, ':');
+		char **nv;
+		if (!colon || colon == v || strcspn(v, " \t") < (size_t)(colon - v) || !colon[1])
+			return *why = "expected Name: value (value may be @PATH or @fd:N)", -1;
+		nv = realloc(r->headers, (size_t)(r->n_headers + 1) * sizeof *nv);
+		if (!nv)
+			return *why = "out of memory", -1;
+		r->headers = nv;
+		nv[r->n_headers] = strdup(v);
+		if (!nv[r->n_headers])
+			return *why = "out of memory", -1;
+		r->n_headers++;
+	}
+	return 0;
+}
+
 static const struct key_def keys[] = {
 	{ SEC_WARD, "log_format", set_log_format, 0 },
 	{ SEC_WARD, "log_level", set_log_level, 0 },
 	{ SEC_WARD, "evidence", set_evidence, 0 },
+	{ SEC_WARD, "bridge_user", set_bridge_user, 0 },
 	{ SEC_SUPERVISE, "grace", set_grace, 0 },
 	{ SEC_SUPERVISE, "restart", set_restart, 0 },
 	{ SEC_SUPERVISE, "restart_delay", set_restart_delay, 0 },
@@ -507,6 +595,13 @@ static const struct key_def keys[] = {
 	{ SEC_SECCOMP, "mode", set_sc_mode, 0 },
 	{ SEC_SECCOMP, "deny", set_sc_names, 1 },
 	{ SEC_SECCOMP, "allow", set_sc_names, 1 },
+	/* route keys may repeat across routes; set_route refuses repeats in one */
+	{ SEC_ROUTE, "listen", set_route, 1 },
+	{ SEC_ROUTE, "upstream", set_route, 1 },
+	{ SEC_ROUTE, "methods", set_route, 1 },
+	{ SEC_ROUTE, "path", set_route, 1 },
+	{ SEC_ROUTE, "host", set_route, 1 },
+	{ SEC_ROUTE, "header", set_route, 1 },
 };
 
 #define N_KEYS (sizeof keys / sizeof keys[0])
@@ -529,6 +624,7 @@ static int handler(void *user, const char *section, const char *name, const char
 	}
 	if (check_section(ctx, section, strlen(section)) != 0)
 		return 0;
+	ctx->section = section;
 	for (i = 0; i < N_KEYS; i++) {
 		size_t kl = strlen(keys[i].key);
 		int prefix = keys[i].key[kl - 1] == '_';
@@ -544,7 +640,7 @@ static int handler(void *user, const char *section, const char *name, const char
 			}
 			ctx->key_line[i] = ctx->line;
 		}
-		if (!*value && !keys[i].repeatable) {
+		if (!*value && (!keys[i].repeatable || sec == SEC_ROUTE)) {
 			fail(ctx, ctx->line, "%s: empty value", name);
 			return 0;
 		}
@@ -611,6 +707,29 @@ static void validate(struct parse_ctx *ctx)
 	int confining = (cfg->has_landlock && cfg->landlock.mode != LL_OFF) ||
 			(cfg->has_seccomp && cfg->seccomp.enabled);
 
+	int i, j;
+
+	for (i = 0; i < cfg->n_routes; i++) {
+		struct config_route *r = &cfg->routes[i];
+		const char *missing = !r->port ? "listen" : !r->has_up ? "upstream" : !r->path ? "path" : NULL;
+		if (strspn(r->name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") !=
+		    strlen(r->name)) {
+			fail(ctx, r->line, "[route %s]: route names are letters, digits, _ and -", r->name);
+			return;
+		}
+		if (missing) {
+			fail(ctx, r->line, "[route %s]: %s is required", r->name, missing);
+			return;
+		}
+		for (j = 0; j < i; j++)
+			if (cfg->routes[j].port == r->port) {
+				fail(ctx, r->line, "[route %s]: listen: port %u is also route %s's", r->name,
+				     r->port, cfg->routes[j].name);
+				return;
+			}
+		if (!r->methods)
+			r->methods = (1u << HTTP_POST) | (1u << HTTP_GET) | (1u << HTTP_DELETE);
+	}
 	if (confining && !cfg->user && !cfg->allow_root) {
 		int line = cfg->has_landlock ? ctx->section_line[SEC_LANDLOCK] : ctx->section_line[SEC_SECCOMP];
 		fail(ctx, line, "[agent] user: required when [landlock] or [seccomp] confine the agent "
@@ -708,6 +827,16 @@ void config_free(struct ward_config *cfg)
 	free(cfg->landlock.bind);
 	free_strv(cfg->seccomp.deny, cfg->seccomp.n_deny);
 	free_strv(cfg->seccomp.allow, cfg->seccomp.n_allow);
+	for (i = 0; i < cfg->n_routes; i++) {
+		free(cfg->routes[i].name);
+		free(cfg->routes[i].path);
+		free(cfg->routes[i].host);
+		for (int h = 0; h < cfg->routes[i].n_headers; h++)
+			free(cfg->routes[i].headers[h]);
+		free(cfg->routes[i].headers);
+	}
+	free(cfg->routes);
+	free(cfg->bridge_user);
 	memset(cfg, 0, sizeof *cfg);
 }
 
@@ -827,5 +956,23 @@ void config_print(const struct ward_config *cfg, FILE *out)
 		for (i = 0; i < cfg->seccomp.n_allow; i++)
 			fprintf(out, "allow = %s\n", cfg->seccomp.allow[i]);
 	}
-	fputs("\n; [mcp] absent: no MCP bridge\n", out);
+	for (i = 0; i < cfg->n_routes; i++) {
+		const struct config_route *r = &cfg->routes[i];
+		int m, h;
+		fprintf(out, "\n[route %s]\nlisten = 127.0.0.1:%u\nupstream = %s\nmethods =", r->name, r->port,
+			r->up.desc);
+		for (m = 0; m < 32; m++)
+			if (r->methods & (1u << m))
+				fprintf(out, " %s", http_method_str((enum http_method)m));
+		fprintf(out, "\npath = %s\nhost = %s\n", r->path, r->host ? r->host : r->up.default_host);
+		for (h = 0; h < r->n_headers; h++) {
+			const char *colon = strchr(r->headers[h], ':');
+			/* never print a secret: only where it comes from */
+			fprintf(out, "header = %.*s: %s\n", (int)(colon - r->headers[h]), r->headers[h],
+				colon[1 + strspn(colon + 1, " ")] == '@' ? colon + 1 + strspn(colon + 1, " ") : "(value hidden)");
+		}
+	}
+	if (cfg->n_routes)
+		fprintf(out, "\n; bridge_user = %s\n", cfg->bridge_user ? cfg->bridge_user : "(default: 65534)");
+	fputs("\n; [mcp] absent: no MCP config materialisation\n", out);
 }

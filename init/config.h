@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 
 #include "../landlock/landlock.h"
+#include "../mcp-bridge/upstream.h"
 #include "log.h"
 #include "sysfilter.h"
 
@@ -24,6 +25,20 @@ struct config_rlimit {
 	rlim_t soft, hard;
 };
 
+/* [route NAME]: one loopback listener relayed to one upstream. */
+struct config_route {
+	char *name;
+	int line;     /* of the section header */
+	unsigned port; /* listen = 127.0.0.1:PORT */
+	struct upstream up;
+	int has_up;
+	unsigned methods; /* http-parser method bits; 0 = POST GET DELETE */
+	char *path;
+	char *host;
+	char **headers; /* "Name: value", value may be @PATH or @fd:N */
+	int n_headers;
+};
+
 struct ward_config {
 	char *path; /* NULL: no config file, ward is a plain init */
 
@@ -31,6 +46,8 @@ struct ward_config {
 	enum log_format log_format;
 	enum log_level log_level;
 	char *evidence; /* write the evidence JSON here once the agent runs */
+	char *bridge_user; /* the bridge's own user */
+	int bridge_user_line;
 
 	/* [supervise] */
 	uint64_t grace_ms;
@@ -63,6 +80,10 @@ struct ward_config {
 	/* [seccomp] */
 	int has_seccomp;
 	struct sc_policy seccomp;
+
+	/* [route NAME] */
+	struct config_route *routes;
+	int n_routes;
 };
 
 void config_defaults(struct ward_config *cfg);

@@ -155,7 +155,13 @@ static void announce_layers(const struct ward_config *cfg, const struct sandbox 
 		log_info("%s: landlock is off: the filesystem and network are not confined", cfg->path);
 	if (!cfg->has_seccomp || !cfg->seccomp.enabled)
 		log_info("%s: seccomp is off: no system call filter", cfg->path);
-	log_info("%s: no [mcp]: no MCP bridge", cfg->path);
+	if (!cfg->n_routes)
+		log_info("%s: no [route] or [mcp]: no bridge", cfg->path);
+}
+
+static pid_t start_bridge(void *arg)
+{
+	return bridgeproc_start(arg);
 }
 
 int main(int argc, char **argv)
@@ -167,7 +173,7 @@ int main(int argc, char **argv)
 	sigset_t all, inherited;
 	char **envp = NULL;
 	const char *path;
-	int rc, fds[8], nfds, cwd_fd = -1, vm, have_sv = 0;
+	int rc, fds[96], nfds, cwd_fd = -1, vm, have_sv = 0;
 
 	/* Block every signal before anything else: as PID 1 a signal with the
 	 * default disposition would be dropped, and one that arrives before
@@ -242,14 +248,27 @@ int main(int argc, char **argv)
 	if (cfg.has_agent)
 		sigemptyset(&sv.child_mask);
 	sv.confine = sb.confining ? &sb.confine : NULL;
+	if (sb.bridge.active) {
+		/* the bridge listens (PID 1 opened its ports) and is confined
+		 * before the agent exists */
+		sv.bridge_start = start_bridge;
+		sv.bridge_arg = &sb.bridge;
+		sv.bridge = bridgeproc_start(&sb.bridge);
+		if (sv.bridge < 0) {
+			sv.bridge = 0;
+			rc = 3;
+			goto out;
+		}
+	}
 	sv.on_start = evidence_on_start;
 	sv.on_start_arg = &sb.ev;
 	if (supervisor_start(&sv) != 0)
 		goto out;
 
 	/* ward keeps nothing it inherited and does not pin any directory. */
-	nfds = supervisor_fds(&sv, fds, 6);
+	nfds = supervisor_fds(&sv, fds, 8);
 	fds[nfds++] = log_fd();
+	nfds += bridgeproc_fds(&sb.bridge, fds + nfds, 70);
 	if (sb.ll.fd >= 0)
 		fds[nfds++] = sb.ll.fd;
 	if (sb.ev.fd >= 0)

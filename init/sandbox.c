@@ -7,6 +7,8 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <stdlib.h>
+
 #include "log.h"
 
 static int resolve_user(struct sandbox *sb, const struct ward_config *cfg, int check)
@@ -52,6 +54,7 @@ void sandbox_init(struct sandbox *sb)
 	memset(sb, 0, sizeof *sb);
 	sb->ll.fd = -1;
 	sb->ev.fd = -1;
+	sb->bridge.ll.fd = -1;
 }
 
 int sandbox_prepare(struct sandbox *sb, const struct ward_config *cfg, int vm, int check)
@@ -67,8 +70,33 @@ int sandbox_prepare(struct sandbox *sb, const struct ward_config *cfg, int vm, i
 		sb->confine.enabled = 1;
 		sb->ev.confine = &sb->confine;
 	}
+	if (cfg->has_seccomp && cfg->seccomp.enabled) {
+		if (sc_build_agent(&cfg->seccomp, &sb->sc, err, sizeof err) != 0 ||
+		    sc_build_init(&cfg->seccomp, vm, &sb->sc_init, err, sizeof err) != 0) {
+			log_error("%s", err);
+			return 3;
+		}
+		sb->confine.sc = &sb->sc;
+		sb->ev.sc = &sb->sc;
+		sb->ev.sc_init = &sb->sc_init;
+	}
+	if (!check && (rc = bridgeproc_prepare(&sb->bridge, cfg, sb->confining ? &sb->confine.user : NULL,
+					       sb->sc.prog ? &sb->sc : NULL)) != 0)
+		return rc;
 	if (cfg->has_landlock && cfg->landlock.mode != LL_OFF) {
-		if (ll_build(&cfg->landlock, ll_abi(), &sb->ll, err, sizeof err) != 0) {
+		/* the agent may connect to the bridge's ports */
+		struct ll_policy pol = cfg->landlock;
+		struct port_range *ports = calloc((size_t)(pol.n_connect + cfg->n_routes + 1), sizeof *ports);
+		if (!ports)
+			return 3;
+		memcpy(ports, pol.connect, (size_t)pol.n_connect * sizeof *ports);
+		for (i = 0; i < cfg->n_routes; i++)
+			ports[pol.n_connect++] = (struct port_range){ (uint16_t)cfg->routes[i].port,
+								      (uint16_t)cfg->routes[i].port };
+		pol.connect = ports;
+		rc = ll_build(&pol, ll_abi(), &sb->ll, err, sizeof err);
+		free(ports);
+		if (rc != 0) {
 			log_error("landlock: %s", err);
 			return 3;
 		}
@@ -82,16 +110,6 @@ int sandbox_prepare(struct sandbox *sb, const struct ward_config *cfg, int vm, i
 	if (!check && (rc = evidence_open(&sb->ev)) != 0) {
 		log_error("evidence: %s: %s", cfg->evidence, strerror(-rc));
 		return 3;
-	}
-	if (cfg->has_seccomp && cfg->seccomp.enabled) {
-		if (sc_build_agent(&cfg->seccomp, &sb->sc, err, sizeof err) != 0 ||
-		    sc_build_init(&cfg->seccomp, vm, &sb->sc_init, err, sizeof err) != 0) {
-			log_error("%s", err);
-			return 3;
-		}
-		sb->confine.sc = &sb->sc;
-		sb->ev.sc = &sb->sc;
-		sb->ev.sc_init = &sb->sc_init;
 	}
 	return 0;
 }
@@ -122,14 +140,14 @@ void sandbox_lock_pid1(const struct sandbox *sb, const struct ward_config *cfg, 
 {
 	int rc;
 
-	if (!sb->confining)
+	if (!sb->confining && !sb->bridge.active)
 		return;
 	/* What supervision still needs: signalling the agent's tree (another
 	 * uid) and, for restarts, what the child needs to drop to the agent
 	 * user again. */
 	capng_clear(CAPNG_SELECT_CAPS);
 	capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, CAP_KILL);
-	if (cfg->restart != RESTART_NEVER) {
+	if (cfg->restart != RESTART_NEVER || sb->bridge.active) {
 		capng_updatev(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, CAP_SETUID, CAP_SETGID,
 			      CAP_SETPCAP, -1);
 		if (cfg->n_rlimits)
@@ -151,6 +169,7 @@ void sandbox_lock_pid1(const struct sandbox *sb, const struct ward_config *cfg, 
 
 void sandbox_free(struct sandbox *sb)
 {
+	bridgeproc_free(&sb->bridge);
 	if (sb->ev.fd >= 0)
 		close(sb->ev.fd);
 	ll_free(&sb->ll);

@@ -4,6 +4,7 @@
 #ifndef WARD_SANDBOX_H
 #define WARD_SANDBOX_H
 
+#include "bridgeproc.h"
 #include "config.h"
 #include "evidence.h"
 #include "privdrop.h"
@@ -14,6 +15,7 @@ struct sandbox {
 	struct ll_ruleset ll;
 	struct sc_filter sc, sc_init;
 	struct evidence_src ev;
+	struct bridgeproc bridge;
 };
 
 /* An empty sandbox that sandbox_free() accepts. */

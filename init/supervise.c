@@ -2,7 +2,9 @@
 #include "supervise.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -49,19 +51,80 @@ static const char *sig_str(int sig, char *buf, size_t size)
 
 /* ---- signalling the tree ---------------------------------------------- */
 
-/* Everything that is ours except ward itself: kill(-1) when we are PID 1 of
- * the namespace, else the agent's group plus our descendants from /proc. */
+/* Everything that is ours except ward itself (and the bridge, which outlives
+ * agent restarts): kill(-1) when we are PID 1 of the namespace and there is
+ * no bridge, else the agent's group plus our descendants from /proc. */
 static void signal_all(struct supervisor *sv, int sig)
 {
-	if (sv->pid1) {
+	if (sv->pid1 && sv->bridge <= 0) {
 		if (kill(-1, sig) != 0 && errno != ESRCH)
 			log_warn("kill(-1): %s", strerror(errno));
 		return;
 	}
 	if (sv->agent > 0)
 		(void)kill(-sv->agent, sig);
-	if (signal_descendants(sv->self, sig, NULL, 0) < 0 && sv->agent > 0)
+	if (signal_descendants(sv->self, sig, &sv->bridge, sv->bridge > 0) < 0 && sv->agent > 0)
 		(void)kill(sv->agent, sig);
+}
+
+static void set_timerfd(int fd, uint64_t deadline_ms)
+{
+	struct itimerspec its = { 0 };
+
+	if (deadline_ms) {
+		its.it_value.tv_sec = (time_t)(deadline_ms / 1000);
+		its.it_value.tv_nsec = (long)(deadline_ms % 1000) * 1000000 + 1;
+	}
+	(void)timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+static void bridge_exited(struct supervisor *sv, int status)
+{
+	uint64_t now = now_ms();
+
+	sv->bridge = 0;
+	if (sv->stopping || sv->state == AGENT_DONE)
+		return;
+	if (now - sv->bridge_started >= 60000)
+		sv->bridge_delay = 250;
+	log_warn("bridge died (%s %d); restarting it in %llums", WIFSIGNALED(status) ? "signal" : "status",
+		 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
+		 (unsigned long long)sv->bridge_delay);
+	set_timerfd(sv->btfd, now + sv->bridge_delay);
+	sv->bridge_delay = sv->bridge_delay * 2 > 10000 ? 10000 : sv->bridge_delay * 2;
+}
+
+static void on_bridge_timer(struct supervisor *sv)
+{
+	uint64_t x;
+
+	if (read(sv->btfd, &x, sizeof x) < 0 || sv->bridge > 0 || !sv->bridge_start || sv->stopping)
+		return;
+	sv->bridge_started = now_ms();
+	sv->bridge = sv->bridge_start(sv->bridge_arg);
+	if (sv->bridge <= 0) {
+		sv->bridge = 0;
+		set_timerfd(sv->btfd, now_ms() + sv->bridge_delay);
+	}
+}
+
+static void stop_bridge(struct supervisor *sv)
+{
+	int i, status;
+
+	if (sv->bridge <= 0)
+		return;
+	(void)kill(sv->bridge, SIGTERM);
+	for (i = 0; i < 100; i++) {
+		if (waitpid(sv->bridge, &status, WNOHANG) == sv->bridge) {
+			sv->bridge = 0;
+			return;
+		}
+		usleep(10000);
+	}
+	(void)kill(sv->bridge, SIGKILL);
+	(void)waitpid(sv->bridge, &status, 0);
+	sv->bridge = 0;
 }
 
 /* ---- the agent -------------------------------------------------------- */
@@ -244,13 +307,31 @@ static void drained(struct supervisor *sv)
 	set_timer(sv, at > now ? at : now);
 }
 
-/* Returns 1 if ward has no children left. */
-static int no_children(void)
+/* Returns 1 if ward has no children left (the bridge aside). */
+static int no_children(const struct supervisor *sv)
 {
 	siginfo_t si;
+	char path[64], buf[4096];
+	ssize_t n;
+	int fd;
 
-	memset(&si, 0, sizeof si);
-	return waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) != 0 && errno == ECHILD;
+	if (sv->bridge <= 0) {
+		memset(&si, 0, sizeof si);
+		return waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) != 0 && errno == ECHILD;
+	}
+	snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)sv->self, (int)sv->self);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n < 0)
+		return 0;
+	buf[n] = '\0';
+	for (char *tok = strtok(buf, " \n"); tok; tok = strtok(NULL, " \n"))
+		if (atoi(tok) != sv->bridge)
+			return 0;
+	return 1;
 }
 
 static void agent_exited(struct supervisor *sv, int status)
@@ -274,7 +355,7 @@ static void agent_exited(struct supervisor *sv, int status)
 	close_errfd(sv);
 
 	sv->state = AGENT_DRAINING;
-	if (no_children()) {
+	if (no_children(sv)) {
 		drained(sv);
 		return;
 	}
@@ -298,6 +379,8 @@ static void reap(struct supervisor *sv)
 		if (pid > 0) {
 			if (pid == sv->agent)
 				agent_exited(sv, status);
+			else if (pid == sv->bridge)
+				bridge_exited(sv, status);
 			else
 				log_debug("reaped pid %d", (int)pid);
 			continue;
@@ -308,7 +391,7 @@ static void reap(struct supervisor *sv)
 			log_warn("waitpid: %s", strerror(errno));
 		break;
 	}
-	if (sv->state == AGENT_DRAINING && no_children())
+	if (sv->state == AGENT_DRAINING && no_children(sv))
 		drained(sv);
 }
 
@@ -430,7 +513,8 @@ int supervisor_init(struct supervisor *sv, const struct ward_config *cfg, char *
 	sv->cwd_fd = cwd_fd;
 	sv->self = getpid();
 	sv->pid1 = sv->self == 1;
-	sv->errfd = sv->sfd = sv->epfd = sv->tfd = -1;
+	sv->errfd = sv->sfd = sv->epfd = sv->tfd = sv->btfd = -1;
+	sv->bridge_delay = 250;
 	sv->restart_delay = cfg->restart_delay_ms;
 	if (cfg->restart_limit) {
 		sv->restarts = calloc(cfg->restart_limit, sizeof *sv->restarts);
@@ -443,7 +527,8 @@ int supervisor_init(struct supervisor *sv, const struct ward_config *cfg, char *
 	sv->sfd = signalfd(-1, &all, SFD_NONBLOCK | SFD_CLOEXEC);
 	sv->epfd = epoll_create1(EPOLL_CLOEXEC);
 	sv->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (sv->sfd < 0 || sv->epfd < 0 || sv->tfd < 0) {
+	sv->btfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (sv->sfd < 0 || sv->epfd < 0 || sv->tfd < 0 || sv->btfd < 0) {
 		log_error("cannot set up the event loop: %s", strerror(errno));
 		return -1;
 	}
@@ -452,6 +537,9 @@ int supervisor_init(struct supervisor *sv, const struct ward_config *cfg, char *
 		goto fail;
 	ev.data.fd = sv->tfd;
 	if (epoll_ctl(sv->epfd, EPOLL_CTL_ADD, sv->tfd, &ev) != 0)
+		goto fail;
+	ev.data.fd = sv->btfd;
+	if (epoll_ctl(sv->epfd, EPOLL_CTL_ADD, sv->btfd, &ev) != 0)
 		goto fail;
 	return 0;
 fail:
@@ -462,7 +550,7 @@ fail:
 int supervisor_fds(const struct supervisor *sv, int *fds, int max)
 {
 	int n = 0, i;
-	const int all[] = { sv->sfd, sv->epfd, sv->tfd, sv->errfd, sv->cwd_fd };
+	const int all[] = { sv->sfd, sv->epfd, sv->tfd, sv->btfd, sv->errfd, sv->cwd_fd };
 
 	for (i = 0; i < (int)(sizeof all / sizeof all[0]) && n < max; i++)
 		if (all[i] >= 0)
@@ -490,10 +578,13 @@ int supervisor_run(struct supervisor *sv)
 				on_signals(sv);
 			else if (ev[i].data.fd == sv->tfd)
 				on_timer(sv);
+			else if (ev[i].data.fd == sv->btfd)
+				on_bridge_timer(sv);
 			else if (ev[i].data.fd == sv->errfd && sv->errfd >= 0)
 				check_started(sv);
 		}
 	}
+	stop_bridge(sv);
 	return sv->exit_code;
 }
 
@@ -506,5 +597,7 @@ void supervisor_free(struct supervisor *sv)
 		close(sv->epfd);
 	if (sv->tfd >= 0)
 		close(sv->tfd);
+	if (sv->btfd >= 0)
+		close(sv->btfd);
 	free(sv->restarts);
 }

@@ -36,6 +36,13 @@ struct supervisor {
 	void *on_start_arg;
 	struct start_notes notes;
 
+	/* the MCP bridge: started before the agent, restarted when it dies */
+	pid_t bridge;
+	pid_t (*bridge_start)(void *arg);
+	void *bridge_arg;
+	int btfd;
+	uint64_t bridge_started, bridge_delay;
+
 	int sfd, epfd, tfd;
 	pid_t self;
 	int pid1; /* PID 1 of our pid namespace: kill(-1) is ours to use */

@@ -1,0 +1,282 @@
+#define _GNU_SOURCE
+#include "bridgeproc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "procs.h"
+#include "spawn.h"
+
+#define NOTE_READY 150
+#define SECRET_MAX 8192
+
+/* "@PATH" or "@fd:N": read once, as root; a trailing newline is dropped. */
+static char *read_secret(const char *src, const char **why)
+{
+	char *buf = malloc(SECRET_MAX + 1);
+	size_t got = 0;
+	ssize_t n;
+	int fd;
+
+	if (!buf)
+		return *why = "out of memory", NULL;
+	if (strncmp(src, "fd:", 3) == 0) {
+		char *end;
+		long v = strtol(src + 3, &end, 10);
+		if (*end || v < 3 || v > 1023) {
+			free(buf);
+			return *why = "expected @fd:N with N >= 3", NULL;
+		}
+		fd = (int)v;
+	} else {
+		fd = open(src, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0) {
+		free(buf);
+		return *why = strerror(errno), NULL;
+	}
+	while (got < SECRET_MAX && (n = read(fd, buf + got, SECRET_MAX - got)) > 0)
+		got += (size_t)n;
+	close(fd); /* an fd:N source is read once and closed */
+	while (got && (buf[got - 1] == '\n' || buf[got - 1] == '\r'))
+		got--;
+	buf[got] = '\0';
+	if (got == SECRET_MAX || memchr(buf, '\n', got) || memchr(buf, '\r', got) || !got) {
+		free(buf);
+		return *why = "the secret must be one non-empty line under 8 KiB", NULL;
+	}
+	return buf;
+}
+
+static int build_routes(struct bridgeproc *b, const struct ward_config *cfg)
+{
+	int i, h;
+
+	b->routes.v = calloc((size_t)cfg->n_routes, sizeof *b->routes.v);
+	if (!b->routes.v)
+		return 3;
+	b->routes.n = cfg->n_routes;
+	for (i = 0; i < cfg->n_routes; i++) {
+		const struct config_route *c = &cfg->routes[i];
+		struct bridge_route *r = &b->routes.v[i];
+
+		r->name = c->name;
+		r->up = c->up;
+		r->port = (uint16_t)c->port;
+		r->lfd = -1;
+		r->line = c->line;
+		r->headers = calloc((size_t)c->n_headers + 1, sizeof *r->headers);
+		if (!r->headers)
+			return 3;
+		for (h = 0; h < c->n_headers; h++) {
+			const char *colon = strchr(c->headers[h], ':');
+			const char *val = colon + 1 + strspn(colon + 1, " \t");
+			if (*val == '@') {
+				const char *why = NULL;
+				char *secret = read_secret(val + 1, &why);
+				if (!secret) {
+					log_error("%s:%d: [route %s] header: %s: %s", cfg->path, c->line, c->name,
+						  val, why);
+					return 2;
+				}
+				if (asprintf(&r->headers[h], "%.*s: %s", (int)(colon - c->headers[h]),
+					     c->headers[h], secret) < 0)
+					r->headers[h] = NULL;
+				explicit_bzero(secret, strlen(secret));
+				free(secret);
+			} else {
+				r->headers[h] = strdup(c->headers[h]);
+			}
+			if (!r->headers[h])
+				return 3;
+			r->n_headers++;
+		}
+		r->http.name = r->name;
+		r->http.methods = c->methods;
+		r->http.path = c->path;
+		r->http.host = c->host ? c->host : c->up.default_host;
+		r->http.inject = r->headers;
+		r->http.n_inject = r->n_headers;
+	}
+	return 0;
+}
+
+int bridgeproc_prepare(struct bridgeproc *b, const struct ward_config *cfg, const struct user_ids *agent,
+		       const struct sc_filter *sc)
+{
+	struct port_range *up_ports;
+	struct ll_policy pol;
+	char err[1024];
+	const char *why = NULL, *spec = cfg->bridge_user ? cfg->bridge_user : "65534";
+	int rc, i, n = 0;
+
+	memset(b, 0, sizeof *b);
+	b->ll.fd = -1;
+	if (!cfg->n_routes)
+		return 0;
+	b->active = 1;
+	if (users_resolve(spec, "/etc/passwd", "/etc/group", &b->confine.user, &why) != 0) {
+		log_error("%s:%d: bridge_user: '%s': %s", cfg->path, cfg->bridge_user_line, spec, why);
+		return 2;
+	}
+	if (b->confine.user.uid == 0 || (agent && b->confine.user.uid == agent->uid)) {
+		log_error("%s:%d: bridge_user: '%s': the bridge needs a uid of its own (not 0, not the "
+			  "agent's %d); set [ward] bridge_user", cfg->path, cfg->bridge_user_line, spec,
+			  agent ? (int)agent->uid : 0);
+		return 2;
+	}
+	b->confine.enabled = 1;
+	if ((rc = build_routes(b, cfg)) != 0)
+		return rc;
+	if (bridge_listen(&b->routes, err, sizeof err) != 0) {
+		log_error("bridge: %s", err);
+		return 3;
+	}
+	/* its own Landlock: no file at all, TCP connect to its tcp upstreams only */
+	up_ports = calloc((size_t)b->routes.n, sizeof *up_ports);
+	if (!up_ports)
+		return 3;
+	for (i = 0; i < b->routes.n; i++) {
+		const struct upstream *u = &b->routes.v[i].up;
+		if (u->kind == UP_TCP) {
+			unsigned port = ntohs(((const struct sockaddr_in *)&u->addr)->sin_port);
+			up_ports[n].lo = up_ports[n].hi = (uint16_t)port;
+			n++;
+		}
+	}
+	memset(&pol, 0, sizeof pol);
+	pol.mode = cfg->has_landlock && cfg->landlock.mode == LL_HARD ? LL_HARD : LL_BEST_EFFORT;
+	pol.connect = up_ports;
+	pol.n_connect = n;
+	pol.scopes = LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL;
+	rc = ll_build(&pol, ll_abi(), &b->ll, err, sizeof err);
+	free(up_ports);
+	if (rc != 0) {
+		log_error("bridge: landlock: %s", err);
+		return 3;
+	}
+	for (i = 0; i < b->ll.n_notes; i++)
+		log_warn("bridge: landlock: %s", b->ll.notes[i]);
+	if (b->ll.fd >= 0)
+		b->confine.ll = &b->ll;
+	b->confine.sc = sc;
+	return 0;
+}
+
+static void __attribute__((noreturn)) bridge_child(struct bridgeproc *b, int rfd)
+{
+	int keep[64], nk = 0, i;
+	sigset_t none;
+
+	prctl(PR_SET_NAME, "ward-bridge", 0, 0, 0);
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	for (i = 0; i < b->routes.n && nk < 60; i++)
+		keep[nk++] = b->routes.v[i].lfd;
+	keep[nk++] = rfd;
+	keep[nk++] = log_fd();
+	if (b->ll.fd >= 0)
+		keep[nk++] = b->ll.fd;
+	close_fds_except(keep, nk);
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&none);
+	if (setsid() < 0 && errno != EPERM)
+		_exit(3);
+	if (privdrop_credentials(&b->confine, rfd) != 0 || privdrop_lock(&b->confine, rfd) != 0)
+		_exit(3);
+	b->health_ok = bridge_health(&b->routes);
+	spawn_report(rfd, NOTE_READY, 0, b->health_ok);
+	close(rfd);
+	sigprocmask(SIG_SETMASK, &none, NULL); /* TERM ends the bridge */
+	if (bridge_run(&b->routes, BRIDGE_MAX_CONNS) != 0)
+		log_error("bridge: event loop: %s", strerror(errno));
+	_exit(1);
+}
+
+pid_t bridgeproc_start(struct bridgeproc *b)
+{
+	struct spawn_error rec;
+	struct pollfd p;
+	int fds[2], r, ready = 0;
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC) != 0)
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		log_error("bridge: fork: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		bridge_child(b, fds[1]);
+	}
+	close(fds[1]);
+	p.fd = fds[0];
+	p.events = POLLIN;
+	while (!ready && poll(&p, 1, 5000) == 1) {
+		r = (int)read(fds[0], &rec, sizeof rec);
+		if (r != (int)sizeof rec)
+			break;
+		if (rec.stage == NOTE_READY) {
+			ready = 1;
+			b->health_ok = rec.detail;
+		} else if (rec.stage == NOTE_BOUNDING || rec.stage == NOTE_SECUREBITS) {
+			continue;
+		} else {
+			log_error("bridge: cannot start: %s: %s", spawn_stage_name(rec.stage), strerror(rec.err));
+			break;
+		}
+	}
+	close(fds[0]);
+	if (!ready) {
+		log_error("bridge: did not report ready; stopping it");
+		kill(pid, SIGKILL);
+		return -1;
+	}
+	log_info("bridge: pid %d serves %d route(s), %d upstream(s) answer", (int)pid, b->routes.n,
+		 b->health_ok);
+	return pid;
+}
+
+int bridgeproc_fds(const struct bridgeproc *b, int *fds, int max)
+{
+	int i, n = 0;
+
+	for (i = 0; i < b->routes.n && n < max; i++)
+		if (b->routes.v[i].lfd >= 0)
+			fds[n++] = b->routes.v[i].lfd;
+	if (b->ll.fd >= 0 && n < max)
+		fds[n++] = b->ll.fd;
+	return n;
+}
+
+void bridgeproc_free(struct bridgeproc *b)
+{
+	int i, h;
+
+	for (i = 0; i < b->routes.n; i++) {
+		if (b->routes.v[i].lfd >= 0)
+			close(b->routes.v[i].lfd);
+		for (h = 0; h < b->routes.v[i].n_headers; h++) {
+			explicit_bzero(b->routes.v[i].headers[h], strlen(b->routes.v[i].headers[h]));
+			free(b->routes.v[i].headers[h]);
+		}
+		free(b->routes.v[i].headers);
+	}
+	free(b->routes.v);
+	ll_free(&b->ll);
+	memset(b, 0, sizeof *b);
+	b->ll.fd = -1;
+}

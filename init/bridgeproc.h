@@ -1,0 +1,37 @@
+/* bridgeproc: the MCP bridge as a process of its own: prepared by PID 1
+ * (listeners, secrets, its user, its Landlock), forked before the agent,
+ * supervised and restarted by PID 1. */
+#ifndef WARD_BRIDGEPROC_H
+#define WARD_BRIDGEPROC_H
+
+#include <sys/types.h>
+
+#include "../landlock/landlock.h"
+#include "../mcp-bridge/bridge.h"
+#include "config.h"
+#include "privdrop.h"
+
+struct bridgeproc {
+	int active;		   /* there are routes */
+	struct bridge_routes routes;
+	struct confine confine;	   /* its user, Landlock, seccomp */
+	struct ll_ruleset ll;
+	int health_ok;		   /* upstreams that answered at the last start */
+};
+
+/* As root, before anything runs: resolve the bridge user (it must differ
+ * from the agent's), read header secrets (@PATH, @fd:N) once, open the
+ * listeners, build its Landlock ruleset. Returns 0, 2 (config) or 3. */
+int bridgeproc_prepare(struct bridgeproc *b, const struct ward_config *cfg, const struct user_ids *agent,
+		       const struct sc_filter *sc);
+
+/* Forks the bridge and waits (up to 5 s) until it listens and is confined.
+ * Returns its pid, or -1 after logging why. */
+pid_t bridgeproc_start(struct bridgeproc *b);
+
+/* The listening descriptors PID 1 keeps for restarts. */
+int bridgeproc_fds(const struct bridgeproc *b, int *fds, int max);
+
+void bridgeproc_free(struct bridgeproc *b);
+
+#endif

@@ -1,0 +1,489 @@
+#define _GNU_SOURCE
+#include "bridge.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../init/log.h"
+
+#define RELAY_BUF 16384
+
+enum conn_state { C_HEAD, C_CONNECTING, C_RELAY };
+
+/* One client connection and, once its head is accepted, its upstream. The
+ * buffers are fixed: memory per connection is bounded. */
+struct conn {
+	int cfd, ufd;
+	const struct bridge_route *route;
+	enum conn_state state;
+	struct http_req req;
+	char *head; /* the client's head while it arrives */
+	size_t head_len;
+	char c2u[RELAY_BUF]; /* to upstream: rewritten head, then body bytes */
+	size_t c2u_len, c2u_off;
+	char u2c[RELAY_BUF]; /* to the client: rewritten response head, then bytes */
+	size_t u2c_len, u2c_off;
+	int req_done, client_eof, up_eof, resp_head_done, status, dead;
+	uint64_t bytes_in, bytes_out, started, deadline;
+	struct conn *next;
+};
+
+struct loop {
+	int epfd, n_conns, max_conns;
+	struct conn *conns;
+	struct conn *dead; /* closed in this batch of events, freed after it */
+	const struct bridge_routes *routes;
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* epoll data: a pointer tagged with which side of a connection woke. */
+static void *tag(struct conn *c, int upstream)
+{
+	return (void *)((uintptr_t)c | (uintptr_t)upstream);
+}
+
+static void watch(struct loop *l, struct conn *c, int upstream, int op, unsigned events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = tag(c, upstream) };
+	(void)epoll_ctl(l->epfd, op, upstream ? c->ufd : c->cfd, &ev);
+}
+
+/* What each side should be polled for now (backpressure: read only when
+ * there is room to keep what is read). */
+static void rearm(struct loop *l, struct conn *c)
+{
+	unsigned ce = 0, ue = 0;
+
+	if (c->state == C_HEAD)
+		ce = EPOLLIN;
+	if (c->state == C_RELAY) {
+		if (!c->req_done && !c->client_eof && c->c2u_len < RELAY_BUF)
+			ce |= EPOLLIN;
+		if (c->u2c_len > c->u2c_off)
+			ce |= EPOLLOUT;
+		if (c->c2u_len > c->c2u_off)
+			ue |= EPOLLOUT;
+		if (!c->up_eof && c->u2c_len < RELAY_BUF)
+			ue |= EPOLLIN;
+	}
+	if (c->state == C_CONNECTING)
+		ue = EPOLLOUT;
+	watch(l, c, 0, EPOLL_CTL_MOD, ce);
+	if (c->ufd >= 0)
+		watch(l, c, 1, EPOLL_CTL_MOD, ue);
+}
+
+static void audit(const struct conn *c)
+{
+	char rpc[96];
+	const char *m = c->req.headers_done ? http_method_str(c->req.parser.method) : "-";
+	const char *method = c->req.done ? http_req_rpc_method(&c->req, rpc, sizeof rpc) : NULL;
+
+	log_info("bridge: route=%s method=%s target=%.*s status=%d in=%llu out=%llu ms=%llu%s%s%s%s",
+		 c->route->name, m, (int)(c->req.target.n > 200 ? 200 : c->req.target.n),
+		 c->req.target.p ? c->req.target.p : "-", c->status, (unsigned long long)c->bytes_in,
+		 (unsigned long long)c->bytes_out, (unsigned long long)(now_ms() - c->started),
+		 method ? " rpc=" : "", method ? method : "", c->req.why ? " reason=" : "",
+		 c->req.why ? c->req.why : "");
+}
+
+/* Closes both sides now; the memory goes after this batch of events, which
+ * may still name the connection. */
+static void close_conn(struct loop *l, struct conn *c)
+{
+	struct conn **pp;
+
+	if (c->dead)
+		return;
+	audit(c);
+	if (c->cfd >= 0)
+		close(c->cfd);
+	if (c->ufd >= 0)
+		close(c->ufd);
+	c->cfd = c->ufd = -1;
+	for (pp = &l->conns; *pp; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	c->dead = 1;
+	c->next = l->dead;
+	l->dead = c;
+	l->n_conns--;
+}
+
+static void reap_dead(struct loop *l)
+{
+	while (l->dead) {
+		struct conn *c = l->dead;
+		l->dead = c->next;
+		free(c->head);
+		free(c);
+	}
+}
+
+/* A refusal: a short JSON answer, then the connection is closed. The
+ * socket buffer takes the few hundred bytes; if not, the client loses it. */
+static void refuse(struct loop *l, struct conn *c, int status, const char *why)
+{
+	char out[1024];
+	int n = http_refusal(status, why, c->route->http.methods, out, sizeof out);
+
+	c->status = status;
+	if (!c->req.why)
+		c->req.why = why;
+	if (n > 0)
+		(void)send(c->cfd, out, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	close_conn(l, c);
+}
+
+static void accept_one(struct loop *l, const struct bridge_route *r)
+{
+	int fd = accept4(r->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	struct conn *c;
+
+	if (fd < 0)
+		return;
+	if (l->n_conns >= l->max_conns) {
+		char out[512];
+		int n = http_refusal(503, "too many connections", 0, out, sizeof out);
+		log_warn("bridge: route=%s refused a connection: %d open", r->name, l->n_conns);
+		if (n > 0)
+			(void)send(fd, out, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+		close(fd);
+		return;
+	}
+	c = calloc(1, sizeof *c);
+	if (c)
+		c->head = malloc(HTTP_MAX_HEAD);
+	if (!c || !c->head) {
+		free(c);
+		close(fd);
+		return;
+	}
+	c->cfd = fd;
+	c->ufd = -1;
+	c->route = r;
+	c->started = now_ms();
+	c->deadline = c->started + BRIDGE_HEAD_TIMEOUT_MS;
+	http_req_init(&c->req, &r->http);
+	c->next = l->conns;
+	l->conns = c;
+	l->n_conns++;
+	watch(l, c, 0, EPOLL_CTL_ADD, EPOLLIN);
+}
+
+/* The whole head is in: check it, rewrite it, connect upstream. */
+static void head_complete(struct loop *l, struct conn *c)
+{
+	ssize_t n = http_req_feed(&c->req, c->head, c->head_len), h;
+
+	if (n < 0) {
+		refuse(l, c, c->req.status, c->req.why ? c->req.why : "bad request");
+		return;
+	}
+	h = http_req_upstream_head(&c->req, c->c2u, RELAY_BUF);
+	if (h < 0 || (size_t)h + (size_t)n - c->req.head_len > RELAY_BUF) {
+		refuse(l, c, 431, "request head too large after rewriting");
+		return;
+	}
+	c->c2u_len = (size_t)h;
+	/* body bytes that came with the head; anything after the request is dropped */
+	memcpy(c->c2u + c->c2u_len, c->head + c->req.head_len, (size_t)n - c->req.head_len);
+	c->c2u_len += (size_t)n - c->req.head_len;
+	c->bytes_in = (uint64_t)n;
+	c->req_done = c->req.done;
+	c->ufd = upstream_connect(&c->route->up);
+	if (c->ufd < 0) {
+		log_warn("bridge: route=%s upstream %s: %s", c->route->name, c->route->up.desc, strerror(errno));
+		refuse(l, c, 502, "upstream unreachable");
+		return;
+	}
+	c->state = C_CONNECTING;
+	watch(l, c, 1, EPOLL_CTL_ADD, EPOLLOUT);
+	rearm(l, c);
+}
+
+static void on_client_read(struct loop *l, struct conn *c)
+{
+	char buf[RELAY_BUF];
+	ssize_t n;
+
+	if (c->state == C_HEAD) {
+		n = recv(c->cfd, c->head + c->head_len, HTTP_MAX_HEAD - c->head_len, 0);
+		if (n <= 0) {
+			if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+				c->req.why = "client closed before the head was complete";
+				close_conn(l, c);
+			}
+			return;
+		}
+		c->head_len += (size_t)n;
+		if (http_head_end(c->head, c->head_len))
+			head_complete(l, c);
+		else if (c->head_len == HTTP_MAX_HEAD)
+			refuse(l, c, 431, "request head larger than 16 KiB");
+		return;
+	}
+	/* relaying the body: only as much as the request frames */
+	if (c->req_done || c->c2u_len == RELAY_BUF) {
+		rearm(l, c);
+		return;
+	}
+	n = recv(c->cfd, buf, RELAY_BUF - c->c2u_len, 0);
+	if (n == 0) {
+		c->client_eof = 1;
+		if (!c->req_done) {
+			c->req.why = "client closed in the middle of the body";
+			close_conn(l, c); /* upstream gets a truncated request, nothing more */
+			return;
+		}
+	} else if (n > 0) {
+		ssize_t used = http_req_feed(&c->req, buf, (size_t)n);
+		if (used < 0) {
+			c->status = 400;
+			close_conn(l, c);
+			return;
+		}
+		memcpy(c->c2u + c->c2u_len, buf, (size_t)used);
+		c->c2u_len += (size_t)used;
+		c->bytes_in += (uint64_t)used;
+		c->req_done = c->req.done;
+	} else if (errno != EAGAIN && errno != EINTR) {
+		close_conn(l, c);
+		return;
+	}
+	rearm(l, c);
+}
+
+static int flush(int fd, char *buf, size_t *off, size_t *len, uint64_t *counter)
+{
+	while (*off < *len) {
+		ssize_t n = send(fd, buf + *off, *len - *off, MSG_NOSIGNAL);
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR ? 0 : -1;
+		*off += (size_t)n;
+		if (counter)
+			*counter += (uint64_t)n;
+	}
+	*off = *len = 0;
+	return 0;
+}
+
+static void on_upstream_read(struct loop *l, struct conn *c)
+{
+	ssize_t n;
+
+	if (c->u2c_len == RELAY_BUF) {
+		rearm(l, c); /* the client has not taken what we have */
+		return;
+	}
+	n = recv(c->ufd, c->u2c + c->u2c_len, RELAY_BUF - c->u2c_len, 0);
+
+	if (n == 0) {
+		c->up_eof = 1;
+		if (!c->resp_head_done) {
+			refuse(l, c, 502, "upstream closed without a response");
+			return;
+		}
+	} else if (n < 0) {
+		if (errno == EAGAIN || errno == EINTR)
+			return;
+		if (!c->resp_head_done) {
+			refuse(l, c, 502, "upstream reset the connection");
+			return;
+		}
+		c->up_eof = 1;
+	} else {
+		c->u2c_len += (size_t)n;
+		if (!c->resp_head_done) {
+			char head[RELAY_BUF];
+			size_t hl = 0;
+			ssize_t used = http_resp_head(c->u2c, c->u2c_len, head, sizeof head, &hl, &c->status);
+
+			if (used < 0 || (used == 0 && c->u2c_len == RELAY_BUF)) {
+				refuse(l, c, 502, "upstream sent a malformed response head");
+				return;
+			}
+			if (used > 0) {
+				size_t rest = c->u2c_len - (size_t)used;
+				if (hl + rest > RELAY_BUF) {
+					refuse(l, c, 502, "upstream response head too large");
+					return;
+				}
+				memmove(c->u2c + hl, c->u2c + used, rest);
+				memcpy(c->u2c, head, hl);
+				c->u2c_len = hl + rest;
+				c->resp_head_done = 1;
+			}
+		}
+	}
+	if (c->resp_head_done && flush(c->cfd, c->u2c, &c->u2c_off, &c->u2c_len, &c->bytes_out) < 0) {
+		close_conn(l, c);
+		return;
+	}
+	if (c->up_eof && c->u2c_len == 0) {
+		close_conn(l, c);
+		return;
+	}
+	rearm(l, c);
+}
+
+static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
+{
+	if (c->dead)
+		return;
+	if (!upstream && c->state == C_HEAD) {
+		on_client_read(l, c);
+		return;
+	}
+	if (upstream && c->state == C_CONNECTING) {
+		int err = 0;
+		socklen_t len = sizeof err;
+		if (getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err) {
+			log_warn("bridge: route=%s upstream %s: %s", c->route->name, c->route->up.desc,
+				 strerror(err ? err : errno));
+			refuse(l, c, 502, "upstream unreachable");
+			return;
+		}
+		c->state = C_RELAY;
+		ev = EPOLLOUT;
+	}
+	if (upstream) {
+		if ((ev & EPOLLOUT) && flush(c->ufd, c->c2u, &c->c2u_off, &c->c2u_len, NULL) < 0) {
+			if (!c->resp_head_done) {
+				refuse(l, c, 502, "upstream closed while the request was sent");
+				return;
+			}
+		}
+		if (ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+			on_upstream_read(l, c);
+			return;
+		}
+		rearm(l, c);
+		return;
+	}
+	if ((ev & EPOLLOUT) && flush(c->cfd, c->u2c, &c->u2c_off, &c->u2c_len, &c->bytes_out) < 0) {
+		close_conn(l, c);
+		return;
+	}
+	if (c->up_eof && c->u2c_len == 0) {
+		close_conn(l, c);
+		return;
+	}
+	if (ev & (EPOLLIN | EPOLLHUP | EPOLLERR))
+		on_client_read(l, c);
+	else
+		rearm(l, c);
+}
+
+/* Heads that take too long (slowloris) get 408; established streams have
+ * no idle timeout. */
+static void expire(struct loop *l)
+{
+	uint64_t now = now_ms();
+	struct conn *c = l->conns, *next;
+
+	for (; c; c = next) {
+		next = c->next;
+		if (c->state == C_HEAD && now >= c->deadline)
+			refuse(l, c, 408, "request head not received in time");
+	}
+}
+
+int bridge_listen(struct bridge_routes *r, char *err, size_t errsize)
+{
+	int i, one = 1;
+
+	for (i = 0; i < r->n; i++) {
+		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(r->v[i].port) };
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+		    bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 128) != 0) {
+			snprintf(err, errsize, "route %s: listen 127.0.0.1:%u: %s", r->v[i].name, r->v[i].port,
+				 strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+		r->v[i].lfd = fd;
+	}
+	return 0;
+}
+
+int bridge_health(const struct bridge_routes *r)
+{
+	int i, ok = 0;
+
+	for (i = 0; i < r->n; i++) {
+		struct pollfd p = { .fd = upstream_connect(&r->v[i].up), .events = POLLOUT };
+		int err = p.fd < 0 ? errno : 0;
+		socklen_t len = sizeof err;
+
+		if (p.fd >= 0) {
+			if (poll(&p, 1, 1000) != 1)
+				err = ETIMEDOUT;
+			else if (getsockopt(p.fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+				err = errno;
+			close(p.fd);
+		}
+		if (err)
+			log_warn("bridge: route=%s upstream %s does not answer: %s (its tools will be missing "
+				 "until it does)", r->v[i].name, r->v[i].up.desc, strerror(err));
+		else
+			ok++;
+	}
+	return ok;
+}
+
+int bridge_run(const struct bridge_routes *r, int max_conns)
+{
+	struct loop l = { .max_conns = max_conns, .routes = r };
+	struct epoll_event ev;
+	int i;
+
+	l.epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (l.epfd < 0)
+		return -1;
+	for (i = 0; i < r->n; i++) {
+		ev.events = EPOLLIN;
+		/* listeners are tagged with their route index + 1, below any heap pointer */
+		ev.data.u64 = (uint64_t)(i + 1) << 1;
+		if (epoll_ctl(l.epfd, EPOLL_CTL_ADD, r->v[i].lfd, &ev) != 0)
+			return -1;
+	}
+	for (;;) {
+		struct epoll_event evs[64];
+		int n = epoll_wait(l.epfd, evs, 64, l.conns ? 1000 : -1), k;
+
+		if (n < 0 && errno != EINTR)
+			return -1;
+		for (k = 0; k < n; k++) {
+			uint64_t d = evs[k].data.u64;
+			if (d <= (uint64_t)r->n << 1) {
+				accept_one(&l, &r->v[(d >> 1) - 1]);
+				continue;
+			}
+			on_event(&l, (struct conn *)(uintptr_t)(d & ~(uint64_t)1), (int)(d & 1), evs[k].events);
+		}
+		expire(&l);
+		reap_dead(&l);
+	}
+}

@@ -1,0 +1,109 @@
+#define _GNU_SOURCE
+#include "upstream.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/vm_sockets.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+static int port_of(const char *s, unsigned *port)
+{
+	char *end;
+	unsigned long v;
+
+	if (!*s)
+		return -1;
+	v = strtoul(s, &end, 10);
+	if (*end || v == 0 || v > 65535 || s[0] == '-' || s[0] == '+')
+		return -1;
+	*port = (unsigned)v;
+	return 0;
+}
+
+int upstream_parse(const char *spec, struct upstream *u, const char **why)
+{
+	memset(u, 0, sizeof *u);
+	snprintf(u->desc, sizeof u->desc, "%s", spec);
+	if (strncmp(spec, "unix:", 5) == 0) {
+		struct sockaddr_un *a = (struct sockaddr_un *)&u->addr;
+		const char *path = spec + 5;
+		if (path[0] != '/')
+			return *why = "unix: needs an absolute socket path", -1;
+		if (strlen(path) >= sizeof a->sun_path)
+			return *why = "socket path too long", -1;
+		a->sun_family = AF_UNIX;
+		strcpy(a->sun_path, path);
+		u->len = (socklen_t)sizeof *a;
+		u->kind = UP_UNIX;
+		snprintf(u->default_host, sizeof u->default_host, "localhost");
+		return 0;
+	}
+	if (strncmp(spec, "tcp:", 4) == 0) {
+		struct sockaddr_in *a = (struct sockaddr_in *)&u->addr;
+		char host[64];
+		const char *colon = strrchr(spec + 4, ':');
+		unsigned port;
+		size_t hl = colon ? (size_t)(colon - (spec + 4)) : 0;
+
+		if (!colon || hl == 0 || hl >= sizeof host || port_of(colon + 1, &port) != 0)
+			return *why = "expected tcp:IP:PORT", -1;
+		memcpy(host, spec + 4, hl);
+		host[hl] = '\0';
+		if (strcmp(host, "localhost") == 0)
+			strcpy(host, "127.0.0.1");
+		/* a static binary has no resolver: numeric IPv4 only */
+		if (inet_pton(AF_INET, host, &a->sin_addr) != 1)
+			return *why = "tcp: takes a numeric IPv4 address (or localhost)", -1;
+		a->sin_family = AF_INET;
+		a->sin_port = htons((uint16_t)port);
+		u->len = (socklen_t)sizeof *a;
+		u->kind = UP_TCP;
+		snprintf(u->default_host, sizeof u->default_host, "%s:%u", host, port);
+		return 0;
+	}
+	if (strncmp(spec, "vsock:", 6) == 0) {
+		struct sockaddr_vm *a = (struct sockaddr_vm *)&u->addr;
+		const char *colon = strchr(spec + 6, ':');
+		char *end;
+		unsigned long cid;
+		unsigned port;
+
+		if (!colon)
+			return *why = "expected vsock:CID:PORT", -1;
+		cid = strtoul(spec + 6, &end, 10);
+		if (end != colon || spec[6] == '-' || cid > 0xffffffffUL || port_of(colon + 1, &port) != 0)
+			return *why = "expected vsock:CID:PORT", -1;
+		memset(a, 0, sizeof *a);
+		a->svm_family = AF_VSOCK;
+		a->svm_cid = (unsigned)cid;
+		a->svm_port = port;
+		u->len = (socklen_t)sizeof *a;
+		u->kind = UP_VSOCK;
+		snprintf(u->default_host, sizeof u->default_host, "localhost");
+		return 0;
+	}
+	if (strncmp(spec, "tls:", 4) == 0)
+		return *why = "tls: upstreams are not supported by this build yet", -1;
+	return *why = "expected unix:PATH, tcp:IP:PORT or vsock:CID:PORT", -1;
+}
+
+int upstream_connect(const struct upstream *u)
+{
+	int fd = socket(u->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (const struct sockaddr *)&u->addr, u->len) != 0 && errno != EINPROGRESS) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}

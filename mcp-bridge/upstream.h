@@ -1,0 +1,24 @@
+/* upstream: where a route's requests go: unix:PATH, tcp:IP:PORT,
+ * vsock:CID:PORT (tls:HOST:PORT is parsed and refused by this build). */
+#ifndef WARD_UPSTREAM_H
+#define WARD_UPSTREAM_H
+
+#include <sys/socket.h>
+
+enum upstream_kind { UP_UNIX, UP_TCP, UP_VSOCK };
+
+struct upstream {
+	enum upstream_kind kind;
+	struct sockaddr_storage addr;
+	socklen_t len;
+	char desc[128];		/* as written */
+	char default_host[96];	/* Host when the route sets none */
+};
+
+/* Parses a spec; 0 or -1 with why. */
+int upstream_parse(const char *spec, struct upstream *u, const char **why);
+
+/* A non-blocking connect; returns the fd (connecting or connected) or -1. */
+int upstream_connect(const struct upstream *u);
+
+#endif
