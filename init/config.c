@@ -95,6 +95,25 @@ static enum section section_kind(const char *name, size_t len)
 	return SEC_UNKNOWN;
 }
 
+/* Finds or creates the route NAME (created with the line of its header). */
+static struct config_route *route_named(struct ward_config *cfg, const char *name, size_t len, int line)
+{
+	struct config_route *nv;
+	int i;
+
+	for (i = 0; i < cfg->n_routes; i++)
+		if (strlen(cfg->routes[i].name) == len && strncmp(cfg->routes[i].name, name, len) == 0)
+			return &cfg->routes[i];
+	nv = realloc(cfg->routes, (size_t)(cfg->n_routes + 1) * sizeof *nv);
+	if (!nv)
+		return NULL;
+	cfg->routes = nv;
+	memset(&nv[cfg->n_routes], 0, sizeof *nv);
+	nv[cfg->n_routes].name = strndup(name, len);
+	nv[cfg->n_routes].line = line;
+	return nv[cfg->n_routes].name ? &nv[cfg->n_routes++] : NULL;
+}
+
 /* Returns 0 if the section may be used, else records why not. */
 static int check_section(struct parse_ctx *ctx, const char *name, size_t len)
 {
@@ -117,6 +136,11 @@ static int check_section(struct parse_ctx *ctx, const char *name, size_t len)
 		ctx->cfg->has_landlock = 1;
 		ctx->cfg->landlock.mode = LL_HARD;
 		ctx->section_line[SEC_LANDLOCK] = ctx->line;
+	} else if (s == SEC_ROUTE) {
+		if (!route_named(ctx->cfg, name + 6, len - 6, ctx->line)) {
+			fail(ctx, ctx->line, "out of memory");
+			return -1;
+		}
 	} else if (s == SEC_SECCOMP && !ctx->cfg->has_seccomp) {
 		ctx->cfg->has_seccomp = 1;
 		ctx->cfg->seccomp.enabled = 1;
@@ -493,25 +517,11 @@ static int set_bridge_user(struct parse_ctx *ctx, const char *k, const char *v, 
 	return ctx->cfg->bridge_user ? 0 : (*why = "out of memory", -1);
 }
 
-/* The route a [route NAME] key belongs to, created on first use. */
+/* The route a [route NAME] key belongs to; its header created it. */
 static struct config_route *route_of(struct parse_ctx *ctx)
 {
-	struct ward_config *cfg = ctx->cfg;
-	const char *name = ctx->section + strlen("route ");
-	struct config_route *nv;
-	int i;
-
-	for (i = 0; i < cfg->n_routes; i++)
-		if (strcmp(cfg->routes[i].name, name) == 0)
-			return &cfg->routes[i];
-	nv = realloc(cfg->routes, (size_t)(cfg->n_routes + 1) * sizeof *nv);
-	if (!nv)
-		return NULL;
-	cfg->routes = nv;
-	memset(&nv[cfg->n_routes], 0, sizeof *nv);
-	nv[cfg->n_routes].name = strdup(name);
-	nv[cfg->n_routes].line = ctx->line;
-	return nv[cfg->n_routes].name ? &nv[cfg->n_routes++] : NULL;
+	return route_named(ctx->cfg, ctx->section + strlen("route "),
+			   strlen(ctx->section + strlen("route ")), ctx->line);
 }
 
 static int set_route(struct parse_ctx *ctx, const char *k, const char *v, const char **why)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "../../mcp-bridge/http.h"
 #include "config.h"
 #include "procs.h"
 #include "unit.h"
@@ -192,7 +193,34 @@ static void test_errors(void)
 	CHECK(err("[seccomp]\ndeny = notasyscall\n", "ward: t.conf:2: deny: 'notasyscall': unknown system call"));
 	CHECK(err("[seccomp]\nallow = read\n", "ward: t.conf:2: allow: 'read': not in the default deny list"));
 	CHECK(err("[mcp]\n", "ward: t.conf:1: [mcp]: this build"));
-	CHECK(err("[route model]\n", "ward: t.conf:1: [route model]: this build"));
+	CHECK(err("[route model]\n", "ward: t.conf:1: [route model]: listen is required"));
+	CHECK(err("[route m]\nlisten = 127.0.0.1:7900\npath = /v1/\n", "ward: t.conf:1: [route m]: upstream is required"));
+	CHECK(err("[route m]\nlisten = 0.0.0.0:7900\n", "ward: t.conf:2: listen: '0.0.0.0:7900': expected 127.0.0.1:PORT"));
+	CHECK(err("[route m]\nupstream = tls:api.example.com:443\n", "ward: t.conf:2: upstream: 'tls:api.example.com:443': tls: upstreams are not supported"));
+	CHECK(err("[route m]\nupstream = tcp:example.com:80\n", "ward: t.conf:2: upstream: 'tcp:example.com:80': tcp: takes a numeric"));
+	CHECK(err("[route m]\nupstream = unix:rel.sock\n", "ward: t.conf:2: upstream: 'unix:rel.sock': unix: needs an absolute"));
+	CHECK(err("[route m]\nupstream = vsock:x:1\n", "ward: t.conf:2: upstream: 'vsock:x:1': expected vsock:CID:PORT"));
+	CHECK(err("[route m]\nmethods = FETCH\n", "ward: t.conf:2: methods: 'FETCH': expected HTTP methods"));
+	CHECK(err("[route m]\npath = mcp\n", "ward: t.conf:2: path: 'mcp': expected an origin-form target"));
+	CHECK(err("[route m]\nheader = NoColon\n", "ward: t.conf:2: header: 'NoColon': expected Name: value"));
+	CHECK(err("[route m]\npath = /a\npath = /b\n", "ward: t.conf:3: path: '/b': set twice in this route"));
+	CHECK(err("[route a.b]\nlisten = 127.0.0.1:1\nupstream = unix:/s\npath = /\n", "ward: t.conf:1: [route a.b]: route names are"));
+	CHECK(err("[route a]\nlisten = 127.0.0.1:7900\nupstream = unix:/s\npath = /\n[route b]\nlisten = 127.0.0.1:7900\nupstream = unix:/s\npath = /\n",
+		  "ward: t.conf:5: [route b]: listen: port 7900 is also route a's"));
+	CHECK(err("[ward]\nbridge_user = a/b\n", "ward: t.conf:2: bridge_user: 'a/b': expected a user name"));
+	{
+		struct ward_config cfg;
+		CHECK(load(&cfg, "[ward]\nbridge_user = 4243\n[route model]\nlisten = 127.0.0.1:7900\nupstream = tcp:127.0.0.1:8080\n"
+				 "methods = POST\npath = /v1/\nheader = Authorization: @/run/secrets/k\nheader = X-A: b\n"
+				 "[route mcp]\nlisten = 127.0.0.1:7901\nupstream = vsock:2:5000\npath = /mcp?a=1\nhost = h:1\n") == 0);
+		CHECK(cfg.n_routes == 2 && cfg.routes[0].port == 7900 && cfg.routes[0].up.kind == UP_TCP);
+		CHECK(cfg.routes[0].methods == (1u << HTTP_POST) && cfg.routes[0].n_headers == 2);
+		CHECK_STR(cfg.routes[0].up.default_host, "127.0.0.1:8080");
+		CHECK(cfg.routes[1].up.kind == UP_VSOCK && cfg.routes[1].methods == ((1u << HTTP_POST) | (1u << HTTP_GET) | (1u << HTTP_DELETE)));
+		CHECK_STR(cfg.routes[1].host, "h:1");
+		CHECK_STR(cfg.bridge_user, "4243");
+		config_free(&cfg);
+	}
 	CHECK(err("[file ext]\n", "ward: t.conf:1: [file ext]: this build"));
 	CHECK(err("[route]\n", "ward: t.conf:1: [route]: unknown section"));
 	CHECK(err("[ward]\njust words\n", "ward: t.conf:2: syntax: expected 'key = value'"));
