@@ -129,6 +129,8 @@ check-asan: $(ASAN_UNIT) $(B)/asan/ward $(HELPERS)
 	@# filter denies once the agent runs (the run above checks leaks).
 	ASAN_OPTIONS=detect_leaks=0 /usr/bin/python3 tests/sandbox/sandbox.py --ward $(B)/asan/ward \
 		--probe $(B)/tests/escape --runtimes host --label asan
+	@# The bridge parses what the agent sends: all its cases on the ASan build.
+	ASAN_OPTIONS=detect_leaks=0 /usr/bin/python3 tests/bridge/bridge.py --ward $(B)/asan/ward --label asan
 
 # Valgrind memcheck: the unit tests, and ward (dynamic build) in the cases
 # whose exit status is checked, so any memcheck error (exit 99) fails them.
@@ -155,7 +157,7 @@ FUZZ_CC      := clang
 FUZZ_FLAGS   := $(WARNINGS) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Iinit
 FUZZ_SRCS    := init/config.c init/log.c init/parse.c init/users.c init/sysfilter.c landlock/landlock.c \
                 mcp-bridge/http.c mcp-bridge/upstream.c
-FUZZERS      := $(B)/fuzz/fuzz_config $(B)/fuzz/fuzz_values $(B)/fuzz/fuzz_users
+FUZZERS      := $(B)/fuzz/fuzz_config $(B)/fuzz/fuzz_values $(B)/fuzz/fuzz_users $(B)/fuzz/fuzz_http
 FUZZ_SECONDS ?= 60
 
 $(B)/fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS) $(HEADERS)

@@ -89,7 +89,8 @@ int sandbox_prepare(struct sandbox *sb, const struct ward_config *cfg, int vm, i
 		struct port_range *ports = calloc((size_t)(pol.n_connect + cfg->n_routes + 1), sizeof *ports);
 		if (!ports)
 			return 3;
-		memcpy(ports, pol.connect, (size_t)pol.n_connect * sizeof *ports);
+		if (pol.n_connect)
+			memcpy(ports, pol.connect, (size_t)pol.n_connect * sizeof *ports);
 		for (i = 0; i < cfg->n_routes; i++)
 			ports[pol.n_connect++] = (struct port_range){ (uint16_t)cfg->routes[i].port,
 								      (uint16_t)cfg->routes[i].port };

@@ -395,6 +395,7 @@ header = Authorization: @{work}/token
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ward", required=True)
+    ap.add_argument("--label", default="", help="suffix of the summary line")
     a = ap.parse_args()
     a.ward = os.path.abspath(a.ward)
     if os.geteuid() != 0:
@@ -412,7 +413,8 @@ def main():
     passed = sum(r[1] == "pass" for r in results)
     failed = sum(r[1] == "FAIL" for r in results)
     skipped = sum(r[1] == "SKIP" for r in results)
-    print(f"\nbridge: {passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+    print(f"\nbridge{('-' + a.label) if a.label else ''}: {passed} passed, {failed} failed" +
+          (f", {skipped} skipped" if skipped else ""))
     return 1 if failed else 0
 
 

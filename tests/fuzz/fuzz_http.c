@@ -1,0 +1,46 @@
+/* libFuzzer target: the bridge's parsing of untrusted bytes: a request head
+ * and body fed in arbitrary pieces against a route, the upstream head built
+ * from it, the JSON-RPC method of the body; and a response head. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../mcp-bridge/http.h"
+
+static char *inject[] = { "Authorization: Bearer x" };
+static const struct http_route exact = { "mcp", (1u << HTTP_POST) | (1u << HTTP_GET) | (1u << HTTP_DELETE),
+					 "/mcp?agent=a1", "127.0.0.1:6767", inject, 1 };
+static const struct http_route prefix = { "api", 1u << HTTP_POST, "/v1/", "h", NULL, 0 };
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct http_req q;
+	char out[HTTP_MAX_HEAD + 512], m[64];
+	size_t head, pos, ol;
+	int status;
+
+	if (size < 2)
+		return 0;
+	/* first byte: route and piece size; the rest: the bytes */
+	http_req_init(&q, data[0] & 1 ? &prefix : &exact);
+	data++;
+	size--;
+	head = http_head_end((const char *)data, size < HTTP_MAX_HEAD ? size : HTTP_MAX_HEAD);
+	if (head) {
+		ssize_t n = http_req_feed(&q, (const char *)data, head + (size - head) / 2);
+		pos = head + (size - head) / 2;
+		while (n >= 0 && !q.done && pos < size) {
+			size_t piece = 1 + (data[pos] % 64);
+			if (piece > size - pos)
+				piece = size - pos;
+			n = http_req_feed(&q, (const char *)data + pos, piece);
+			pos += piece;
+		}
+		if (q.headers_done && !q.status)
+			(void)http_req_upstream_head(&q, out, sizeof out);
+		if (q.done)
+			(void)http_req_rpc_method(&q, m, sizeof m);
+	}
+	(void)http_resp_head((const char *)data, size, out, sizeof out, &ol, &status);
+	return 0;
+}
