@@ -111,8 +111,7 @@ static int build_routes(struct bridgeproc *b, const struct ward_config *cfg)
 	return 0;
 }
 
-int bridgeproc_prepare(struct bridgeproc *b, const struct ward_config *cfg, const struct user_ids *agent,
-		       const struct sc_filter *sc)
+int bridgeproc_prepare(struct bridgeproc *b, const struct ward_config *cfg, const struct user_ids *agent)
 {
 	struct port_range *up_ports;
 	struct ll_policy pol;
@@ -169,7 +168,11 @@ int bridgeproc_prepare(struct bridgeproc *b, const struct ward_config *cfg, cons
 		log_warn("bridge: landlock: %s", b->ll.notes[i]);
 	if (b->ll.fd >= 0)
 		b->confine.ll = &b->ll;
-	b->confine.sc = sc;
+	if (sc_build_bridge(&b->sc, err, sizeof err) != 0) {
+		log_error("bridge: %s", err);
+		return 3;
+	}
+	b->confine.sc = &b->sc;
 	return 0;
 }
 
@@ -277,6 +280,7 @@ void bridgeproc_free(struct bridgeproc *b)
 	}
 	free(b->routes.v);
 	ll_free(&b->ll);
+	sc_free(&b->sc);
 	memset(b, 0, sizeof *b);
 	b->ll.fd = -1;
 }

@@ -16,14 +16,14 @@ struct bridgeproc {
 	struct bridge_routes routes;
 	struct confine confine;	   /* its user, Landlock, seccomp */
 	struct ll_ruleset ll;
+	struct sc_filter sc;	   /* its own allowlist */
 	int health_ok;		   /* upstreams that answered at the last start */
 };
 
 /* As root, before anything runs: resolve the bridge user (it must differ
  * from the agent's), read header secrets (@PATH, @fd:N) once, open the
  * listeners, build its Landlock ruleset. Returns 0, 2 (config) or 3. */
-int bridgeproc_prepare(struct bridgeproc *b, const struct ward_config *cfg, const struct user_ids *agent,
-		       const struct sc_filter *sc);
+int bridgeproc_prepare(struct bridgeproc *b, const struct ward_config *cfg, const struct user_ids *agent);
 
 /* Forks the bridge and waits (up to 5 s) until it listens and is confined.
  * Returns its pid, or -1 after logging why. */

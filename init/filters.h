@@ -15,4 +15,8 @@ extern const struct sock_filter ward_filter_init_vm[];
 extern const unsigned short ward_filter_init_vm_len;
 extern const int ward_filter_init_vm_rules;
 
+extern const struct sock_filter ward_filter_bridge[];
+extern const unsigned short ward_filter_bridge_len;
+extern const int ward_filter_bridge_rules;
+
 #endif

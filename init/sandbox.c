@@ -80,8 +80,7 @@ int sandbox_prepare(struct sandbox *sb, const struct ward_config *cfg, int vm, i
 		sb->ev.sc = &sb->sc;
 		sb->ev.sc_init = &sb->sc_init;
 	}
-	if (!check && (rc = bridgeproc_prepare(&sb->bridge, cfg, sb->confining ? &sb->confine.user : NULL,
-					       sb->sc.prog ? &sb->sc : NULL)) != 0)
+	if (!check && (rc = bridgeproc_prepare(&sb->bridge, cfg, sb->confining ? &sb->confine.user : NULL)) != 0)
 		return rc;
 	if (cfg->has_landlock && cfg->landlock.mode != LL_OFF) {
 		/* the agent may connect to the bridge's ports */

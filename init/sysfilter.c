@@ -305,6 +305,59 @@ fail:
 	return -1;
 }
 
+/* The bridge is small and fixed: everything else answers EPERM. */
+static const char *const bridge_allow[] = {
+	"read", "write", "close", "epoll_create1", "epoll_ctl", "epoll_wait", "epoll_pwait",
+	"accept4", "accept", "recvfrom", "recvmsg", "sendto", "sendmsg", "connect", "getsockopt",
+	"setsockopt", "shutdown", "poll", "ppoll", "mmap", "munmap", "mremap", "brk", "madvise",
+	"mprotect", "futex", "rt_sigprocmask", "rt_sigreturn", "exit", "exit_group", "getpid", "gettid",
+	"clock_gettime", "clock_nanosleep", "nanosleep", "getrandom", "restart_syscall", "fcntl",
+	"fstat", "newfstatat", "tgkill", "sched_yield", "sigaltstack",
+};
+
+int sc_compile_bridge(struct sc_filter *f, char *err, size_t errsize)
+{
+	static const int families[] = { AF_UNIX, AF_INET, AF_VSOCK };
+	scmp_filter_ctx ctx;
+	size_t i;
+
+	memset(f, 0, sizeof *f);
+	ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
+	if (!ctx || seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS) != 0 ||
+	    seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0) != 0) {
+		snprintf(err, errsize, "seccomp: cannot start the bridge filter");
+		goto fail;
+	}
+	for (i = 0; i < sizeof bridge_allow / sizeof bridge_allow[0]; i++) {
+		int nr = seccomp_syscall_resolve_name(bridge_allow[i]);
+		if (nr == __NR_SCMP_ERROR)
+			continue;
+		if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0) != 0) {
+			snprintf(err, errsize, "seccomp: bridge rule for %s", bridge_allow[i]);
+			goto fail;
+		}
+		f->n_rules++;
+	}
+	/* sockets: its upstreams' families only, stream sockets only */
+	for (i = 0; i < sizeof families / sizeof families[0]; i++) {
+		if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 2, cmp(0, SCMP_CMP_EQ, (scmp_datum_t)families[i], 0),
+				     cmp(1, SCMP_CMP_MASKED_EQ, 0xf, SOCK_STREAM)) != 0) {
+			snprintf(err, errsize, "seccomp: bridge rule for socket");
+			goto fail;
+		}
+		f->n_rules++;
+	}
+	if (export(ctx, f, err, errsize) != 0)
+		goto fail;
+	seccomp_release(ctx);
+	return 0;
+fail:
+	if (ctx)
+		seccomp_release(ctx);
+	sc_free(f);
+	return -1;
+}
+
 int sc_compile(const struct sc_policy *p, int pid1, int vm, struct sc_filter *f, char *err, size_t errsize)
 {
 	return build(p, pid1, vm, f, err, errsize);

@@ -43,6 +43,11 @@ int sc_build_init(const struct sc_policy *p, int vm, struct sc_filter *f, char *
 /* Always with libseccomp (the build-time generator and the tests use it). */
 int sc_compile(const struct sc_policy *p, int pid1, int vm, struct sc_filter *f, char *err, size_t errsize);
 
+/* The bridge's allowlist (default EPERM); the build-time copy is taken by
+ * sc_build_bridge(). */
+int sc_compile_bridge(struct sc_filter *f, char *err, size_t errsize);
+int sc_build_bridge(struct sc_filter *f, char *err, size_t errsize);
+
 /* A filter from BPF already compiled. */
 int sc_from_bpf(const struct sock_filter *prog, unsigned short len, int n_rules, struct sc_filter *f);
 

@@ -27,3 +27,12 @@ int sc_build_init(const struct sc_policy *p, int vm, struct sc_filter *f, char *
 		snprintf(err, errsize, "seccomp: out of memory");
 	return rc;
 }
+
+int sc_build_bridge(struct sc_filter *f, char *err, size_t errsize)
+{
+	if (sc_from_bpf(ward_filter_bridge, ward_filter_bridge_len, ward_filter_bridge_rules, f) != 0) {
+		snprintf(err, errsize, "seccomp: out of memory");
+		return -1;
+	}
+	return 0;
+}

@@ -297,9 +297,10 @@ def wire_cases(a, work):
                 k, _, v = line.partition(":")
                 st[k] = v.strip()
         ok = bridge and st["Uid"].split()[0] == str(BRIDGE_UID) and st["CapEff"] == "0000000000000000" and \
-            st["CapPrm"] == "0000000000000000" and st["NoNewPrivs"] == "1"
-        report("bridge runs as its own uid with no capability and no_new_privs (/proc)", bool(ok),
-               f"uid {st.get('Uid', '?').split()[0]}, CapEff {st.get('CapEff')}, NoNewPrivs {st.get('NoNewPrivs')}")
+            st["CapPrm"] == "0000000000000000" and st["NoNewPrivs"] == "1" and st["Seccomp"] == "2"
+        report("bridge runs as its own uid, no capability, no_new_privs, its seccomp filter (/proc)", bool(ok),
+               f"uid {st.get('Uid', '?').split()[0]}, CapEff {st.get('CapEff')}, NoNewPrivs {st.get('NoNewPrivs')}, "
+               f"Seccomp {st.get('Seccomp')}")
 
         # killed: restarted, the agent untouched, requests work again
         agent = [int(p) for p in open(f"/proc/{w.pid}/task/{w.pid}/children").read().split()

@@ -26,7 +26,7 @@ int main(void)
 	unsigned action = SECCOMP_RET_ERRNO;
 
 	if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) != 0 && errno == ENOSYS) {
-		SKIP(17, "libseccomp needs the seccomp system call, which valgrind does not know");
+		SKIP(19, "libseccomp needs the seccomp system call, which valgrind does not know");
 		return unit_done("test_sysfilter");
 	}
 	CHECK(sc_build_agent(&p, &pre, err, sizeof err) == 0);
@@ -58,6 +58,11 @@ int main(void)
 	p.deny = deny;
 	p.n_deny = 1;
 	CHECK(sc_build_agent(&p, &now, err, sizeof err) == 0 && !same(&pre, &now) && now.n_rules == pre.n_rules + 1);
+	sc_free(&now);
+	sc_free(&pre);
+
+	CHECK(sc_build_bridge(&pre, err, sizeof err) == 0);
+	CHECK(sc_compile_bridge(&now, err, sizeof err) == 0 && same(&pre, &now) && now.n_rules > 40);
 	sc_free(&now);
 	sc_free(&pre);
 
