@@ -81,7 +81,7 @@ static int build_routes(struct bridgeproc *b, const struct ward_config *cfg)
 		for (h = 0; h < c->n_headers; h++) {
 			const char *colon = strchr(c->headers[h], ':');
 			const char *val = colon + 1 + strspn(colon + 1, " \t");
-			if (*val == '@') {
+			if (*val == '@' && !c->resolved) {
 				const char *why = NULL;
 				char *secret = read_secret(val + 1, &why);
 				if (!secret) {

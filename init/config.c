@@ -34,7 +34,7 @@ static const struct {
 } sections[] = {
 	[SEC_WARD] = { "ward", 0, 1 },	   [SEC_SUPERVISE] = { "supervise", 0, 1 },
 	[SEC_AGENT] = { "agent", 0, 1 },   [SEC_LANDLOCK] = { "landlock", 0, 1 },
-	[SEC_SECCOMP] = { "seccomp", 0, 1 }, [SEC_MCP] = { "mcp", 0, 0 },
+	[SEC_SECCOMP] = { "seccomp", 0, 1 }, [SEC_MCP] = { "mcp", 0, 1 },
 	[SEC_ROUTE] = { "route", 1, 1 },   [SEC_FILE] = { "file", 1, 0 },
 };
 
@@ -136,6 +136,9 @@ static int check_section(struct parse_ctx *ctx, const char *name, size_t len)
 		ctx->cfg->has_landlock = 1;
 		ctx->cfg->landlock.mode = LL_HARD;
 		ctx->section_line[SEC_LANDLOCK] = ctx->line;
+	} else if (s == SEC_MCP && !ctx->cfg->has_mcp) {
+		ctx->cfg->has_mcp = 1;
+		ctx->cfg->mcp_line = ctx->line;
 	} else if (s == SEC_ROUTE) {
 		if (!route_named(ctx->cfg, name + 6, len - 6, ctx->line)) {
 			fail(ctx, ctx->line, "out of memory");
@@ -577,6 +580,33 @@ static int set_route(struct parse_ctx *ctx, const char *k, const char *v, const 
 	return 0;
 }
 
+static int set_mcp(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	struct ward_config *cfg = ctx->cfg;
+	uint64_t port;
+
+	if (strcmp(k, "source") == 0) {
+		if (strncmp(v, "fd:", 3) != 0 && v[0] != '/')
+			return *why = "expected fd:N or an absolute path", -1;
+		if (strncmp(v, "fd:", 3) == 0 && parse_uint(v + 3, 3, 65535, &port, why) != 0)
+			return *why = "expected fd:N with N >= 3", -1;
+		cfg->mcp_source = strdup(v);
+	} else if (strcmp(k, "target") == 0) {
+		if (v[0] != '/' || v[strlen(v) - 1] == '/')
+			return *why = "expected an absolute file path", -1;
+		cfg->mcp_target = strdup(v);
+	} else if (strcmp(k, "upstream") == 0) {
+		if (upstream_parse(v, &cfg->mcp_up, why) != 0)
+			return -1;
+		cfg->mcp_has_up = 1;
+	} else {
+		if (strncmp(v, "127.0.0.1:", 10) != 0 || parse_uint(v + 10, 1, 65535, &port, why) != 0)
+			return *why = "expected 127.0.0.1:PORT (the first port; one per HTTP server)", -1;
+		cfg->mcp_port = (unsigned)port;
+	}
+	return 0;
+}
+
 static const struct key_def keys[] = {
 	{ SEC_WARD, "log_format", set_log_format, 0 },
 	{ SEC_WARD, "log_level", set_log_level, 0 },
@@ -605,6 +635,10 @@ static const struct key_def keys[] = {
 	{ SEC_SECCOMP, "mode", set_sc_mode, 0 },
 	{ SEC_SECCOMP, "deny", set_sc_names, 1 },
 	{ SEC_SECCOMP, "allow", set_sc_names, 1 },
+	{ SEC_MCP, "source", set_mcp, 0 },
+	{ SEC_MCP, "target", set_mcp, 0 },
+	{ SEC_MCP, "upstream", set_mcp, 0 },
+	{ SEC_MCP, "listen", set_mcp, 0 },
 	/* route keys may repeat across routes; set_route refuses repeats in one */
 	{ SEC_ROUTE, "listen", set_route, 1 },
 	{ SEC_ROUTE, "upstream", set_route, 1 },
@@ -740,6 +774,14 @@ static void validate(struct parse_ctx *ctx)
 		if (!r->methods)
 			r->methods = (1u << HTTP_POST) | (1u << HTTP_GET) | (1u << HTTP_DELETE);
 	}
+	if (cfg->has_mcp) {
+		const char *missing = !cfg->mcp_source ? "source" : !cfg->mcp_target ? "target"
+				    : !cfg->mcp_has_up ? "upstream" : NULL;
+		if (missing) {
+			fail(ctx, cfg->mcp_line, "[mcp]: %s is required", missing);
+			return;
+		}
+	}
 	if (confining && !cfg->user && !cfg->allow_root) {
 		int line = cfg->has_landlock ? ctx->section_line[SEC_LANDLOCK] : ctx->section_line[SEC_SECCOMP];
 		fail(ctx, line, "[agent] user: required when [landlock] or [seccomp] confine the agent "
@@ -762,6 +804,7 @@ void config_defaults(struct ward_config *cfg)
 		cfg->rewrite[i] = -1;
 	cfg->forward_to = FORWARD_CHILD;
 	cfg->umask = 022;
+	cfg->mcp_port = 7800;
 }
 
 int config_load_stream(struct ward_config *cfg, FILE *f, const char *name)
@@ -847,6 +890,8 @@ void config_free(struct ward_config *cfg)
 	}
 	free(cfg->routes);
 	free(cfg->bridge_user);
+	free(cfg->mcp_source);
+	free(cfg->mcp_target);
 	memset(cfg, 0, sizeof *cfg);
 }
 
@@ -984,5 +1029,9 @@ void config_print(const struct ward_config *cfg, FILE *out)
 	}
 	if (cfg->n_routes)
 		fprintf(out, "\n; bridge_user = %s\n", cfg->bridge_user ? cfg->bridge_user : "(default: 65534)");
-	fputs("\n; [mcp] absent: no MCP config materialisation\n", out);
+	if (cfg->has_mcp)
+		fprintf(out, "\n[mcp]\nsource = %s\ntarget = %s\nupstream = %s\nlisten = 127.0.0.1:%u\n",
+			cfg->mcp_source, cfg->mcp_target, cfg->mcp_up.desc, cfg->mcp_port);
+	else
+		fputs("\n; [mcp] absent: no MCP config materialisation\n", out);
 }

@@ -37,6 +37,7 @@ struct config_route {
 	char *host;
 	char **headers; /* "Name: value", value may be @PATH or @fd:N */
 	int n_headers;
+	int resolved; /* headers hold final values (made from mcp.json) */
 };
 
 struct ward_config {
@@ -80,6 +81,13 @@ struct ward_config {
 	/* [seccomp] */
 	int has_seccomp;
 	struct sc_policy seccomp;
+
+	/* [mcp] */
+	int has_mcp, mcp_line;
+	char *mcp_source, *mcp_target;
+	struct upstream mcp_up;
+	int mcp_has_up;
+	unsigned mcp_port; /* first bridge port for mcp.json servers */
 
 	/* [route NAME] */
 	struct config_route *routes;

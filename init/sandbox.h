@@ -25,7 +25,7 @@ void sandbox_init(struct sandbox *sb);
  * 2 for a config problem (an unknown user), 3 for a sandbox the kernel
  * or the runtime cannot put in force. check: for --check, which may run
  * unprivileged. */
-int sandbox_prepare(struct sandbox *sb, const struct ward_config *cfg, int vm, int check);
+int sandbox_prepare(struct sandbox *sb, struct ward_config *cfg, int vm, int check);
 
 /* Prints what --check adds to the config: user, Landlock ABI, degradations. */
 void sandbox_print(const struct sandbox *sb, const struct ward_config *cfg, FILE *out);

@@ -1,0 +1,421 @@
+#define _GNU_SOURCE
+#include "materialise.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MCP_MAX_SIZE (1 << 20)
+
+static int fail(struct mcp_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fail(struct mcp_result *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->err, sizeof r->err, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* ${NAME} from ward's own environment (the host hands secrets to ward, not
+ * to the agent). */
+static char *interpolate(const char *v, struct mcp_result *r)
+{
+	size_t cap = strlen(v) + 1, n = 0;
+	char *out = malloc(cap);
+	const char *p = v;
+
+	if (!out)
+		return NULL;
+	while (*p) {
+		if (p[0] == '$' && p[1] == '{') {
+			const char *end = strchr(p + 2, '}');
+			char name[128];
+			const char *val;
+			size_t vl;
+
+			if (!end || (size_t)(end - p - 2) >= sizeof name || end == p + 2) {
+				free(out);
+				fail(r, "bad ${VAR} in a header value");
+				return NULL;
+			}
+			memcpy(name, p + 2, (size_t)(end - p - 2));
+			name[end - p - 2] = '\0';
+			val = getenv(name);
+			if (!val) {
+				free(out);
+				fail(r, "header value names ${%s}, which is not in ward's environment", name);
+				return NULL;
+			}
+			vl = strlen(val);
+			if (n + vl + 1 > cap) {
+				char *no = realloc(out, cap = n + vl + strlen(end) + 1);
+				if (!no) {
+					free(out);
+					return NULL;
+				}
+				out = no;
+			}
+			memcpy(out + n, val, vl);
+			n += vl;
+			p = end + 1;
+		} else {
+			out[n++] = *p++;
+		}
+	}
+	out[n] = '\0';
+	if (strpbrk(out, "\r\n")) {
+		free(out);
+		fail(r, "a header value holds a line break");
+		return NULL;
+	}
+	return out;
+}
+
+/* http://HOST[:PORT]/PATH?QUERY -> authority and target. */
+static int split_url(const char *url, char *authority, size_t asize, char *target, size_t tsize)
+{
+	const char *p, *slash;
+	size_t alen;
+
+	if (strncmp(url, "http://", 7) == 0)
+		p = url + 7;
+	else if (strncmp(url, "https://", 8) == 0)
+		p = url + 8;
+	else
+		return -1;
+	slash = p + strcspn(p, "/?#");
+	alen = (size_t)(slash - p);
+	if (alen == 0 || alen >= asize || memchr(p, '@', alen))
+		return -1;
+	memcpy(authority, p, alen);
+	authority[alen] = '\0';
+	if (strchr(slash, '#'))
+		return -1;
+	if (snprintf(target, tsize, "%s%s", *slash == '?' ? "/" : "", *slash ? slash : "/") >= (int)tsize)
+		return -1;
+	return 0;
+}
+
+static int add_route(struct mcp_result *r, const char *server, unsigned port, const char *authority,
+		     const char *target, char **headers, int n_headers)
+{
+	struct mcp_route *nv = realloc(r->routes, (size_t)(r->n_routes + 1) * sizeof *nv);
+
+	if (!nv)
+		return -1;
+	r->routes = nv;
+	nv = &r->routes[r->n_routes];
+	memset(nv, 0, sizeof *nv);
+	if (asprintf(&nv->name, "mcp-%s", server) < 0) {
+		nv->name = NULL;
+		return -1;
+	}
+	nv->port = port;
+	nv->host = strdup(authority);
+	nv->path = strdup(target);
+	nv->headers = headers;
+	nv->n_headers = n_headers;
+	r->n_routes++;
+	return nv->host && nv->path ? 0 : -1;
+}
+
+static void free_lines(char **lines, int n)
+{
+	while (n-- > 0) {
+		explicit_bzero(lines[n], strlen(lines[n]));
+		free(lines[n]);
+	}
+	free(lines);
+}
+
+static int server_name_ok(const char *s)
+{
+	if (!*s || strlen(s) > 64)
+		return 0;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-')
+			return 0;
+	return 1;
+}
+
+/* Moves every secret of one HTTP server into a route and points its URL at
+ * the bridge. */
+static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, unsigned port)
+{
+	json_t *url = json_object_get(srv, "url"), *headers = json_object_get(srv, "headers");
+	json_t *type = json_object_get(srv, "type");
+	char authority[256], target[4096], *local = NULL, **lines = NULL;
+	const char *key;
+	json_t *val;
+	int n = 0;
+
+	if (json_is_string(type) && strcmp(json_string_value(type), "sse") == 0)
+		return fail(r, "server %s: legacy SSE cannot be bridged (two paths); use streamable HTTP", name);
+	if (split_url(json_string_value(url), authority, sizeof authority, target, sizeof target) != 0)
+		return fail(r, "server %s: url '%s' cannot be bridged (want http[s]://host[:port]/path[?query])",
+			    name, json_string_value(url));
+	if (headers && !json_is_object(headers))
+		return fail(r, "server %s: headers must be an object", name);
+	lines = calloc(json_object_size(headers) + 2, sizeof *lines);
+	if (!lines)
+		return fail(r, "out of memory");
+	json_object_foreach(headers, key, val) {
+		char *v;
+		if (!json_is_string(val) || !*key || strpbrk(key, " :\t\r\n")) {
+			free_lines(lines, n);
+			return fail(r, "server %s: header %s: want a string value and a plain name", name, key);
+		}
+		v = interpolate(json_string_value(val), r);
+		if (!v || asprintf(&lines[n], "%s: %s", key, v) < 0) {
+			free(v);
+			free_lines(lines, n);
+			return -1;
+		}
+		explicit_bzero(v, strlen(v));
+		free(v);
+		n++;
+	}
+	/* pi-mcp-adapter's own token fields become the same header */
+	if (json_is_string(json_object_get(srv, "bearerToken")) || json_is_string(json_object_get(srv, "bearerTokenEnv"))) {
+		const char *tok = json_is_string(json_object_get(srv, "bearerToken"))
+					  ? json_string_value(json_object_get(srv, "bearerToken"))
+					  : getenv(json_string_value(json_object_get(srv, "bearerTokenEnv")));
+		if (!tok) {
+			free_lines(lines, n);
+			return fail(r, "server %s: bearerTokenEnv names a variable ward's environment lacks", name);
+		}
+		if (asprintf(&lines[n], "Authorization: Bearer %s", tok) < 0)
+			lines[n] = NULL;
+		if (lines[n])
+			n++;
+	}
+	if (add_route(r, name, port, authority, target, lines, n) != 0) {
+		free_lines(lines, n);
+		return fail(r, "out of memory");
+	}
+	if (asprintf(&local, "http://127.0.0.1:%u%s", port, target) < 0)
+		return fail(r, "out of memory");
+	json_object_set_new(srv, "url", json_string(local));
+	free(local);
+	json_object_del(srv, "headers");
+	json_object_del(srv, "bearerToken");
+	json_object_del(srv, "bearerTokenEnv");
+	return 0;
+}
+
+int mcp_rewrite(const char *text, size_t len, unsigned first_port, struct mcp_result *r)
+{
+	json_error_t jerr;
+	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr), *servers, *srv;
+	const char *name;
+	unsigned port = first_port;
+
+	memset(r, 0, sizeof *r);
+	if (!root)
+		return fail(r, "line %d column %d: %s", jerr.line, jerr.column, jerr.text);
+	servers = json_object_get(root, "mcpServers");
+	if (!json_is_object(root) || !json_is_object(servers)) {
+		fail(r, "want an object with an \"mcpServers\" object");
+		json_decref(root); /* after: the message names its keys */
+		return -1;
+	}
+	json_object_foreach(servers, name, srv) {
+		if (!server_name_ok(name)) {
+			fail(r, "server name '%s': letters, digits, _ and - only", name);
+			json_decref(root); /* after: the message names its keys */
+			return -1;
+		}
+		if (!json_is_object(srv)) {
+			fail(r, "server %s: not an object", name);
+			json_decref(root); /* after: the message names its keys */
+			return -1;
+		}
+		if (json_is_string(json_object_get(srv, "url"))) {
+			if (port > 65535) {
+				fail(r, "too many servers for the port range");
+				json_decref(root); /* after: the message names its keys */
+				return -1;
+			}
+			if (bridge_server(r, name, srv, port++) != 0) {
+				json_decref(root);
+				return -1;
+			}
+		} else if (json_object_get(srv, "socket")) {
+			fail(r, "server %s: a host unix socket cannot be reached from the sandbox; give it a url", name);
+			json_decref(root); /* after: the message names its keys */
+			return -1;
+		} else if (!json_is_string(json_object_get(srv, "command"))) {
+			fail(r, "server %s: neither url nor command", name);
+			json_decref(root); /* after: the message names its keys */
+			return -1;
+		}
+		/* stdio servers run inside the sandbox: passed through as they are */
+	}
+	r->text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(root);
+	return r->text ? 0 : fail(r, "out of memory");
+}
+
+void mcp_result_free(struct mcp_result *r)
+{
+	int i, h;
+
+	for (i = 0; i < r->n_routes; i++) {
+		free(r->routes[i].name);
+		free(r->routes[i].host);
+		free(r->routes[i].path);
+		for (h = 0; h < r->routes[i].n_headers; h++) {
+			explicit_bzero(r->routes[i].headers[h], strlen(r->routes[i].headers[h]));
+			free(r->routes[i].headers[h]);
+		}
+		free(r->routes[i].headers);
+	}
+	free(r->routes);
+	free(r->text);
+	r->routes = NULL;
+	r->text = NULL;
+	r->n_routes = 0;
+}
+
+int mcp_read_source(const char *source, char **buf, size_t *len, char *err, size_t errsize)
+{
+	size_t cap = 65536, n = 0;
+	ssize_t got;
+	int fd;
+
+	if (strncmp(source, "fd:", 3) == 0) {
+		char *end;
+		long v = strtol(source + 3, &end, 10);
+		if (*end || v < 3 || v > 65535) {
+			snprintf(err, errsize, "source %s: want fd:N with N >= 3", source);
+			return -1;
+		}
+		fd = (int)v;
+		if (fcntl(fd, F_GETFD) < 0) {
+			snprintf(err, errsize, "source %s: no such descriptor (runc/podman --preserve-fds)", source);
+			return -1;
+		}
+	} else {
+		fd = open(source, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0) {
+			snprintf(err, errsize, "source %s: %s", source, strerror(errno));
+			return -1;
+		}
+	}
+	*buf = malloc(cap);
+	while (*buf && (got = read(fd, *buf + n, cap - n)) > 0) {
+		n += (size_t)got;
+		if (n == cap) {
+			char *nb;
+			if (cap >= MCP_MAX_SIZE) {
+				snprintf(err, errsize, "source %s: larger than 1 MiB", source);
+				free(*buf);
+				*buf = NULL;
+				close(fd);
+				return -1;
+			}
+			nb = realloc(*buf, cap *= 2);
+			if (!nb)
+				free(*buf);
+			*buf = nb;
+		}
+	}
+	close(fd); /* read once: the descriptor is gone afterwards */
+	if (!*buf) {
+		snprintf(err, errsize, "out of memory");
+		return -1;
+	}
+	*len = n;
+	return 0;
+}
+
+/* Walks dir component by component from '/', never following a symlink,
+ * creating what is missing (mode 0700, owned by uid:gid). */
+static int open_dir_nofollow(const char *dir, uid_t uid, gid_t gid, char *err, size_t errsize)
+{
+	char buf[4096], *comp, *save = NULL;
+	int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf || fd < 0) {
+		snprintf(err, errsize, "target directory %s: name too long", dir);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	for (comp = strtok_r(buf, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
+		int next = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 && errno == ENOENT) {
+			if (mkdirat(fd, comp, 0700) != 0 || fchownat(fd, comp, uid, gid, AT_SYMLINK_NOFOLLOW) != 0) {
+				snprintf(err, errsize, "target directory %s: mkdir %s: %s", dir, comp, strerror(errno));
+				close(fd);
+				return -1;
+			}
+			next = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		}
+		if (next < 0) {
+			snprintf(err, errsize, "target directory %s: %s: %s%s", dir, comp, strerror(errno),
+				 errno == ENOTDIR || errno == ELOOP ? " (a symlink is not followed)" : "");
+			close(fd);
+			return -1;
+		}
+		close(fd);
+		fd = next;
+	}
+	return fd;
+}
+
+int mcp_write_target(const char *target, const char *text, uid_t uid, gid_t gid, char *err, size_t errsize)
+{
+	char dir[4096], tmp[64];
+	const char *base = strrchr(target, '/');
+	size_t len = strlen(text);
+	int dfd, fd;
+
+	if (!base || !base[1] || base - target >= (long)sizeof dir) {
+		snprintf(err, errsize, "target %s: want an absolute file path", target);
+		return -1;
+	}
+	memcpy(dir, target, (size_t)(base - target));
+	dir[base - target] = '\0';
+	dfd = open_dir_nofollow(dir[0] ? dir : "/", uid, gid, err, errsize);
+	if (dfd < 0)
+		return -1;
+	/* openat with an O_PATH dirfd cannot create: reopen it as a directory */
+	fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(dfd);
+	dfd = fd;
+	if (dfd < 0) {
+		snprintf(err, errsize, "target %s: %s", target, strerror(errno));
+		return -1;
+	}
+	snprintf(tmp, sizeof tmp, ".ward-mcp-%d.tmp", (int)getpid());
+	(void)unlinkat(dfd, tmp, 0);
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, text, len) != (ssize_t)len || write(fd, "\n", 1) != 1 ||
+	    fchown(fd, uid, gid) != 0 || fchmod(fd, 0600) != 0 || fsync(fd) != 0) {
+		snprintf(err, errsize, "target %s: %s", target, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		(void)unlinkat(dfd, tmp, 0);
+		close(dfd);
+		return -1;
+	}
+	close(fd);
+	if (renameat(dfd, tmp, dfd, base + 1) != 0) {
+		snprintf(err, errsize, "target %s: %s", target, strerror(errno));
+		(void)unlinkat(dfd, tmp, 0);
+		close(dfd);
+		return -1;
+	}
+	close(dfd);
+	return 0;
+}

@@ -1,0 +1,126 @@
+/* Unit tests for mcp-bridge/materialise.c: both mcp.json flavours, what
+ * passes through, where secrets go, every refusal. */
+#include <jansson.h>
+#include <stdlib.h>
+
+#include "../../mcp-bridge/materialise.h"
+#include "unit.h"
+
+static int rewrite(const char *text, struct mcp_result *r)
+{
+	return mcp_rewrite(text, strlen(text), 7800, r);
+}
+
+static json_t *server(const struct mcp_result *r, const char *name)
+{
+	json_t *root = json_loads(r->text, 0, NULL);
+	json_t *s = json_incref(json_object_get(json_object_get(root, "mcpServers"), name));
+	json_decref(root);
+	return s;
+}
+
+static void test_builtin(void)
+{
+	struct mcp_result r;
+	json_t *s;
+	const char *text =
+		"{\"mcpServers\":{"
+		"\"paseo\":{\"url\":\"http://127.0.0.1:6767/mcp/agents?callerAgentId=a1\","
+		"\"headers\":{\"Authorization\":\"Bearer ${WARD_TEST_TOKEN}\",\"X-Team\":\"blue\"},"
+		"\"exposure\":\"direct\",\"timeout\":60},"
+		"\"docs\":{\"type\":\"http\",\"url\":\"https://docs.example.com\"},"
+		"\"fs\":{\"command\":\"npx\",\"args\":[\"-y\",\"x\"],\"env\":{\"A\":\"b\"}}},"
+		"\"unknown\":{\"kept\":true}}";
+
+	setenv("WARD_TEST_TOKEN", "s3cret", 1);
+	CHECK(rewrite(text, &r) == 0);
+	CHECK(r.n_routes == 2);
+	CHECK_STR(r.routes[0].name, "mcp-paseo");
+	CHECK(r.routes[0].port == 7800 && r.routes[1].port == 7801);
+	CHECK_STR(r.routes[0].host, "127.0.0.1:6767");
+	CHECK_STR(r.routes[0].path, "/mcp/agents?callerAgentId=a1");
+	CHECK(r.routes[0].n_headers == 2);
+	CHECK_STR(r.routes[0].headers[0], "Authorization: Bearer s3cret");
+	CHECK_STR(r.routes[0].headers[1], "X-Team: blue");
+	CHECK_STR(r.routes[1].host, "docs.example.com");
+	CHECK_STR(r.routes[1].path, "/");
+	CHECK(strstr(r.text, "s3cret") == NULL && strstr(r.text, "WARD_TEST_TOKEN") == NULL);
+	CHECK(strstr(r.text, "\"unknown\"") != NULL);
+	s = server(&r, "paseo");
+	CHECK_STR(json_string_value(json_object_get(s, "url")), "http://127.0.0.1:7800/mcp/agents?callerAgentId=a1");
+	CHECK(json_object_get(s, "headers") == NULL);
+	CHECK_STR(json_string_value(json_object_get(s, "exposure")), "direct");
+	CHECK(json_integer_value(json_object_get(s, "timeout")) == 60);
+	json_decref(s);
+	s = server(&r, "docs");
+	CHECK_STR(json_string_value(json_object_get(s, "url")), "http://127.0.0.1:7801/");
+	json_decref(s);
+	s = server(&r, "fs");
+	CHECK_STR(json_string_value(json_object_get(s, "command")), "npx");
+	CHECK(json_array_size(json_object_get(s, "args")) == 2 && json_object_get(s, "env") != NULL);
+	json_decref(s);
+	mcp_result_free(&r);
+}
+
+static void test_adapter(void)
+{
+	struct mcp_result r;
+	json_t *s;
+	const char *text = "{\"settings\":{\"toolPrefix\":\"server\",\"directTools\":true},\"mcpServers\":{"
+			   "\"a\":{\"url\":\"http://localhost:18091/mcp\",\"bearerToken\":\"tok\",\"lifecycle\":\"eager\"},"
+			   "\"b\":{\"url\":\"http://10.0.0.1/x\",\"auth\":\"bearer\",\"bearerTokenEnv\":\"WARD_TEST_TOKEN\"}}}";
+
+	CHECK(rewrite(text, &r) == 0 && r.n_routes == 2);
+	CHECK(r.routes[0].n_headers == 1);
+	CHECK_STR(r.routes[0].headers[0], "Authorization: Bearer tok");
+	CHECK_STR(r.routes[1].headers[0], "Authorization: Bearer s3cret");
+	CHECK_STR(r.routes[0].host, "localhost:18091");
+	CHECK(strstr(r.text, "tok\"") == NULL && strstr(r.text, "bearerToken") == NULL);
+	CHECK(strstr(r.text, "\"directTools\": true") != NULL && strstr(r.text, "\"lifecycle\": \"eager\"") != NULL);
+	s = server(&r, "b");
+	CHECK_STR(json_string_value(json_object_get(s, "auth")), "bearer");
+	json_decref(s);
+	mcp_result_free(&r);
+}
+
+static int refused(const char *text, const char *why)
+{
+	struct mcp_result r;
+	int ok = rewrite(text, &r) == -1 && strstr(r.err, why) != NULL;
+
+	if (!ok)
+		fprintf(stderr, "want '%s', got '%s' for %s\n", why, r.err, text);
+	mcp_result_free(&r);
+	return ok;
+}
+
+static void test_refusals(void)
+{
+	CHECK(refused("{\"mcpServers\":", "line 1"));
+	CHECK(refused("[]", "mcpServers"));
+	CHECK(refused("{\"servers\":{}}", "mcpServers"));
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"ws://h/x\"}}}", "cannot be bridged"));
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://user:pw@h/x\"}}}", "cannot be bridged"));
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http:///x\"}}}", "cannot be bridged"));
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x#frag\"}}}", "cannot be bridged"));
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"type\":\"sse\",\"url\":\"http://h/sse\"}}}", "legacy SSE"));
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"socket\":\"/run/mux.sock\"}}}", "cannot be reached"));
+	CHECK(refused("{\"mcpServers\":{\"a\":{}}}", "neither url nor command"));
+	CHECK(refused("{\"mcpServers\":{\"a\":3}}", "not an object"));
+	CHECK(refused("{\"mcpServers\":{\"a b\":{\"command\":\"x\"}}}", "letters, digits"));
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":{\"A\":\"${WARD_NOPE_XYZ}\"}}}}", "not in ward's environment"));
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":{\"A\":\"${\"}}}}", "bad ${VAR}"));
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":{\"A\":7}}}}", "string value"));
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":{\"A\":\"x\\r\\nB: y\"}}}}", "line break"));
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":[]}}}", "headers must be an object"));
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"bearerTokenEnv\":\"WARD_NOPE_XYZ\"}}}", "bearerTokenEnv"));
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"command\":\"x\"},\"a\":{\"command\":\"y\"}}}", "duplicate"));
+}
+
+int main(void)
+{
+	test_builtin();
+	test_adapter();
+	test_refusals();
+	return unit_done("test_materialise");
+}
