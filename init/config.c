@@ -59,6 +59,9 @@ struct parse_ctx {
 	char err[600];
 	int key_line[48]; /* first line each single-valued key was set on */
 	const char *section; /* the current one, for [route NAME] */
+	int continued;	     /* this line is indented: it continues the value above */
+	char *command_text;  /* [agent] command as written, continuation lines joined */
+	int command_line;
 	int section_line[SEC_UNKNOWN];
 };
 
@@ -251,12 +254,26 @@ static int set_forward_to(struct parse_ctx *ctx, const char *k, const char *v, c
 	return 0;
 }
 
+/* A long command may go on over indented lines; they are joined with a
+ * blank before the words are split. */
 static int set_command(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
 {
-	int argc;
+	char *text;
 
 	(void)k;
-	return split_words(v, &ctx->cfg->command, &argc, why);
+	(void)why;
+	if (ctx->continued && ctx->command_text) {
+		if (asprintf(&text, "%s %s", ctx->command_text, v) < 0)
+			return *why = "out of memory", -1;
+	} else {
+		text = strdup(v);
+		ctx->command_line = ctx->line;
+	}
+	if (!text)
+		return *why = "out of memory", -1;
+	free(ctx->command_text);
+	ctx->command_text = text;
+	return 0; /* split once the last continuation line is in (validate) */
 }
 
 static int set_cwd(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
@@ -676,7 +693,7 @@ static int handler(void *user, const char *section, const char *name, const char
 			continue;
 		if (prefix ? strncmp(name, keys[i].key, kl) != 0 : strcmp(name, keys[i].key) != 0)
 			continue;
-		if (!keys[i].repeatable) {
+		if (!keys[i].repeatable && !(ctx->continued && keys[i].set == set_command)) {
 			if (ctx->key_line[i]) {
 				fail(ctx, ctx->line, "%s: set twice (first on line %d); an indented "
 					  "line continues the value above it", name, ctx->key_line[i]);
@@ -736,6 +753,8 @@ static char *reader(char *str, int num, void *stream)
 	p = str;
 	if (ctx->line == 1 && strncmp(p, "\xEF\xBB\xBF", 3) == 0)
 		p += 3;
+	ctx->continued = (*p == ' ' || *p == '\t') && p[strspn(p, " \t")] &&
+			 !strchr(";#\r\n", p[strspn(p, " \t")]);
 	if (*p == '[') {
 		char *end = strchr(p, ']');
 		if (end)
@@ -751,8 +770,13 @@ static void validate(struct parse_ctx *ctx)
 	int confining = (cfg->has_landlock && cfg->landlock.mode != LL_OFF) ||
 			(cfg->has_seccomp && cfg->seccomp.enabled);
 
-	int i, j;
+	const char *why = NULL;
+	int i, j, argc;
 
+	if (ctx->command_text && split_words(ctx->command_text, &cfg->command, &argc, &why) != 0) {
+		fail(ctx, ctx->command_line, "command: '%s': %s", ctx->command_text, why);
+		return;
+	}
 	for (i = 0; i < cfg->n_routes; i++) {
 		struct config_route *r = &cfg->routes[i];
 		const char *missing = !r->port ? "listen" : !r->has_up ? "upstream" : !r->path ? "path" : NULL;
@@ -827,6 +851,7 @@ int config_load_stream(struct ward_config *cfg, FILE *f, const char *name)
 		fail(&ctx, ctx.line, "read error");
 	if (!ctx.err_line)
 		validate(&ctx);
+	free(ctx.command_text);
 	if (ctx.err_line) {
 		log_error("%s", ctx.err);
 		return -1;

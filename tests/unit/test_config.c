@@ -111,6 +111,12 @@ static void test_every_key(void)
 	CHECK(ok("[ward]\nlog_format = text\nlog_level = error\n"));
 	CHECK(ok("[ward]\nlog_level = warn\n[ward]\nlog_format = json\n"));
 	CHECK(ok("[agent]\nenv_pass =\n"));
+	CHECK(load(&cfg, "[agent]\ncommand = node /opt/pi/cli.js\n  --mode rpc\n\t--model 'fake/x y'\nuser = pi\n") == 0);
+	CHECK(cfg.command && cfg.command[4] && cfg.command[5] && !cfg.command[6]);
+	CHECK_STR(cfg.command[2], "--mode");
+	CHECK_STR(cfg.command[5], "fake/x y");
+	config_free(&cfg);
+	CHECK(err("[agent]\ncommand = a\ncommand = b\n", "ward: t.conf:3: command: set twice"));
 	CHECK(ok("\xEF\xBB\xBF[ward]\nlog_level = info\n"));
 
 	CHECK(load(&cfg, "[ward]\nevidence = /run/ward/e.json\n[agent]\nuser = pi\nallow_root = no\n"
@@ -192,7 +198,14 @@ static void test_errors(void)
 	CHECK(err("[seccomp]\nmode = strict\n", "ward: t.conf:2: mode: 'strict': expected default or off"));
 	CHECK(err("[seccomp]\ndeny = notasyscall\n", "ward: t.conf:2: deny: 'notasyscall': unknown system call"));
 	CHECK(err("[seccomp]\nallow = read\n", "ward: t.conf:2: allow: 'read': not in the default deny list"));
-	CHECK(err("[mcp]\n", "ward: t.conf:1: [mcp]: this build"));
+	CHECK(err("[mcp]\n", "ward: t.conf:1: [mcp]: source is required"));
+	CHECK(err("[mcp]\nsource = fd:3\ntarget = /t/mcp.json\n", "ward: t.conf:1: [mcp]: upstream is required"));
+	CHECK(err("[mcp]\nsource = fd:1\n", "ward: t.conf:2: source: 'fd:1': expected fd:N with N >= 3"));
+	CHECK(err("[mcp]\nsource = rel.json\n", "ward: t.conf:2: source: 'rel.json': expected fd:N or an absolute path"));
+	CHECK(err("[mcp]\ntarget = /dir/\n", "ward: t.conf:2: target: '/dir/': expected an absolute file path"));
+	CHECK(err("[mcp]\nlisten = 8000\n", "ward: t.conf:2: listen: '8000': expected 127.0.0.1:PORT"));
+	CHECK(err("[mcp]\nupstream = tcp:h:1\n", "ward: t.conf:2: upstream: 'tcp:h:1': tcp: takes a numeric"));
+	CHECK(ok("[mcp]\nsource = /run/mcp.json\ntarget = /home/pi/.pi/agent/mcp.json\nupstream = vsock:2:5000\nlisten = 127.0.0.1:9000\n"));
 	CHECK(err("[route model]\n", "ward: t.conf:1: [route model]: listen is required"));
 	CHECK(err("[route m]\nlisten = 127.0.0.1:7900\npath = /v1/\n", "ward: t.conf:1: [route m]: upstream is required"));
 	CHECK(err("[route m]\nlisten = 0.0.0.0:7900\n", "ward: t.conf:2: listen: '0.0.0.0:7900': expected 127.0.0.1:PORT"));
