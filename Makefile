@@ -91,7 +91,7 @@ $(B)/tests/helper: tests/helpers/helper.c
 
 # Every suite prints "NAME: N passed, N failed"; tests/summary adds them up.
 check: all $(UNIT_TESTS) $(ASAN_UNIT) $(B)/asan/ward $(B)/dyn/ward $(HELPERS) $(NODE22) $(FUZZERS)
-	@tests/summary $(B)/check.log $(MAKE) --no-print-directory check-unit check-behaviour \
+	@tests/summary $(B)/check.log $(MAKE) -k --no-print-directory check-unit check-behaviour \
 		check-sandbox check-bridge check-asan check-valgrind check-fuzz
 
 check-unit: $(UNIT_TESTS)
