@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bridgeproc.h"
 #include "log.h"
 #include "parse.h"
 #include "privdrop.h"
@@ -154,8 +155,9 @@ static json_t *landlock_json(const struct evidence_src *e, json_t *degr)
 						       ll->rules[i].is_dir ? "dir" : "file", "access",
 						       fs_rights(ll->rules[i].access)));
 	json_object_set_new(o, "rules", rules);
-	json_object_set_new(o, "connect_tcp", ports(p->connect, p->n_connect));
-	json_object_set_new(o, "bind_tcp", ports(p->bind, p->n_bind));
+	/* what was put in force (the bridge's ports included), not the config */
+	json_object_set_new(o, "connect_tcp", ports(ll->connect, ll->n_connect));
+	json_object_set_new(o, "bind_tcp", ports(ll->bind, ll->n_bind));
 	json_object_set_new(o, "net_rules", json_integer(ll->n_net_rules));
 	for (i = 0; i < ll->n_notes; i++) {
 		char *s;
@@ -204,6 +206,37 @@ static json_t *seccomp_json(const struct evidence_src *e, json_t *degr)
 	return o;
 }
 
+/* Routes as configured, secrets left out: only the names of added headers. */
+static json_t *bridge_json(const struct evidence_src *e)
+{
+	const struct bridgeproc *b = e->bridge;
+	json_t *o, *routes = json_array();
+	int i, h, m;
+
+	for (i = 0; i < b->routes.n; i++) {
+		const struct bridge_route *r = &b->routes.v[i];
+		json_t *methods = json_array(), *headers = json_array();
+		for (m = 0; m < 32; m++)
+			if (r->http.methods & (1u << m))
+				json_array_append_new(methods, json_string(http_method_str((enum http_method)m)));
+		for (h = 0; h < r->n_headers; h++)
+			json_array_append_new(headers, json_stringn(r->headers[h], (size_t)(strchr(r->headers[h], ':') - r->headers[h])));
+		json_array_append_new(routes, json_pack("{s:s,s:i,s:s,s:s,s:s,s:o,s:o}", "name", r->name, "listen",
+							 r->port, "upstream", r->up.desc, "path", r->http.path,
+							 "host", r->http.host, "methods", methods, "adds_headers", headers));
+	}
+	o = json_pack("{s:i,s:i,s:i,s:o}", "pid", e->bridge_pid ? (int)*e->bridge_pid : 0, "uid",
+		      (int)b->confine.user.uid, "upstreams_answering", b->health_ok, "routes", routes);
+	if (e->bridge_pid && *e->bridge_pid > 0)
+		json_object_set_new(o, "status", proc_status(*e->bridge_pid));
+	if (b->sc.prog) {
+		char h2[65];
+		hex(b->sc.sha256, 32, h2);
+		json_object_set_new(o, "seccomp_sha256", json_string(h2));
+	}
+	return o;
+}
+
 char *evidence_json(const struct evidence_src *e, pid_t agent, const struct start_notes *notes)
 {
 	json_t *root, *degr = json_array(), *groups;
@@ -238,6 +271,11 @@ char *evidence_json(const struct evidence_src *e, pid_t agent, const struct star
 		json_object_set_new(root, "ward_self",
 				    json_pack("{s:o,s:s}", "status", proc_status(getpid()),
 					      "seccomp_sha256", h));
+	}
+	if (e->bridge && e->bridge->active) {
+		json_object_set_new(root, "bridge", bridge_json(e));
+		if (e->bridge->health_ok < e->bridge->routes.n)
+			json_array_append_new(degr, json_string("bridge: an upstream did not answer at start"));
 	}
 	json_object_set_new(root, "degradations", degr);
 	text = json_dumps(root, JSON_COMPACT);

@@ -10,6 +10,7 @@
 #include "supervise.h"
 
 struct confine;
+struct bridgeproc;
 
 struct evidence_src {
 	const struct ward_config *cfg;
@@ -20,6 +21,8 @@ struct evidence_src {
 	int to_stderr;		       /* --evidence */
 	const char *path;	       /* [ward] evidence, or NULL */
 	int fd;			       /* path, opened while ward still held its capabilities */
+	const struct bridgeproc *bridge; /* NULL: no bridge */
+	const pid_t *bridge_pid;       /* the supervisor's, read at each start */
 };
 
 /* Opens (creates) the evidence file and its directory now, while PID 1

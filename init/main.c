@@ -262,6 +262,8 @@ int main(int argc, char **argv)
 	}
 	sv.on_start = evidence_on_start;
 	sv.on_start_arg = &sb.ev;
+	sb.ev.bridge = &sb.bridge;
+	sb.ev.bridge_pid = &sv.bridge;
 	if (supervisor_start(&sv) != 0)
 		goto out;
 

@@ -330,6 +330,18 @@ int ll_build(const struct ll_policy *p, int abi, struct ll_ruleset *rs, char *er
 		if (add_ports(rs, p->connect, p->n_connect, LL_NET_CONNECT_TCP, err, errsize) != 0 ||
 		    add_ports(rs, p->bind, p->n_bind, LL_NET_BIND_TCP, err, errsize) != 0)
 			return -1;
+		rs->connect = calloc((size_t)p->n_connect + 1, sizeof *rs->connect);
+		rs->bind = calloc((size_t)p->n_bind + 1, sizeof *rs->bind);
+		if (!rs->connect || !rs->bind) {
+			problem(err, errsize, "out of memory");
+			return -1;
+		}
+		if (p->n_connect)
+			memcpy(rs->connect, p->connect, (size_t)p->n_connect * sizeof *rs->connect);
+		if (p->n_bind)
+			memcpy(rs->bind, p->bind, (size_t)p->n_bind * sizeof *rs->bind);
+		rs->n_connect = p->n_connect;
+		rs->n_bind = p->n_bind;
 	}
 	return 0;
 }
@@ -354,6 +366,8 @@ void ll_free(struct ll_ruleset *rs)
 	free(rs->rules);
 	for (i = 0; i < rs->n_notes; i++)
 		free(rs->notes[i]);
+	free(rs->connect);
+	free(rs->bind);
 	memset(rs, 0, sizeof *rs);
 	rs->fd = -1;
 }

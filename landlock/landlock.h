@@ -79,6 +79,8 @@ struct ll_ruleset {
 	struct ll_rule *rules;
 	int n_rules;
 	int n_net_rules;
+	struct port_range *connect, *bind; /* as put in force (copies) */
+	int n_connect, n_bind;
 	char *notes[LL_MAX_NOTES]; /* every degradation, one line each */
 	int n_notes;
 };

@@ -382,6 +382,17 @@ header = Authorization: @{work}/token
     srv.terminate()
     srv.wait(timeout=10)
     out = p.stdout.decode()
+    ev = [json.loads(l) for l in p.stderr.decode().splitlines() if l.startswith("{")]
+    br = ev[0].get("bridge", {}) if ev else {}
+    route = (br.get("routes") or [{}])[0]
+    okev = br.get("uid") == BRIDGE_UID and br.get("upstreams_answering") == 1 and \
+        br.get("status", {}).get("CapEff") == "0000000000000000" and br.get("status", {}).get("Seccomp") == "2" and \
+        route.get("adds_headers") == ["Authorization"] and route.get("path") == "/mcp" and \
+        "fixture-secret" not in json.dumps(ev[0] if ev else {}) and "17811" in ev[0]["landlock"]["connect_tcp"]
+    report("evidence: bridge routes without secrets, its process from /proc, upstream health; the agent's "
+           "connect list has the route port", okev,
+           f"bridge uid {br.get('uid')}, answering {br.get('upstreams_answering')}, headers {route.get('adds_headers')}, "
+           f"Seccomp {br.get('status', {}).get('Seccomp')}, agent connect {ev[0]['landlock']['connect_tcp'] if ev else '?'}")
     wire = [json.loads(l) for l in open(log)] if os.path.exists(log) else []
     methods = [w["method"] for w in wire]
     ok = p.returncode == 0 and "slow_count -> counted to 3" in out and "progress 3 / 3" in out and \
