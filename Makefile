@@ -146,6 +146,7 @@ bench: $(B)/ward $(HELPERS)
 	scripts/install-deps.sh bench
 	/usr/bin/python3 tests/bench/init_bench.py --ward $(B)/ward --helper $(B)/tests/helper \
 		--out docs/benchmarks.md
+	/usr/bin/python3 tests/bench/bridge_bench.py --ward $(B)/ward --out docs/benchmarks.md
 
 demo: $(B)/ward
 	scripts/demo.sh $(B)/ward

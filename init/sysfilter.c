@@ -312,7 +312,7 @@ static const char *const bridge_allow[] = {
 	"setsockopt", "shutdown", "poll", "ppoll", "mmap", "munmap", "mremap", "brk", "madvise",
 	"mprotect", "futex", "rt_sigprocmask", "rt_sigreturn", "exit", "exit_group", "getpid", "gettid",
 	"clock_gettime", "clock_nanosleep", "nanosleep", "getrandom", "restart_syscall", "fcntl",
-	"fstat", "newfstatat", "tgkill", "sched_yield", "sigaltstack",
+	"fstat", "newfstatat", "tgkill", "sched_yield", "sigaltstack", "pipe2", "splice",
 };
 
 int sc_compile_bridge(struct sc_filter *f, char *err, size_t errsize)

@@ -15,7 +15,7 @@
 
 #include "../init/log.h"
 
-#define RELAY_BUF 16384
+#define RELAY_BUF 65536 /* per direction, allocated with the first request */
 
 enum conn_state { C_HEAD, C_CONNECTING, C_RELAY, C_DRAIN };
 
@@ -31,11 +31,13 @@ struct conn {
 	struct http_req req;
 	char *head; /* the client's head while it arrives */
 	size_t head_len;
-	char c2u[RELAY_BUF]; /* to upstream: rewritten head, then body bytes */
+	char *c2u; /* to upstream: rewritten head, then body bytes */
 	size_t c2u_len, c2u_off;
-	char u2c[RELAY_BUF]; /* to the client: rewritten response head, then bytes */
+	char *u2c; /* to the client: rewritten response head, then bytes */
 	size_t u2c_len, u2c_off;
 	int req_done, client_eof, up_eof, resp_head_done, status, dead;
+	int pipe_r, pipe_w;   /* response body: upstream -> pipe -> client, spliced */
+	size_t in_pipe;
 	uint64_t bytes_in, bytes_out, started, deadline;
 	struct conn *next;
 };
@@ -77,11 +79,11 @@ static void rearm(struct loop *l, struct conn *c)
 	if (c->state == C_RELAY) {
 		if (!c->req_done && !c->client_eof && c->c2u_len < RELAY_BUF)
 			ce |= EPOLLIN;
-		if (c->u2c_len > c->u2c_off)
+		if (c->u2c_len > c->u2c_off || c->in_pipe)
 			ce |= EPOLLOUT;
 		if (c->c2u_len > c->c2u_off)
 			ue |= EPOLLOUT;
-		if (!c->up_eof && c->u2c_len < RELAY_BUF)
+		if (!c->up_eof && c->u2c_len < RELAY_BUF && !c->in_pipe)
 			ue |= EPOLLIN;
 	}
 	if (c->state == C_CONNECTING)
@@ -118,7 +120,11 @@ static void close_conn(struct loop *l, struct conn *c)
 		close(c->cfd);
 	if (c->ufd >= 0)
 		close(c->ufd);
-	c->cfd = c->ufd = -1;
+	if (c->pipe_r >= 0) {
+		close(c->pipe_r);
+		close(c->pipe_w);
+	}
+	c->cfd = c->ufd = c->pipe_r = c->pipe_w = -1;
 	for (pp = &l->conns; *pp; pp = &(*pp)->next)
 		if (*pp == c) {
 			*pp = c->next;
@@ -136,6 +142,8 @@ static void reap_dead(struct loop *l)
 		struct conn *c = l->dead;
 		l->dead = c->next;
 		free(c->head);
+		free(c->c2u);
+		free(c->u2c);
 		free(c);
 	}
 }
@@ -208,6 +216,7 @@ static void accept_one(struct loop *l, const struct bridge_route *r)
 	}
 	c->cfd = fd;
 	c->ufd = -1;
+	c->pipe_r = c->pipe_w = -1;
 	c->route = r;
 	c->started = now_ms();
 	c->deadline = c->started + BRIDGE_HEAD_TIMEOUT_MS;
@@ -225,6 +234,12 @@ static void head_complete(struct loop *l, struct conn *c)
 
 	if (n < 0) {
 		refuse(l, c, c->req.status, c->req.why ? c->req.why : "bad request");
+		return;
+	}
+	c->c2u = malloc(RELAY_BUF);
+	c->u2c = malloc(RELAY_BUF);
+	if (!c->c2u || !c->u2c) {
+		refuse(l, c, 503, "out of memory");
 		return;
 	}
 	h = http_req_upstream_head(&c->req, c->c2u, RELAY_BUF);
@@ -251,7 +266,6 @@ static void head_complete(struct loop *l, struct conn *c)
 
 static void on_client_read(struct loop *l, struct conn *c)
 {
-	char buf[RELAY_BUF];
 	ssize_t n;
 
 	if (c->state == C_HEAD) {
@@ -275,7 +289,9 @@ static void on_client_read(struct loop *l, struct conn *c)
 		rearm(l, c);
 		return;
 	}
-	n = recv(c->cfd, buf, RELAY_BUF - c->c2u_len, 0);
+	/* straight into the relay buffer; what does not belong to the
+	 * request is simply not counted, so never sent */
+	n = recv(c->cfd, c->c2u + c->c2u_len, RELAY_BUF - c->c2u_len, 0);
 	if (n == 0) {
 		c->client_eof = 1;
 		if (!c->req_done) {
@@ -284,13 +300,12 @@ static void on_client_read(struct loop *l, struct conn *c)
 			return;
 		}
 	} else if (n > 0) {
-		ssize_t used = http_req_feed(&c->req, buf, (size_t)n);
+		ssize_t used = http_req_feed(&c->req, c->c2u + c->c2u_len, (size_t)n);
 		if (used < 0) {
 			c->status = 400;
 			close_conn(l, c);
 			return;
 		}
-		memcpy(c->c2u + c->c2u_len, buf, (size_t)used);
 		c->c2u_len += (size_t)used;
 		c->bytes_in += (uint64_t)used;
 		c->req_done = c->req.done;
@@ -315,9 +330,43 @@ static int flush(int fd, char *buf, size_t *off, size_t *len, uint64_t *counter)
 	return 0;
 }
 
+/* Once the rewritten response head is out, the body needs no looking at:
+ * it moves upstream -> pipe -> client without entering user space. */
+static int splice_flush(struct conn *c)
+{
+	while (c->in_pipe) {
+		ssize_t n = splice(c->pipe_r, NULL, c->cfd, NULL, c->in_pipe, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR ? 0 : -1;
+		c->in_pipe -= (size_t)n;
+		c->bytes_out += (uint64_t)n;
+	}
+	return 0;
+}
+
+static void splice_upstream(struct loop *l, struct conn *c)
+{
+	ssize_t n = splice(c->ufd, NULL, c->pipe_w, NULL, 256 * 1024, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+		c->up_eof = 1;
+	else if (n > 0)
+		c->in_pipe += (size_t)n;
+	if (splice_flush(c) < 0 || (c->up_eof && !c->in_pipe)) {
+		close_conn(l, c);
+		return;
+	}
+	rearm(l, c);
+}
+
 static void on_upstream_read(struct loop *l, struct conn *c)
 {
 	ssize_t n;
+
+	if (c->pipe_r >= 0 && c->u2c_len == 0) {
+		splice_upstream(l, c);
+		return;
+	}
 
 	if (c->u2c_len == RELAY_BUF) {
 		rearm(l, c); /* the client has not taken what we have */
@@ -342,11 +391,11 @@ static void on_upstream_read(struct loop *l, struct conn *c)
 	} else {
 		c->u2c_len += (size_t)n;
 		if (!c->resp_head_done) {
-			char head[RELAY_BUF];
+			char head[HTTP_MAX_HEAD + 64];
 			size_t hl = 0;
 			ssize_t used = http_resp_head(c->u2c, c->u2c_len, head, sizeof head, &hl, &c->status);
 
-			if (used < 0 || (used == 0 && c->u2c_len == RELAY_BUF)) {
+			if (used < 0 || (used == 0 && c->u2c_len >= HTTP_MAX_HEAD)) {
 				refuse(l, c, 502, "upstream sent a malformed response head");
 				return;
 			}
@@ -370,6 +419,14 @@ static void on_upstream_read(struct loop *l, struct conn *c)
 	if (c->up_eof && c->u2c_len == 0) {
 		close_conn(l, c);
 		return;
+	}
+	if (c->resp_head_done && c->pipe_r < 0) {
+		int p[2];
+		if (pipe2(p, O_NONBLOCK | O_CLOEXEC) == 0) {
+			c->pipe_r = p[0];
+			c->pipe_w = p[1];
+			(void)fcntl(p[1], F_SETPIPE_SZ, 256 * 1024); /* fewer, larger moves */
+		}
 	}
 	rearm(l, c);
 }
@@ -413,11 +470,12 @@ static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 		rearm(l, c);
 		return;
 	}
-	if ((ev & EPOLLOUT) && flush(c->cfd, c->u2c, &c->u2c_off, &c->u2c_len, &c->bytes_out) < 0) {
+	if ((ev & EPOLLOUT) && (flush(c->cfd, c->u2c, &c->u2c_off, &c->u2c_len, &c->bytes_out) < 0 ||
+				splice_flush(c) < 0)) {
 		close_conn(l, c);
 		return;
 	}
-	if (c->up_eof && c->u2c_len == 0) {
+	if (c->up_eof && c->u2c_len == 0 && !c->in_pipe) {
 		close_conn(l, c);
 		return;
 	}

@@ -10,7 +10,7 @@ for what in "$@"; do
 	             libmbedtls-dev libhttp-parser-dev pkg-config" ;;
 	test) pkgs="$pkgs python3 util-linux procps bash coreutils gawk tini dumb-init catatonit
 	            clang libclang-rt-14-dev valgrind runc docker.io tar strace" ;;
-	bench) pkgs="$pkgs hyperfine" ;;
+	bench) pkgs="$pkgs hyperfine socat" ;;
 	*) echo "install-deps: unknown set '$what' (build, test, bench)" >&2; exit 2 ;;
 	esac
 done
