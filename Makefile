@@ -25,7 +25,7 @@ ASAN_OBJS  := $(INIT_SRCS:%.c=$(B)/asan/%.o) $(B)/asan/filters.o
 ASAN_UNIT  := $(patsubst tests/unit/%.c,$(B)/asan/tests/%,$(wildcard tests/unit/test_*.c))
 DYN_OBJS   := $(INIT_SRCS:%.c=$(B)/dyn/%.o) $(B)/dyn/filters.o
 
-.PHONY: all check check-unit check-behaviour check-sandbox check-bridge check-asan check-valgrind check-fuzz fuzz \
+.PHONY: all check check-unit check-behaviour check-sandbox check-bridge check-vm check-asan check-valgrind check-fuzz fuzz \
         bench clean demo
 all: $(B)/ward
 
@@ -90,9 +90,10 @@ $(B)/tests/helper: tests/helpers/helper.c
 	$(CC) -static $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
 
 # Every suite prints "NAME: N passed, N failed"; tests/summary adds them up.
-check: all $(UNIT_TESTS) $(ASAN_UNIT) $(B)/asan/ward $(B)/dyn/ward $(HELPERS) $(NODE22) $(FUZZERS)
+check: all $(UNIT_TESTS) $(ASAN_UNIT) $(B)/asan/ward $(B)/dyn/ward $(HELPERS) $(NODE22) $(FUZZERS) \
+       $(B)/tests/vmtest
 	@tests/summary $(B)/check.log $(MAKE) -k --no-print-directory check-unit check-behaviour \
-		check-sandbox check-bridge check-asan check-valgrind check-fuzz
+		check-sandbox check-bridge check-vm check-asan check-valgrind check-fuzz
 
 check-unit: $(UNIT_TESTS)
 	@tests/run-unit $(UNIT_TESTS)
@@ -116,6 +117,17 @@ check-sandbox: $(B)/ward $(HELPERS) $(NODE22)
 # streaming, faults, and the MCP SDK client as the confined agent.
 check-bridge: $(B)/ward $(NODE22)
 	/usr/bin/python3 tests/bridge/bridge.py --ward $(B)/ward
+
+# ward as PID 1 of a QEMU (TCG) guest with Debian's kernel: VM mode, Landlock
+# at ABI 2, the bridge over AF_VSOCK (guest loopback, CID 1), power-off.
+$(B)/tests/vmtest: tests/vm/vmtest.c
+	@mkdir -p $(dir $@)
+	$(CC) -static $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
+
+check-vm: $(B)/ward $(B)/tests/vmtest
+	scripts/fetch-kernel.sh $(B)/vm
+	/usr/bin/python3 tests/vm/vm.py --ward $(B)/ward --vmtest $(B)/tests/vmtest \
+		--kernel-deb '$(B)/vm/linux-image-*.deb'
 
 # The unit tests and the behaviour cases again, on an ASan+UBSan build.
 # VM mode (B32) unmounts /proc before ward starts, and the ASan runtime

@@ -2,7 +2,10 @@
 #include "vm.h"
 
 #include <errno.h>
+#include <net/if.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
@@ -20,6 +23,26 @@ int vm_detect(void)
 	if (getpid() != 1)
 		return 0;
 	return statfs("/proc", &st) != 0 || st.f_type != PROC_MAGIC;
+}
+
+/* Nobody else brings up lo in a VM, and the bridge listens on 127.0.0.1. */
+static void loopback_up(void)
+{
+	struct ifreq ifr;
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (s < 0)
+		return;
+	memset(&ifr, 0, sizeof ifr);
+	strcpy(ifr.ifr_name, "lo");
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) == 0 && !(ifr.ifr_flags & IFF_UP)) {
+		ifr.ifr_flags |= IFF_UP;
+		if (ioctl(s, SIOCSIFFLAGS, &ifr) != 0)
+			log_warn("vm: cannot bring up lo: %s", strerror(errno));
+		else
+			log_debug("vm: lo is up");
+	}
+	close(s);
 }
 
 void vm_mount(void)
@@ -50,6 +73,7 @@ void vm_mount(void)
 		else
 			log_debug("vm: mounted %s on %s", m[i].type, m[i].target);
 	}
+	loopback_up();
 }
 
 void vm_poweroff(void)

@@ -5,7 +5,8 @@
 /* True when ward is PID 1 and /proc is not mounted. */
 int vm_detect(void);
 
-/* Mounts proc, sys, dev (+pts, shm), run and tmp; logs what fails. */
+/* Mounts proc, sys, dev (+pts, shm), run and tmp, brings up lo; logs
+ * what fails. */
 void vm_mount(void);
 
 /* sync and power off; never returns. */

@@ -1,0 +1,149 @@
+#!/usr/bin/python3
+"""ward as PID 1 of a real VM (QEMU, TCG, Debian's 6.1 kernel: Landlock ABI 2).
+
+The initramfs holds ward, a static test program (tests/vm/vmtest.c), the
+vsock modules and a config whose route goes to AF_VSOCK CID 1 (the guest's
+own vsock_loopback; CID 2 of this machine is its real host and is never
+used). /init loads the modules, starts an HTTP stand-in for the host on
+vsock port 5000, and execs ward, which stays PID 1: it mounts what a VM
+needs, brings up lo, starts the bridge, runs the confined agent (which
+talks to the host through the bridge and checks what it may not do), reaps
+and powers off. A second boot with mode = hard_requirement must refuse to
+start the agent on ABI 2 and still power off.
+
+  vm.py --ward W --vmtest T --kernel-deb DEB
+"""
+import argparse
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+results = []
+
+
+def report(name, ok, detail=""):
+    st = "pass" if ok is True else ("SKIP" if ok is None else "FAIL")
+    results.append(st)
+    print(f"{st:4} {name}: {detail}", flush=True)
+
+
+CONF = """[ward]
+log_level = info
+[agent]
+command = /vmtest agent
+user = 4242
+env = PATH=/
+[landlock]
+mode = {mode}
+read = /vmtest
+[seccomp]
+[route mcp]
+listen = 127.0.0.1:7800
+upstream = vsock:1:5000
+path = /mcp
+host = mcp.host:6767
+header = Authorization: @/etc/ward/token
+"""
+
+
+def build_initrd(a, kroot, work, mode):
+    root = os.path.join(work, f"root-{mode}")
+    for d in ("sbin", "etc/ward", "modules", "dev", "proc", "sys", "run", "tmp"):
+        os.makedirs(os.path.join(root, d), exist_ok=True)
+    shutil.copy(a.ward, os.path.join(root, "sbin", "ward"))
+    shutil.copy(a.vmtest, os.path.join(root, "init"))
+    shutil.copy(a.vmtest, os.path.join(root, "vmtest"))
+    os.chmod(os.path.join(root, "vmtest"), 0o755)
+    with open(os.path.join(root, "etc", "ward", "ward.conf"), "w") as f:
+        f.write(CONF.format(mode=mode))
+    with open(os.path.join(root, "etc", "ward", "token"), "w") as f:
+        f.write("Bearer vm-secret\n")
+    os.chmod(os.path.join(root, "etc", "ward", "token"), 0o600)
+    with open(os.path.join(root, "etc", "passwd"), "w") as f:
+        f.write("root:x:0:0:root:/:/init\nagent:x:4242:4242::/:/init\nnobody:x:65534:65534::/:/init\n")
+    with open(os.path.join(root, "etc", "group"), "w") as f:
+        f.write("root:x:0:\nagent:x:4242:\nnogroup:x:65534:\n")
+    mods = glob.glob(os.path.join(kroot, "lib", "modules", "*", "kernel", "net", "vmw_vsock"))[0]
+    for m in ("vsock.ko", "vmw_vsock_virtio_transport_common.ko", "vsock_loopback.ko"):
+        shutil.copy(os.path.join(mods, m), os.path.join(root, "modules", m))
+    # /dev/console must exist in the archive: the kernel opens it for /init
+    if not os.path.exists(os.path.join(root, "dev", "console")):
+        os.mknod(os.path.join(root, "dev", "console"), 0o600 | 0o020000, os.makedev(5, 1))
+    out = os.path.join(work, f"initrd-{mode}.cpio.gz")
+    files = subprocess.run(["find", "."], cwd=root, capture_output=True, text=True).stdout
+    cpio = subprocess.run(["cpio", "-o", "-H", "newc", "--quiet"], cwd=root, input=files.encode(),
+                          capture_output=True, check=True).stdout
+    with open(out, "wb") as f:
+        f.write(subprocess.run(["gzip", "-1"], input=cpio, capture_output=True, check=True).stdout)
+    return out
+
+
+def boot(kernel, initrd):
+    p = subprocess.run(["qemu-system-x86_64", "-nographic", "-no-reboot", "-m", "512", "-nic", "none",
+                        "-kernel", kernel, "-initrd", initrd, "-append", "console=ttyS0 panic=-1 quiet"],
+                       capture_output=True, timeout=240, stdin=subprocess.DEVNULL)
+    # SeaBIOS clears the screen with escape sequences, and its last line has no
+    # newline: put each "ward:" and "vmtest:" at the start of a line of its own
+    out = re.sub(r"\x1b(\[[0-9;?]*[A-Za-z]|c)", "", p.stdout.decode(errors="replace"))
+    return p.returncode, re.sub(r"(?<!\n)(ward: |vmtest: )", r"\n\1", out)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ward", required=True)
+    ap.add_argument("--vmtest", required=True)
+    ap.add_argument("--kernel-deb", required=True)
+    a = ap.parse_args()
+    if not shutil.which("qemu-system-x86_64") or not shutil.which("cpio"):
+        report("VM", None, "qemu-system-x86 or cpio is not installed")
+        return 0
+    debs = glob.glob(a.kernel_deb)
+    if not debs:
+        report("VM", None, f"no kernel package at {a.kernel_deb}")
+        return 0
+    work = tempfile.mkdtemp(prefix="ward-vm-")
+    try:
+        kroot = os.path.join(work, "kroot")
+        subprocess.run(["dpkg-deb", "-x", debs[0], kroot], check=True)
+        kernel = glob.glob(os.path.join(kroot, "boot", "vmlinuz-*"))[0]
+
+        rc, out = boot(kernel, build_initrd(a, kroot, work, "best_effort"))
+        lines = [l.strip() for l in out.splitlines()]
+        agent = [l for l in lines if l.startswith("vmtest:")]
+        ward = [l for l in lines if l.startswith("ward:")]
+        print("\n".join("  | " + l for l in ward + agent))
+        report("VM: ward is PID 1, mounts, brings up lo, powers off", rc == 0 and any("powering off" in l for l in ward)
+               and "reboot: Power down" in out, f"qemu rc {rc}")
+        report("VM: Landlock at ABI 2 in best_effort, each gap recorded",
+               any("truncate is not restricted (needs Landlock ABI 3, kernel has 2)" in l for l in ward),
+               "; ".join(l for l in ward if "landlock" in l)[:300])
+        report("VM: bridge over AF_VSOCK to CID 1 (vsock_loopback) with the token",
+               any("ok bridge relayed over AF_VSOCK" in l for l in agent), "")
+        report("VM: the confined agent cannot open AF_VSOCK", any("ok agent cannot open AF_VSOCK" in l for l in agent), "")
+        report("VM: the agent runs as its user, Landlock denies outside its rules",
+               any("ok agent runs as uid 4242" in l for l in agent) and any("ok Landlock" in l for l in agent), "")
+        report("VM: the agent's checks all passed, ward exited with its status",
+               any("agent done: all ok" in l for l in agent) and any("finished with status 0" in l for l in ward),
+               next((l for l in ward if "finished with status" in l), ""))
+
+        rc, out = boot(kernel, build_initrd(a, kroot, work, "hard_requirement"))
+        lines = [l.strip() for l in out.splitlines()]
+        ward = [l for l in lines if l.startswith("ward:")]
+        print("\n".join("  | " + l for l in ward))
+        refused = any("(kernel Landlock ABI 2, mode = hard_requirement)" in l for l in ward)
+        report("VM: hard_requirement on ABI 2 refuses (status 3), the agent never runs, power off",
+               rc == 0 and refused and not any(l.startswith("vmtest: ok") for l in lines)
+               and any("finished with status 3" in l for l in ward), f"qemu rc {rc}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    passed, failed, skipped = results.count("pass"), results.count("FAIL"), results.count("SKIP")
+    print(f"\nvm: {passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
