@@ -4,14 +4,14 @@ CFLAGS   ?= -O2 -g
 WARNINGS := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes
 CPPFLAGS += -Iinit
 ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(CFLAGS)
-LIBS     := -linih -ljansson -lseccomp -lcap-ng -lmbedcrypto -lhttp_parser
+LIBS     := -linih -ljansson -lseccomp -lcap-ng -lmbedtls -lmbedx509 -lmbedcrypto -lhttp_parser
 B        := build
 
 INIT_SRCS := init/config.c init/log.c init/parse.c init/procs.c init/spawn.c \
              init/supervise.c init/vm.c init/users.c init/privdrop.c init/sysfilter.c \
              init/sandbox.c init/evidence.c init/sysfilter_build.c init/bridgeproc.c \
              landlock/landlock.c mcp-bridge/http.c mcp-bridge/upstream.c mcp-bridge/bridge.c \
-             mcp-bridge/materialise.c
+             mcp-bridge/materialise.c mcp-bridge/tls.c
 INIT_OBJS := $(INIT_SRCS:%.c=$(B)/%.o) $(B)/filters.o
 MAIN_OBJ  := $(B)/init/main.o
 
@@ -170,7 +170,7 @@ demo: $(B)/ward
 FUZZ_CC      := clang
 FUZZ_FLAGS   := $(WARNINGS) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Iinit
 FUZZ_SRCS    := init/config.c init/log.c init/parse.c init/users.c init/sysfilter.c landlock/landlock.c \
-                mcp-bridge/http.c mcp-bridge/upstream.c mcp-bridge/materialise.c
+                mcp-bridge/http.c mcp-bridge/upstream.c mcp-bridge/materialise.c mcp-bridge/tls.c
 FUZZERS      := $(B)/fuzz/fuzz_config $(B)/fuzz/fuzz_values $(B)/fuzz/fuzz_users $(B)/fuzz/fuzz_http \
                 $(B)/fuzz/fuzz_mcp
 FUZZ_SECONDS ?= 60

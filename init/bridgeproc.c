@@ -107,6 +107,18 @@ static int build_routes(struct bridgeproc *b, const struct ward_config *cfg)
 		r->http.host = c->host ? c->host : c->up.default_host;
 		r->http.inject = r->headers;
 		r->http.n_inject = r->n_headers;
+		if (c->up.kind == UP_TLS) {
+			/* CA roots are read now: the bridge opens no file later */
+			char name[256], err[512];
+			snprintf(name, sizeof name, "%.*s", (int)strcspn(r->http.host, ":"), r->http.host);
+			r->tls = calloc(1, sizeof *r->tls);
+			if (!r->tls)
+				return 3;
+			if (tls_route_init(r->tls, name, c->tls_ca, c->tls_pin, err, sizeof err) != 0) {
+				log_error("%s:%d: [route %s] %s", cfg->path, c->line, c->name, err);
+				return 2;
+			}
+		}
 	}
 	return 0;
 }
@@ -147,7 +159,7 @@ int bridgeproc_prepare(struct bridgeproc *b, const struct ward_config *cfg, cons
 		return 3;
 	for (i = 0; i < b->routes.n; i++) {
 		const struct upstream *u = &b->routes.v[i].up;
-		if (u->kind == UP_TCP) {
+		if (u->kind == UP_TCP || u->kind == UP_TLS) {
 			unsigned port = ntohs(((const struct sockaddr_in *)&u->addr)->sin_port);
 			up_ports[n].lo = up_ports[n].hi = (uint16_t)port;
 			n++;
@@ -277,6 +289,10 @@ void bridgeproc_free(struct bridgeproc *b)
 			free(b->routes.v[i].headers[h]);
 		}
 		free(b->routes.v[i].headers);
+		if (b->routes.v[i].tls) {
+			tls_route_free(b->routes.v[i].tls);
+			free(b->routes.v[i].tls);
+		}
 	}
 	free(b->routes.v);
 	ll_free(&b->ll);

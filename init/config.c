@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../mcp-bridge/http.h"
+#include "../mcp-bridge/tls.h"
 #include "parse.h"
 
 /* Sections ward knows. The ones whose layer this build cannot put in force
@@ -574,6 +575,19 @@ static int set_route(struct parse_ctx *ctx, const char *k, const char *v, const 
 		if (v[0] != '/' || strpbrk(v, " \t#"))
 			return *why = "expected an origin-form target like /mcp or /v1/", -1;
 		r->path = strdup(v);
+	} else if (strcmp(k, "tls_ca") == 0) {
+		if (r->tls_ca)
+			return *why = "set twice in this route", -1;
+		if (v[0] != '/')
+			return *why = "expected an absolute path to a PEM bundle", -1;
+		r->tls_ca = strdup(v);
+	} else if (strcmp(k, "tls_pin") == 0) {
+		unsigned char pin[32];
+		if (r->tls_pin)
+			return *why = "set twice in this route", -1;
+		if (tls_parse_pin(v, pin) != 0)
+			return *why = "expected sha256: and 64 hex digits (the certificate's SHA-256)", -1;
+		r->tls_pin = strdup(v);
 	} else if (strcmp(k, "host") == 0) {
 		if (r->host)
 			return *why = "set twice in this route", -1;
@@ -663,6 +677,8 @@ static const struct key_def keys[] = {
 	{ SEC_ROUTE, "path", set_route, 1 },
 	{ SEC_ROUTE, "host", set_route, 1 },
 	{ SEC_ROUTE, "header", set_route, 1 },
+	{ SEC_ROUTE, "tls_ca", set_route, 1 },
+	{ SEC_ROUTE, "tls_pin", set_route, 1 },
 };
 
 #define N_KEYS (sizeof keys / sizeof keys[0])
@@ -797,6 +813,10 @@ static void validate(struct parse_ctx *ctx)
 			}
 		if (!r->methods)
 			r->methods = (1u << HTTP_POST) | (1u << HTTP_GET) | (1u << HTTP_DELETE);
+		if ((r->tls_ca || r->tls_pin) && r->up.kind != UP_TLS) {
+			fail(ctx, r->line, "[route %s]: tls_ca and tls_pin need a tls: upstream", r->name);
+			return;
+		}
 	}
 	if (cfg->has_mcp) {
 		const char *missing = !cfg->mcp_source ? "source" : !cfg->mcp_target ? "target"
@@ -909,6 +929,8 @@ void config_free(struct ward_config *cfg)
 		free(cfg->routes[i].name);
 		free(cfg->routes[i].path);
 		free(cfg->routes[i].host);
+		free(cfg->routes[i].tls_ca);
+		free(cfg->routes[i].tls_pin);
 		for (int h = 0; h < cfg->routes[i].n_headers; h++)
 			free(cfg->routes[i].headers[h]);
 		free(cfg->routes[i].headers);

@@ -17,7 +17,7 @@
 
 #define RELAY_BUF 65536 /* per direction, allocated with the first request */
 
-enum conn_state { C_HEAD, C_CONNECTING, C_RELAY, C_DRAIN };
+enum conn_state { C_HEAD, C_CONNECTING, C_HANDSHAKE, C_RELAY, C_DRAIN };
 
 #define DRAIN_MS 2000		/* lingering close after a refusal */
 #define DRAIN_MAX (1 << 20)	/* bytes discarded at most */
@@ -38,6 +38,7 @@ struct conn {
 	int req_done, client_eof, up_eof, resp_head_done, status, dead;
 	int pipe_r, pipe_w;   /* response body: upstream -> pipe -> client, spliced */
 	size_t in_pipe;
+	struct tls_conn *tls; /* a tls: upstream */
 	uint64_t bytes_in, bytes_out, started, deadline;
 	struct conn *next;
 };
@@ -54,6 +55,45 @@ static uint64_t now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Upstream I/O, plain or TLS: > 0 bytes, 0 end, -1 would block, -2 error. */
+static ssize_t up_send(struct conn *c, const char *buf, size_t len)
+{
+	ssize_t n;
+
+	if (c->tls)
+		return tls_write(c->tls, buf, len);
+	n = send(c->ufd, buf, len, MSG_NOSIGNAL);
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? -1 : -2;
+	return n;
+}
+
+static ssize_t up_recv(struct conn *c, char *buf, size_t len)
+{
+	ssize_t n;
+
+	if (c->tls)
+		return tls_read(c->tls, buf, len);
+	n = recv(c->ufd, buf, len, 0);
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? -1 : -2;
+	return n;
+}
+
+static int up_flush(struct conn *c)
+{
+	while (c->c2u_off < c->c2u_len) {
+		ssize_t n = up_send(c, c->c2u + c->c2u_off, c->c2u_len - c->c2u_off);
+		if (n == -1)
+			return 0;
+		if (n < 0)
+			return -1;
+		c->c2u_off += (size_t)n;
+	}
+	c->c2u_off = c->c2u_len = 0;
+	return 0;
 }
 
 /* epoll data: a pointer tagged with which side of a connection woke. */
@@ -88,6 +128,8 @@ static void rearm(struct loop *l, struct conn *c)
 	}
 	if (c->state == C_CONNECTING)
 		ue = EPOLLOUT;
+	if (c->state == C_HANDSHAKE || (c->tls && c->state == C_RELAY && ue))
+		ue |= EPOLLIN | (c->c2u_len > c->c2u_off || c->state == C_HANDSHAKE ? EPOLLOUT : 0);
 	watch(l, c, 0, EPOLL_CTL_MOD, ce);
 	if (c->ufd >= 0)
 		watch(l, c, 1, EPOLL_CTL_MOD, ue);
@@ -141,6 +183,10 @@ static void reap_dead(struct loop *l)
 	while (l->dead) {
 		struct conn *c = l->dead;
 		l->dead = c->next;
+		if (c->tls) {
+			tls_conn_free(c->tls);
+			free(c->tls);
+		}
 		free(c->head);
 		free(c->c2u);
 		free(c->u2c);
@@ -367,12 +413,14 @@ static void on_upstream_read(struct loop *l, struct conn *c)
 		splice_upstream(l, c);
 		return;
 	}
+	if (c->tls && c->state == C_HANDSHAKE)
+		return;
 
 	if (c->u2c_len == RELAY_BUF) {
 		rearm(l, c); /* the client has not taken what we have */
 		return;
 	}
-	n = recv(c->ufd, c->u2c + c->u2c_len, RELAY_BUF - c->u2c_len, 0);
+	n = up_recv(c, c->u2c + c->u2c_len, RELAY_BUF - c->u2c_len);
 
 	if (n == 0) {
 		c->up_eof = 1;
@@ -381,8 +429,10 @@ static void on_upstream_read(struct loop *l, struct conn *c)
 			return;
 		}
 	} else if (n < 0) {
-		if (errno == EAGAIN || errno == EINTR)
+		if (n == -1) {
+			rearm(l, c);
 			return;
+		}
 		if (!c->resp_head_done) {
 			refuse(l, c, 502, "upstream reset the connection");
 			return;
@@ -420,7 +470,7 @@ static void on_upstream_read(struct loop *l, struct conn *c)
 		close_conn(l, c);
 		return;
 	}
-	if (c->resp_head_done && c->pipe_r < 0) {
+	if (c->resp_head_done && c->pipe_r < 0 && !c->tls) {
 		int p[2];
 		if (pipe2(p, O_NONBLOCK | O_CLOEXEC) == 0) {
 			c->pipe_r = p[0];
@@ -453,11 +503,35 @@ static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 			refuse(l, c, 502, "upstream unreachable");
 			return;
 		}
+		if (c->route->tls) {
+			c->tls = calloc(1, sizeof *c->tls);
+			if (!c->tls || tls_conn_start(c->tls, c->route->tls, c->ufd) != 0) {
+				refuse(l, c, 502, "cannot start TLS");
+				return;
+			}
+			c->state = C_HANDSHAKE;
+		} else {
+			c->state = C_RELAY;
+			ev = EPOLLOUT;
+		}
+	}
+	if (upstream && c->state == C_HANDSHAKE) {
+		const char *why = NULL;
+		int r = tls_handshake(c->tls, &why);
+		if (r < 0) {
+			log_warn("bridge: route=%s upstream %s: %s", c->route->name, c->route->up.desc, why);
+			refuse(l, c, 502, why);
+			return;
+		}
+		if (r > 0) {
+			rearm(l, c);
+			return;
+		}
 		c->state = C_RELAY;
 		ev = EPOLLOUT;
 	}
 	if (upstream) {
-		if ((ev & EPOLLOUT) && flush(c->ufd, c->c2u, &c->c2u_off, &c->c2u_len, NULL) < 0) {
+		if ((ev & (EPOLLOUT | EPOLLIN)) && up_flush(c) < 0) {
 			if (!c->resp_head_done) {
 				refuse(l, c, 502, "upstream closed while the request was sent");
 				return;
@@ -477,6 +551,11 @@ static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 	}
 	if (c->up_eof && c->u2c_len == 0 && !c->in_pipe) {
 		close_conn(l, c);
+		return;
+	}
+	/* TLS may hold decrypted bytes no socket event will announce */
+	if (c->tls && c->state == C_RELAY && c->u2c_len < RELAY_BUF && tls_pending(c->tls)) {
+		on_upstream_read(l, c);
 		return;
 	}
 	if (ev & (EPOLLIN | EPOLLHUP | EPOLLERR))

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "http.h"
+#include "tls.h"
 #include "upstream.h"
 
 #define BRIDGE_MAX_CONNS 1024
@@ -22,6 +23,7 @@ struct bridge_route {
 	char **headers; /* "Name: value", secrets resolved */
 	int n_headers;
 	int line;	/* config line, for messages */
+	struct tls_route *tls; /* tls: upstreams */
 };
 
 struct bridge_routes {

@@ -44,7 +44,7 @@ int upstream_parse(const char *spec, struct upstream *u, const char **why)
 		snprintf(u->default_host, sizeof u->default_host, "localhost");
 		return 0;
 	}
-	if (strncmp(spec, "tcp:", 4) == 0) {
+	if (strncmp(spec, "tcp:", 4) == 0 || strncmp(spec, "tls:", 4) == 0) {
 		struct sockaddr_in *a = (struct sockaddr_in *)&u->addr;
 		char host[64];
 		const char *colon = strrchr(spec + 4, ':');
@@ -52,18 +52,19 @@ int upstream_parse(const char *spec, struct upstream *u, const char **why)
 		size_t hl = colon ? (size_t)(colon - (spec + 4)) : 0;
 
 		if (!colon || hl == 0 || hl >= sizeof host || port_of(colon + 1, &port) != 0)
-			return *why = "expected tcp:IP:PORT", -1;
+			return *why = "expected tcp:IP:PORT or tls:IP:PORT", -1;
 		memcpy(host, spec + 4, hl);
 		host[hl] = '\0';
 		if (strcmp(host, "localhost") == 0)
 			strcpy(host, "127.0.0.1");
 		/* a static binary has no resolver: numeric IPv4 only */
 		if (inet_pton(AF_INET, host, &a->sin_addr) != 1)
-			return *why = "tcp: takes a numeric IPv4 address (or localhost)", -1;
+			return *why = spec[1] == 'c' ? "tcp: takes a numeric IPv4 address (or localhost)"
+						     : "tls: takes a numeric IPv4 address (or localhost); the route's host names the server", -1;
 		a->sin_family = AF_INET;
 		a->sin_port = htons((uint16_t)port);
 		u->len = (socklen_t)sizeof *a;
-		u->kind = UP_TCP;
+		u->kind = spec[1] == 'c' ? UP_TCP : UP_TLS;
 		snprintf(u->default_host, sizeof u->default_host, "%s:%u", host, port);
 		return 0;
 	}
@@ -88,9 +89,7 @@ int upstream_parse(const char *spec, struct upstream *u, const char **why)
 		snprintf(u->default_host, sizeof u->default_host, "localhost");
 		return 0;
 	}
-	if (strncmp(spec, "tls:", 4) == 0)
-		return *why = "tls: upstreams are not supported by this build yet", -1;
-	return *why = "expected unix:PATH, tcp:IP:PORT or vsock:CID:PORT", -1;
+	return *why = "expected unix:PATH, tcp:IP:PORT, tls:IP:PORT or vsock:CID:PORT", -1;
 }
 
 int upstream_connect(const struct upstream *u)

@@ -1,11 +1,11 @@
 /* upstream: where a route's requests go: unix:PATH, tcp:IP:PORT,
- * vsock:CID:PORT (tls:HOST:PORT is parsed and refused by this build). */
+ * vsock:CID:PORT, tls:IP:PORT (TCP, then TLS: see tls.h). */
 #ifndef WARD_UPSTREAM_H
 #define WARD_UPSTREAM_H
 
 #include <sys/socket.h>
 
-enum upstream_kind { UP_UNIX, UP_TCP, UP_VSOCK };
+enum upstream_kind { UP_UNIX, UP_TCP, UP_VSOCK, UP_TLS };
 
 struct upstream {
 	enum upstream_kind kind;

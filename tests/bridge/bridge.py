@@ -499,6 +499,84 @@ listen = 127.0.0.1:17850
                f"rc {p.returncode}: {err[-1] if err else ''}")
 
 
+def tls_case(a, work):
+    """tls: upstreams, verified against a CA bundle or a pinned certificate."""
+    import hashlib
+    import ssl
+    if not shutil.which("openssl"):
+        report("tls: upstreams", None, "openssl (to make test certificates) is not installed")
+        return
+    certs = {}
+    for name in ("upstream.test", "other.test"):
+        key, crt = os.path.join(work, f"{name}.key"), os.path.join(work, f"{name}.crt")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", crt,
+                        "-days", "2", "-subj", f"/CN={name}", "-addext", f"subjectAltName=DNS:{name}"],
+                       check=True, capture_output=True)
+        certs[name] = (key, crt)
+    der = ssl.PEM_cert_to_DER_cert(open(certs["upstream.test"][1]).read())
+    pin = "sha256:" + hashlib.sha256(der).hexdigest()
+
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(certs["upstream.test"][1], certs["upstream.test"][0])
+    seen = []
+
+    class H(socketserver.StreamRequestHandler):
+        def handle(self):
+            try:
+                conn = ctx.wrap_socket(self.request, server_side=True)
+            except (ssl.SSLError, OSError):
+                return
+            head = b""
+            while b"\r\n\r\n" not in head:
+                d = conn.recv(65536)
+                if not d:
+                    return
+                head += d
+            seen.append(head.decode())
+            body = b"over tls: " + head.split(b"\r\n")[0]
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+            conn.close()
+
+    class S(socketserver.ThreadingMixIn, socketserver.TCPServer):
+        daemon_threads = True
+        allow_reuse_address = True
+
+    srv = S(("127.0.0.1", 0), H)
+    port = srv.server_address[1]
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    routes = {
+        "tlsok": (17861, f"host = upstream.test:{port}\ntls_ca = {certs['upstream.test'][1]}\n", 200),
+        "tlsname": (17862, f"host = wrong.test:{port}\ntls_ca = {certs['upstream.test'][1]}\n", 502),
+        "tlsuntrusted": (17863, f"host = upstream.test:{port}\ntls_ca = {certs['other.test'][1]}\n", 502),
+        "tlspin": (17864, f"host = upstream.test:{port}\ntls_pin = {pin}\n", 200),
+        "tlspinbad": (17865, f"host = upstream.test:{port}\ntls_pin = sha256:{'00' * 32}\n", 502),
+    }
+    conf = os.path.join(work, "tls.conf")
+    with open(conf, "w") as f:
+        for name, (lport, extra, _) in routes.items():
+            f.write(f"[route {name}]\nlisten = 127.0.0.1:{lport}\nupstream = tls:127.0.0.1:{port}\npath = /v1/\n"
+                    f"header = Authorization: Bearer model-key\n{extra}")
+    w = subprocess.Popen([a.ward, "-c", conf, "--", "sleep", "60"], stderr=subprocess.PIPE)
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", 17861), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.02)
+    try:
+        for name, (lport, _, want) in routes.items():
+            r = exchange(lport, req("POST", "/v1/chat/completions", body=b'{"model":"x"}'))
+            ok = status(r) == want and (want != 200 or b"over tls: POST /v1/chat/completions" in r)
+            report(f"tls: {name} -> {want}", ok, f"status {status(r)}")
+        report("tls: the upstream saw the injected key and its own name as Host",
+               bool(seen) and "Authorization: Bearer model-key" in seen[0] and f"Host: upstream.test:{port}" in seen[0],
+               f"{len(seen)} request(s) reached it")
+    finally:
+        w.send_signal(signal.SIGTERM)
+        w.wait(timeout=15)
+        srv.shutdown()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ward", required=True)
@@ -514,6 +592,7 @@ def main():
         wire_cases(a, work)
         sdk_case(a, work)
         mcp_case(a, work)
+        tls_case(a, work)
     except Exception as e:
         report("harness", False, repr(e))
     finally:

@@ -209,7 +209,13 @@ static void test_errors(void)
 	CHECK(err("[route model]\n", "ward: t.conf:1: [route model]: listen is required"));
 	CHECK(err("[route m]\nlisten = 127.0.0.1:7900\npath = /v1/\n", "ward: t.conf:1: [route m]: upstream is required"));
 	CHECK(err("[route m]\nlisten = 0.0.0.0:7900\n", "ward: t.conf:2: listen: '0.0.0.0:7900': expected 127.0.0.1:PORT"));
-	CHECK(err("[route m]\nupstream = tls:api.example.com:443\n", "ward: t.conf:2: upstream: 'tls:api.example.com:443': tls: upstreams are not supported"));
+	CHECK(err("[route m]\nupstream = tls:api.example.com:443\n", "ward: t.conf:2: upstream: 'tls:api.example.com:443': tls: takes a numeric IPv4"));
+	CHECK(err("[route m]\ntls_pin = sha256:abc\n", "ward: t.conf:2: tls_pin: 'sha256:abc': expected sha256: and 64 hex digits"));
+	CHECK(err("[route m]\ntls_ca = ca.pem\n", "ward: t.conf:2: tls_ca: 'ca.pem': expected an absolute path"));
+	CHECK(err("[route m]\nlisten = 127.0.0.1:7900\nupstream = tcp:127.0.0.1:1\npath = /\ntls_ca = /ca.pem\n",
+		  "ward: t.conf:1: [route m]: tls_ca and tls_pin need a tls: upstream"));
+	CHECK(ok("[route m]\nlisten = 127.0.0.1:7900\nupstream = tls:127.0.0.1:443\npath = /v1/\nhost = api.example.com\n"
+		 "tls_pin = sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n"));
 	CHECK(err("[route m]\nupstream = tcp:example.com:80\n", "ward: t.conf:2: upstream: 'tcp:example.com:80': tcp: takes a numeric"));
 	CHECK(err("[route m]\nupstream = unix:rel.sock\n", "ward: t.conf:2: upstream: 'unix:rel.sock': unix: needs an absolute"));
 	CHECK(err("[route m]\nupstream = vsock:x:1\n", "ward: t.conf:2: upstream: 'vsock:x:1': expected vsock:CID:PORT"));

@@ -1,0 +1,166 @@
+#define _GNU_SOURCE
+#include "tls.h"
+
+#include <errno.h>
+#include <mbedtls/error.h>
+#include <mbedtls/net_sockets.h>
+#include <mbedtls/sha256.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+int tls_parse_pin(const char *s, unsigned char out[32])
+{
+	int i;
+
+	if (strncmp(s, "sha256:", 7) != 0 || strlen(s + 7) != 64)
+		return -1;
+	for (i = 0; i < 32; i++) {
+		unsigned v;
+		if (sscanf(s + 7 + 2 * i, "%2x", &v) != 1)
+			return -1;
+		out[i] = (unsigned char)v;
+	}
+	return 0;
+}
+
+int tls_route_init(struct tls_route *t, const char *name, const char *ca, const char *pin, char *err,
+		   size_t errsize)
+{
+	char msg[128];
+	int rc;
+
+	memset(t, 0, sizeof *t);
+	mbedtls_entropy_init(&t->entropy);
+	mbedtls_ctr_drbg_init(&t->drbg);
+	mbedtls_ssl_config_init(&t->conf);
+	mbedtls_x509_crt_init(&t->ca);
+	snprintf(t->name, sizeof t->name, "%s", name);
+	if (pin) {
+		if (tls_parse_pin(pin, t->pin) != 0) {
+			snprintf(err, errsize, "tls_pin: want sha256: and 64 hex digits");
+			return -1;
+		}
+		t->has_pin = 1;
+	}
+	if ((rc = mbedtls_ctr_drbg_seed(&t->drbg, mbedtls_entropy_func, &t->entropy,
+					(const unsigned char *)"ward-bridge", 11)) != 0 ||
+	    (rc = mbedtls_ssl_config_defaults(&t->conf, MBEDTLS_SSL_IS_CLIENT, MBEDTLS_SSL_TRANSPORT_STREAM,
+					      MBEDTLS_SSL_PRESET_DEFAULT)) != 0) {
+		mbedtls_strerror(rc, msg, sizeof msg);
+		snprintf(err, errsize, "tls: %s", msg);
+		return -1;
+	}
+	if (!t->has_pin) {
+		rc = mbedtls_x509_crt_parse_file(&t->ca, ca ? ca : TLS_DEFAULT_CA);
+		if (rc < 0) {
+			mbedtls_strerror(rc, msg, sizeof msg);
+			snprintf(err, errsize, "tls_ca %s: %s", ca ? ca : TLS_DEFAULT_CA, msg);
+			return -1;
+		}
+		mbedtls_ssl_conf_ca_chain(&t->conf, &t->ca, NULL);
+		mbedtls_ssl_conf_authmode(&t->conf, MBEDTLS_SSL_VERIFY_REQUIRED);
+	} else {
+		/* the pin is the whole trust decision, checked after the handshake */
+		mbedtls_ssl_conf_authmode(&t->conf, MBEDTLS_SSL_VERIFY_OPTIONAL);
+	}
+	mbedtls_ssl_conf_min_version(&t->conf, MBEDTLS_SSL_MAJOR_VERSION_3, MBEDTLS_SSL_MINOR_VERSION_3);
+	mbedtls_ssl_conf_rng(&t->conf, mbedtls_ctr_drbg_random, &t->drbg);
+	return 0;
+}
+
+void tls_route_free(struct tls_route *t)
+{
+	mbedtls_x509_crt_free(&t->ca);
+	mbedtls_ssl_config_free(&t->conf);
+	mbedtls_ctr_drbg_free(&t->drbg);
+	mbedtls_entropy_free(&t->entropy);
+}
+
+static int bio_send(void *ctx, const unsigned char *buf, size_t len)
+{
+	ssize_t n = send(*(int *)ctx, buf, len, MSG_NOSIGNAL);
+
+	if (n >= 0)
+		return (int)n;
+	return errno == EAGAIN || errno == EINTR ? MBEDTLS_ERR_SSL_WANT_WRITE : MBEDTLS_ERR_NET_SEND_FAILED;
+}
+
+static int bio_recv(void *ctx, unsigned char *buf, size_t len)
+{
+	ssize_t n = recv(*(int *)ctx, buf, len, 0);
+
+	if (n >= 0)
+		return (int)n;
+	return errno == EAGAIN || errno == EINTR ? MBEDTLS_ERR_SSL_WANT_READ : MBEDTLS_ERR_NET_RECV_FAILED;
+}
+
+int tls_conn_start(struct tls_conn *c, const struct tls_route *t, int fd)
+{
+	mbedtls_ssl_init(&c->ssl);
+	c->fd = fd;
+	c->route = t;
+	if (mbedtls_ssl_setup(&c->ssl, &t->conf) != 0 || mbedtls_ssl_set_hostname(&c->ssl, t->name) != 0)
+		return -1;
+	mbedtls_ssl_set_bio(&c->ssl, &c->fd, bio_send, bio_recv, NULL);
+	return 0;
+}
+
+int tls_handshake(struct tls_conn *c, const char **why)
+{
+	int rc = mbedtls_ssl_handshake(&c->ssl);
+
+	if (rc == MBEDTLS_ERR_SSL_WANT_READ || rc == MBEDTLS_ERR_SSL_WANT_WRITE)
+		return 1;
+	if (rc != 0) {
+		*why = rc == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED ? "upstream certificate not trusted"
+								   : "TLS handshake with the upstream failed";
+		return -1;
+	}
+	if (c->route->has_pin) {
+		const mbedtls_x509_crt *peer = mbedtls_ssl_get_peer_cert(&c->ssl);
+		unsigned char h[32];
+
+		if (!peer || mbedtls_sha256_ret(peer->raw.p, peer->raw.len, h, 0) != 0 ||
+		    memcmp(h, c->route->pin, 32) != 0) {
+			*why = "upstream certificate does not match tls_pin";
+			return -1;
+		}
+	}
+	return 0;
+}
+
+ssize_t tls_read(struct tls_conn *c, void *buf, size_t len)
+{
+	int rc = mbedtls_ssl_read(&c->ssl, buf, len);
+
+	if (rc > 0)
+		return rc;
+	if (rc == 0 || rc == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY)
+		return 0;
+	if (rc == MBEDTLS_ERR_SSL_WANT_READ || rc == MBEDTLS_ERR_SSL_WANT_WRITE)
+		return -1;
+	return -2;
+}
+
+ssize_t tls_write(struct tls_conn *c, const void *buf, size_t len)
+{
+	int rc = mbedtls_ssl_write(&c->ssl, buf, len);
+
+	if (rc >= 0)
+		return rc;
+	if (rc == MBEDTLS_ERR_SSL_WANT_READ || rc == MBEDTLS_ERR_SSL_WANT_WRITE)
+		return -1;
+	return -2;
+}
+
+size_t tls_pending(struct tls_conn *c)
+{
+	return mbedtls_ssl_get_bytes_avail(&c->ssl);
+}
+
+void tls_conn_free(struct tls_conn *c)
+{
+	mbedtls_ssl_free(&c->ssl);
+}

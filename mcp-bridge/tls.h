@@ -1,0 +1,50 @@
+/* tls: the bridge's TLS client side for tls:IP:PORT upstreams (mbedTLS
+ * 2.28), verified against CA roots or a pinned SHA-256 of the peer's
+ * certificate. Everything that reads files happens in tls_route_init(),
+ * in PID 1, before the bridge gives up its file access. */
+#ifndef WARD_TLS_H
+#define WARD_TLS_H
+
+#include <mbedtls/ctr_drbg.h>
+#include <mbedtls/entropy.h>
+#include <mbedtls/ssl.h>
+#include <mbedtls/x509_crt.h>
+#include <sys/types.h>
+
+#define TLS_DEFAULT_CA "/etc/ssl/certs/ca-certificates.crt"
+
+struct tls_route {
+	mbedtls_entropy_context entropy;
+	mbedtls_ctr_drbg_context drbg;
+	mbedtls_ssl_config conf;
+	mbedtls_x509_crt ca;
+	unsigned char pin[32];
+	int has_pin;
+	char name[256]; /* SNI and the name checked in the certificate */
+};
+
+struct tls_conn {
+	mbedtls_ssl_context ssl;
+	int fd;
+	const struct tls_route *route;
+};
+
+/* ca: a PEM bundle (NULL: the default); pin: "sha256:HEX" or NULL. */
+int tls_route_init(struct tls_route *t, const char *name, const char *ca, const char *pin, char *err,
+		   size_t errsize);
+void tls_route_free(struct tls_route *t);
+
+/* "sha256:" + 64 hex digits -> 32 bytes. */
+int tls_parse_pin(const char *s, unsigned char out[32]);
+
+int tls_conn_start(struct tls_conn *c, const struct tls_route *t, int fd);
+/* 0 done, 1 call again when the socket is ready, -1 failed (why set). */
+int tls_handshake(struct tls_conn *c, const char **why);
+/* > 0 bytes, 0 end of stream, -1 would block, -2 error. */
+ssize_t tls_read(struct tls_conn *c, void *buf, size_t len);
+ssize_t tls_write(struct tls_conn *c, const void *buf, size_t len);
+/* Plaintext already decrypted and waiting. */
+size_t tls_pending(struct tls_conn *c);
+void tls_conn_free(struct tls_conn *c);
+
+#endif
