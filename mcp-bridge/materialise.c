@@ -25,22 +25,38 @@ static int fail(struct mcp_result *r, const char *fmt, ...)
 	return -1;
 }
 
+/* Appends len bytes to *out (capacity *cap), growing it as needed. */
+static int append(char **out, size_t *n, size_t *cap, const char *s, size_t len)
+{
+	if (*n + len + 1 > *cap) {
+		size_t ncap = (*n + len + 1) * 2;
+		char *no = realloc(*out, ncap);
+		if (!no)
+			return -1;
+		*out = no;
+		*cap = ncap;
+	}
+	memcpy(*out + *n, s, len);
+	*n += len;
+	(*out)[*n] = '\0';
+	return 0;
+}
+
 /* ${NAME} from ward's own environment (the host hands secrets to ward, not
  * to the agent). */
 static char *interpolate(const char *v, struct mcp_result *r)
 {
-	size_t cap = strlen(v) + 1, n = 0;
-	char *out = malloc(cap);
+	size_t cap = 0, n = 0;
+	char *out = NULL;
 	const char *p = v;
 
-	if (!out)
+	if (append(&out, &n, &cap, "", 0) != 0)
 		return NULL;
 	while (*p) {
 		if (p[0] == '$' && p[1] == '{') {
 			const char *end = strchr(p + 2, '}');
 			char name[128];
 			const char *val;
-			size_t vl;
 
 			if (!end || (size_t)(end - p - 2) >= sizeof name || end == p + 2) {
 				free(out);
@@ -55,23 +71,20 @@ static char *interpolate(const char *v, struct mcp_result *r)
 				fail(r, "header value names ${%s}, which is not in ward's environment", name);
 				return NULL;
 			}
-			vl = strlen(val);
-			if (n + vl + 1 > cap) {
-				char *no = realloc(out, cap = n + vl + strlen(end) + 1);
-				if (!no) {
-					free(out);
-					return NULL;
-				}
-				out = no;
+			if (append(&out, &n, &cap, val, strlen(val)) != 0) {
+				free(out);
+				return NULL;
 			}
-			memcpy(out + n, val, vl);
-			n += vl;
 			p = end + 1;
 		} else {
-			out[n++] = *p++;
+			size_t lit = strcspn(p + 1, "$") + 1;
+			if (append(&out, &n, &cap, p, lit) != 0) {
+				free(out);
+				return NULL;
+			}
+			p += lit;
 		}
 	}
-	out[n] = '\0';
 	if (strpbrk(out, "\r\n")) {
 		free(out);
 		fail(r, "a header value holds a line break");

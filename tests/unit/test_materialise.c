@@ -83,6 +83,19 @@ static void test_adapter(void)
 	mcp_result_free(&r);
 }
 
+static void test_interpolation(void)
+{
+	struct mcp_result r;
+
+	setenv("WARD_TEST_LONG", "0123456789012345678901234567890123456789", 1);
+	CHECK(rewrite("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":{\"X\":"
+		      "\"${WARD_TEST_LONG}-${WARD_TEST_LONG}$x$${WARD_TEST_TOKEN}tail\"}}}}", &r) == 0);
+	CHECK(r.n_routes == 1 && r.routes[0].n_headers == 1);
+	CHECK_STR(r.routes[0].headers[0], "X: 0123456789012345678901234567890123456789-"
+					  "0123456789012345678901234567890123456789$x$s3crettail");
+	mcp_result_free(&r);
+}
+
 static int refused(const char *text, const char *why)
 {
 	struct mcp_result r;
@@ -121,6 +134,7 @@ int main(void)
 {
 	test_builtin();
 	test_adapter();
+	test_interpolation();
 	test_refusals();
 	return unit_done("test_materialise");
 }
