@@ -26,7 +26,7 @@ ASAN_UNIT  := $(patsubst tests/unit/%.c,$(B)/asan/tests/%,$(wildcard tests/unit/
 DYN_OBJS   := $(INIT_SRCS:%.c=$(B)/dyn/%.o) $(B)/dyn/filters.o
 
 .PHONY: all check check-unit check-behaviour check-sandbox check-bridge check-vm check-asan check-valgrind check-fuzz fuzz \
-        bench clean demo
+        check-e2e image bench clean demo demo-init
 all: $(B)/ward
 
 HEADERS  := $(wildcard init/*.h landlock/*.h mcp-bridge/*.h)
@@ -93,7 +93,7 @@ $(B)/tests/helper: tests/helpers/helper.c
 check: all $(UNIT_TESTS) $(ASAN_UNIT) $(B)/asan/ward $(B)/dyn/ward $(HELPERS) $(NODE22) $(PI_CLI) $(FUZZERS) \
        $(B)/tests/vmtest
 	@tests/summary $(B)/check.log $(MAKE) -k --no-print-directory check-unit check-behaviour \
-		check-sandbox check-bridge check-vm check-asan check-valgrind check-fuzz
+		check-sandbox check-bridge check-vm check-e2e check-asan check-valgrind check-fuzz
 
 check-unit: $(UNIT_TESTS)
 	@tests/run-unit $(UNIT_TESTS)
@@ -168,8 +168,24 @@ bench: $(B)/ward $(HELPERS)
 		--out docs/benchmarks.md
 	/usr/bin/python3 tests/bench/bridge_bench.py --ward $(B)/ward --out docs/benchmarks.md
 
-demo: $(B)/ward
+# The reference image (rootfs/): build/image/ward-pi.tar (docker-archive) and
+# build/image/oci (OCI layout).
+image: $(B)/ward
+	rootfs/build-image.sh $(B)/ward $(B)/image
+
+# The main job: the image running a real sandboxed Pi session (docker).
+demo: $(B)/ward $(NODE22)
+	scripts/demo-image.sh $(B)/ward
+
+# ward alone as PID 1 of a pid namespace, supervising a small demo command.
+demo-init: $(B)/ward
 	scripts/demo.sh $(B)/ward
+
+# End to end: the main job, asserted (prompt, bash tool, MCP tool, evidence).
+check-e2e: $(B)/ward $(NODE22)
+	@if scripts/demo-image.sh $(B)/ward > $(B)/e2e.log 2>&1; then \
+		tail -n 3 $(B)/e2e.log; echo "e2e: 1 passed, 0 failed"; \
+	else tail -n 40 $(B)/e2e.log; echo "e2e: 0 passed, 1 failed"; exit 1; fi
 
 # Fuzzing: libFuzzer (clang) with ASan+UBSan, one target per parser. Each
 # run starts from tests/fuzz/corpus/NAME (the seeds, and every crash found

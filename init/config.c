@@ -447,8 +447,10 @@ static int set_paths(struct parse_ctx *ctx, const char *k, const char *v, const 
 	if (split_words(v, &words, &argc, why) != 0)
 		return -1;
 	for (i = 0; i < argc && rc == 0; i++) {
-		if (words[i][0] != '/')
-			rc = (*why = "paths must be absolute", -1);
+		/* "." is the directory the runtime starts ward in (docker -w, the
+		 * OCI cwd): the workspace, at the same absolute path */
+		if (words[i][0] != '/' && strcmp(words[i], ".") != 0)
+			rc = (*why = "paths must be absolute (or . for the start directory)", -1);
 		else if (push(list, n, words[i], strlen(words[i])) != 0)
 			rc = (*why = "out of memory", -1);
 	}
@@ -630,6 +632,11 @@ static int set_mcp(struct parse_ctx *ctx, const char *k, const char *v, const ch
 		if (upstream_parse(v, &cfg->mcp_up, why) != 0)
 			return -1;
 		cfg->mcp_has_up = 1;
+	} else if (strcmp(k, "required") == 0) {
+		int b;
+		if (parse_bool(v, &b, why) != 0)
+			return -1;
+		cfg->mcp_optional = !b;
 	} else {
 		if (strncmp(v, "127.0.0.1:", 10) != 0 || parse_uint(v + 10, 1, 65535, &port, why) != 0)
 			return *why = "expected 127.0.0.1:PORT (the first port; one per HTTP server)", -1;
@@ -670,6 +677,7 @@ static const struct key_def keys[] = {
 	{ SEC_MCP, "target", set_mcp, 0 },
 	{ SEC_MCP, "upstream", set_mcp, 0 },
 	{ SEC_MCP, "listen", set_mcp, 0 },
+	{ SEC_MCP, "required", set_mcp, 0 },
 	/* route keys may repeat across routes; set_route refuses repeats in one */
 	{ SEC_ROUTE, "listen", set_route, 1 },
 	{ SEC_ROUTE, "upstream", set_route, 1 },

@@ -90,6 +90,7 @@ struct ward_config {
 	struct upstream mcp_up;
 	int mcp_has_up;
 	unsigned mcp_port; /* first bridge port for mcp.json servers */
+	int mcp_optional;  /* required = no: a missing source file means no MCP */
 
 	/* [route NAME] */
 	struct config_route *routes;

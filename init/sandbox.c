@@ -147,8 +147,12 @@ int sandbox_prepare(struct sandbox *sb, struct ward_config *cfg, int vm, int che
 		sb->ev.sc = &sb->sc;
 		sb->ev.sc_init = &sb->sc_init;
 	}
-	if (!check && cfg->has_mcp && (rc = materialise(sb, cfg)) != 0)
+	if (!check && cfg->has_mcp && cfg->mcp_optional && strncmp(cfg->mcp_source, "fd:", 3) != 0 &&
+	    access(cfg->mcp_source, F_OK) != 0) {
+		log_info("mcp: %s is not there (required = no): no MCP servers", cfg->mcp_source);
+	} else if (!check && cfg->has_mcp && (rc = materialise(sb, cfg)) != 0) {
 		return rc;
+	}
 	if (!check && (rc = bridgeproc_prepare(&sb->bridge, cfg, sb->confining ? &sb->confine.user : NULL)) != 0)
 		return rc;
 	if (cfg->has_landlock && cfg->landlock.mode != LL_OFF) {
@@ -214,16 +218,19 @@ void sandbox_lock_pid1(const struct sandbox *sb, const struct ward_config *cfg, 
 	/* What supervision still needs: signalling the agent's tree (another
 	 * uid) and, for restarts, what the child needs to drop to the agent
 	 * user again. */
+	static const int keep[] = { CAP_KILL, CAP_SETUID, CAP_SETGID, CAP_SETPCAP, CAP_SYS_RESOURCE, CAP_SYS_BOOT };
+	int want[6] = { 1, 0, 0, 0, 0, vm }, k;
+
+	/* restarting the agent or the bridge means dropping to a user again */
+	if (cfg->restart != RESTART_NEVER || sb->bridge.active)
+		want[1] = want[2] = want[3] = 1;
+	/* only agent restarts set rlimits, and may raise them */
+	want[4] = cfg->restart != RESTART_NEVER && cfg->n_rlimits;
 	capng_clear(CAPNG_SELECT_CAPS);
-	capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, CAP_KILL);
-	if (cfg->restart != RESTART_NEVER || sb->bridge.active) {
-		capng_updatev(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, CAP_SETUID, CAP_SETGID,
-			      CAP_SETPCAP, -1);
-		if (cfg->n_rlimits)
-			capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, CAP_SYS_RESOURCE);
-	}
-	if (vm)
-		capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, CAP_SYS_BOOT);
+	/* keep only what the runtime gave: asking for more makes capset fail */
+	for (k = 0; k < 6; k++)
+		if (want[k] && cap_effective(keep[k]))
+			capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, keep[k]);
 	/* CAPS only: PID 1 never execs, so its bounding set gives nothing, and
 	 * without CAP_SETPCAP libcap-ng would complain through syslog(3). */
 	if (capng_apply(CAPNG_SELECT_CAPS) != 0)

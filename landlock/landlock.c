@@ -177,7 +177,13 @@ static int add_path(struct ll_ruleset *rs, const char *path, uint64_t want, int 
 	struct ll_path_beneath_attr attr;
 	struct stat st;
 	struct ll_rule *nr;
-	int fd = open(path, O_PATH | O_CLOEXEC);
+	char cwd[4096];
+	int fd;
+
+	/* "." is the start directory, recorded under its absolute name */
+	if (strcmp(path, ".") == 0 && getcwd(cwd, sizeof cwd))
+		path = cwd;
+	fd = open(path, O_PATH | O_CLOEXEC);
 
 	if (fd < 0 || fstat(fd, &st) != 0) {
 		int e = errno;

@@ -2,6 +2,7 @@
 # Installs what ward needs from Debian 12's packages (the CI machine is bare).
 #   scripts/install-deps.sh build        compiler and static libraries
 #   scripts/install-deps.sh build test   also the test tools and the anchors
+#   scripts/install-deps.sh image        what building and running the reference image takes
 set -eu
 pkgs=""
 for what in "$@"; do
@@ -11,11 +12,12 @@ for what in "$@"; do
 	test) pkgs="$pkgs python3 util-linux procps bash coreutils gawk tini dumb-init catatonit
 	            clang libclang-rt-14-dev valgrind runc docker.io tar strace qemu-system-x86 cpio" ;;
 	bench) pkgs="$pkgs hyperfine socat" ;;
+	image) pkgs="$pkgs mmdebstrap skopeo docker.io openssl ca-certificates tar" ;;
 	*) echo "install-deps: unknown set '$what' (build, test, bench)" >&2; exit 2 ;;
 	esac
 done
 # npm fetches the pinned Node 22 for the tests; Debian's is fine for that
-case " $* " in *" test "*) command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm" ;; esac
+case " $* " in *" test "* | *" image "*) command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm" ;; esac
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"

