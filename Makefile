@@ -181,11 +181,13 @@ demo: $(B)/ward $(NODE22)
 demo-init: $(B)/ward
 	scripts/demo.sh $(B)/ward
 
-# End to end: the main job, asserted (prompt, bash tool, MCP tool, evidence).
+# End to end: the main job (it builds the image), then the image in every
+# runtime here: docker, runc, crun, podman (tests/e2e/e2e.py).
 check-e2e: $(B)/ward $(NODE22)
 	@if scripts/demo-image.sh $(B)/ward > $(B)/e2e.log 2>&1; then \
-		tail -n 3 $(B)/e2e.log; echo "e2e: 1 passed, 0 failed"; \
-	else tail -n 40 $(B)/e2e.log; echo "e2e: 0 passed, 1 failed"; exit 1; fi
+		tail -n 3 $(B)/e2e.log; echo "e2e-demo: 1 passed, 0 failed"; \
+	else tail -n 40 $(B)/e2e.log; echo "e2e-demo: 0 passed, 1 failed"; exit 1; fi
+	python3 tests/e2e/e2e.py --image-dir $(B)/image --node $(NODE22) --tests tests
 
 # Fuzzing: libFuzzer (clang) with ASan+UBSan, one target per parser. Each
 # run starts from tests/fuzz/corpus/NAME (the seeds, and every crash found

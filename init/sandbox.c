@@ -4,13 +4,16 @@
 #include <cap-ng.h>
 #include <errno.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <stdlib.h>
 
 #include "../mcp-bridge/materialise.h"
 #include "log.h"
+#include "parse.h"
 
 static int resolve_user(struct sandbox *sb, const struct ward_config *cfg, int check)
 {
@@ -124,12 +127,41 @@ static int materialise(struct sandbox *sb, struct ward_config *cfg)
 	return 0;
 }
 
+/* A limit above the hard limit the runtime gave can only be set with
+ * CAP_SYS_RESOURCE: say so before anything starts, not when the agent
+ * execs. */
+static int check_rlimits(const struct ward_config *cfg)
+{
+	int i;
+
+	for (i = 0; i < cfg->n_rlimits; i++) {
+		const struct config_rlimit *rl = &cfg->rlimits[i];
+		struct rlimit cur;
+		char want[32];
+
+		if (getrlimit(rl->resource, &cur) != 0 || cur.rlim_max == RLIM_INFINITY ||
+		    (rl->hard != RLIM_INFINITY && rl->hard <= cur.rlim_max) || cap_effective(CAP_SYS_RESOURCE))
+			continue;
+		if (rl->hard == RLIM_INFINITY)
+			snprintf(want, sizeof want, "unlimited");
+		else
+			snprintf(want, sizeof want, "%llu", (unsigned long long)rl->hard);
+		log_error("rlimit_%s: hard limit %s is above the %llu this runtime gives, and raising it "
+			  "needs CAP_SYS_RESOURCE", rlimit_name(rl->resource), want,
+			  (unsigned long long)cur.rlim_max);
+		return 2;
+	}
+	return 0;
+}
+
 int sandbox_prepare(struct sandbox *sb, struct ward_config *cfg, int vm, int check)
 {
 	char err[1024];
 	int rc, i;
 
 	sb->ev.cfg = cfg;
+	if ((rc = check_rlimits(cfg)) != 0)
+		return rc;
 	sb->confining = cfg->user || ((cfg->has_landlock || cfg->has_seccomp) && cfg->allow_root);
 	if (sb->confining) {
 		if ((rc = resolve_user(sb, cfg, check)) != 0)

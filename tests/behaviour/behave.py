@@ -608,6 +608,20 @@ def case_bad_config(ctx, init):
     return (PASS if not bad else FAIL), f"{len(BAD_CONFIGS) + 1} bad configs: exit 2, one line, nothing started" if not bad else "; ".join(bad)
 
 
+def case_rlimit_above_hard(ctx, init):
+    """rlimit_nofile above the runtime's hard limit without CAP_SYS_RESOURCE:
+    refused before anything starts (not when the agent execs)."""
+    if not init.is_ward:
+        return NA, "no rlimits"
+    marker = tempfile.mktemp(prefix="ward-started-")
+    argv = ["sh", "-c", 'ulimit -n 1024 && exec setpriv --bounding-set -sys_resource "$@"', "sh"] + \
+        with_config(init, "[agent]\nrlimit_nofile = 4096\n")
+    r = Run(argv, ["sh", "-c", f"touch {marker}"], pid1=False, wait_ready=False)
+    rc, err = r.wait(), r.stderr().strip()
+    ok = rc == 2 and len(err.splitlines()) == 1 and "CAP_SYS_RESOURCE" in err and not os.path.exists(marker)
+    return (PASS if ok else FAIL), f"rc={rc} {err!r}"
+
+
 def case_json_logs(ctx, init):
     if not init.is_ward:
         return NA, "no JSON logging"
@@ -671,6 +685,7 @@ CASES = [
     ("B28", "never restart once stdin hit EOF", case_restart_not_after_eof),
     ("B29", "restart=always, then TERM stops it for good", case_restart_always_then_term),
     ("B30", "bad config: one line FILE:LINE: key: reason, exit 2, nothing started", case_bad_config),
+    ("B33", "rlimit above the runtime's hard limit: one line, exit 2, nothing started", case_rlimit_above_hard),
     ("B31", "log_format = json: every line a JSON object", case_json_logs),
     ("B32", "VM mode: mounts proc/sys/dev/run/tmp, powers off", case_vm_mode),
 ]

@@ -1,0 +1,439 @@
+#!/usr/bin/env python3
+"""End to end: the reference image (make image) running real Pi 1.6.0 under
+every runtime these machines offer: docker (a private dockerd), runc and crun
+(a bundle unpacked from the OCI layout by umoci) and podman as root.
+
+In each runtime one session is driven over stdin/stdout:
+  get_state answered; from the HOST's /proc the agent runs as uid 1000 with
+  no capabilities, NoNewPrivs 1, Seccomp 2, and its materialised mcp.json
+  holds no token; a prompt round trip through the bridged model route; the
+  bash tool runs in the sandbox (writes to the workspace, is refused the
+  host's mcp.json and PID 1's environment, where the token is); an MCP tool call succeeds only because the bridge
+  adds the token; stdin EOF ends the session with status 0.
+docker also: `docker stop` ends a session cleanly within the grace period,
+and a second run sees the first run's session file in the named volume.
+
+Host side: the project's fake OpenAI server and MCP server on unix sockets
+owned by the image's bridge user (999), mode 0600.
+
+  e2e.py --image-dir build/image --node NODE --tests tests
+Prints "pass|FAIL|SKIP NAME: detail" and "e2e: N passed, N failed[, N skipped]".
+"""
+import argparse
+import json
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+AGENT_UID = 1000
+BRIDGE_UID = 999
+TOKEN = "e2e-token-5b1f"
+results = {"pass": 0, "FAIL": 0, "SKIP": 0}
+
+
+def report(name, status, detail=""):
+    results[status] += 1
+    print(f"{status} {name}: {detail}".rstrip(), flush=True)
+
+
+def check(name, ok, detail=""):
+    report(name, "pass" if ok else "FAIL", detail)
+    return ok
+
+
+class Session:
+    """Pi RPC over a child's stdin/stdout, JSON lines."""
+
+    def __init__(self, cmd, env=None):
+        self.t0 = time.monotonic()
+        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, env=env)
+        self.q = queue.Queue()
+        self.stderr = []
+        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=self._err, daemon=True).start()
+
+    def _read(self):
+        for line in self.p.stdout:
+            try:
+                self.q.put(json.loads(line))
+            except ValueError:
+                self.q.put({"_raw": line.decode(errors="replace")})
+        self.q.put(None)
+
+    def _err(self):
+        for line in self.p.stderr:
+            self.stderr.append(line.decode(errors="replace").rstrip())
+
+    def send(self, obj):
+        self.p.stdin.write((json.dumps(obj) + "\n").encode())
+        self.p.stdin.flush()
+
+    def wait_for(self, pred, timeout=60):
+        end = time.monotonic() + timeout
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                return None
+            try:
+                rec = self.q.get(timeout=left)
+            except queue.Empty:
+                return None
+            if rec is None:
+                return None
+            if pred(rec):
+                return rec
+
+    def request(self, obj, timeout=60):
+        self.send(obj)
+        return self.wait_for(lambda r: r.get("type") == "response" and r.get("id") == obj["id"], timeout)
+
+    def prompt(self, pid, text, timeout=90):
+        """Sends a prompt, waits for the agent to settle, returns its last text."""
+        if not self.request({"id": pid, "type": "prompt", "message": text}, timeout):
+            return None
+        if not self.wait_for(lambda r: r.get("type") == "agent_settled", timeout):
+            return None
+        r = self.request({"id": pid + "-t", "type": "get_last_assistant_text"}, timeout)
+        return ((r or {}).get("data") or {}).get("text")
+
+    def close(self, timeout=30):
+        self.p.stdin.close()
+        try:
+            return self.p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+            return None
+
+    def tail(self):
+        return " | ".join(self.stderr[-6:])
+
+
+def children(pid):
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                st = f.read()
+        except OSError:
+            continue
+        if int(st[st.rindex(")") + 2:].split()[1]) == pid:
+            out.append(int(d))
+    return out
+
+
+def proc_status(pid):
+    st = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            st[k] = v.strip()
+    return st
+
+
+def find_agent(ward_pid):
+    """The agent: ward's child running node (host pid); Pi renames its
+    process title, so the executable tells it from the bridge."""
+    for c in children(ward_pid):
+        try:
+            if os.path.basename(os.readlink(f"/proc/{c}/exe")) == "node":
+                return c
+        except OSError:
+            pass
+    return None
+
+
+def host_proc_checks(rt, ward_pid):
+    agent = find_agent(ward_pid) if ward_pid else None
+    if not check(f"{rt}: the agent is found from the host's /proc", agent is not None,
+                 f"ward host pid {ward_pid}, agent {agent}"):
+        return
+    st = proc_status(agent)
+    uids = st["Uid"].split()
+    caps = {k: st[k] for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")}
+    ok = (all(u == str(AGENT_UID) for u in uids) and all(int(v, 16) == 0 for v in caps.values())
+          and st["NoNewPrivs"] == "1" and st["Seccomp"] == "2")
+    check(f"{rt}: host /proc: agent uid {AGENT_UID}, no capabilities, NoNewPrivs 1, Seccomp 2", ok,
+          f"Uid {' '.join(uids)}, " + ", ".join(f"{k} {v}" for k, v in caps.items()) +
+          f", NoNewPrivs {st['NoNewPrivs']}, Seccomp {st['Seccomp']}")
+    try:
+        with open(f"/proc/{agent}/root/var/lib/pi/agent/mcp.json") as f:
+            conf = f.read()
+        check(f"{rt}: the agent's mcp.json points at the bridge and holds no token",
+              TOKEN not in conf and "127.0.0.1:7800" in conf, " ".join(conf.split())[:160])
+    except OSError as e:
+        check(f"{rt}: the agent's mcp.json points at the bridge and holds no token", False, str(e))
+
+
+def drive(rt, cmd, ws, ward_pid_fn, env=None):
+    """One full session; returns the session file Pi reported, if any."""
+    note = os.path.join(ws, f"note-{rt}.txt")
+    s = Session(cmd, env)
+    st = s.request({"id": "s1", "type": "get_state"}, timeout=120)
+    if not check(f"{rt}: get_state answered", bool(st and st.get("success")),
+                 f"{(time.monotonic() - s.t0):.1f} s to the first response" if st else s.tail()):
+        s.p.kill()
+        s.p.wait()
+        return None
+    session_file = (st.get("data") or {}).get("sessionFile")
+    host_proc_checks(rt, ward_pid_fn())
+    text = s.prompt("p1", "hi")
+    check(f"{rt}: prompt round trip through the model route", text == "Hello from fake-model.", repr(text))
+    cmd_text = (f"id -u; echo sandboxed > {os.path.basename(note)}; "
+                "cat /run/ward/mcp.json >/dev/null 2>&1 || echo src-denied; "
+                "cat /proc/1/environ >/dev/null 2>&1 || echo env-denied")
+    text = s.prompt("p2", "CALL bash " + json.dumps({"command": cmd_text})) or ""
+    wrote = os.path.exists(note) and os.stat(note).st_uid == AGENT_UID
+    check(f"{rt}: bash tool in the sandbox: uid {AGENT_UID}, workspace written; the host's mcp.json "
+          "and PID 1's environment (the token) refused",
+          f"{AGENT_UID}" in text and "src-denied" in text and "env-denied" in text and wrote, f"{text[:120]!r}, note written: {wrote}")
+    text = s.prompt("p3", 'CALL mcp__fixture__echo {"text":"hello via ' + rt + '"}') or ""
+    check(f"{rt}: MCP tool call through the bridge (token added by the bridge)",
+          f"hello via {rt}" in text, repr(text[:160]))
+    t = time.monotonic()
+    rc = s.close()
+    check(f"{rt}: stdin EOF ends the session, status 0", rc == 0,
+          f"status {rc} after {time.monotonic() - t:.1f} s" + ("" if rc == 0 else "; " + s.tail()))
+    return session_file
+
+
+def host_side(d, a):
+    run = os.path.join(d, "run")
+    os.makedirs(run)
+    node = a.node
+    procs = [subprocess.Popen([node, os.path.join(a.tests, "node", "fake-openai.mjs"), f"{run}/model.sock"],
+                              stderr=subprocess.DEVNULL)]
+    env = dict(os.environ, MCP_TOKEN=TOKEN, MCP_ALLOWED_HOSTS="127.0.0.1:6767")
+    procs.append(subprocess.Popen([node, os.path.join(a.tests, "node", "mcp-server.mjs"), f"{run}/mcp.sock", "/mcp"],
+                                  env=env, stderr=subprocess.DEVNULL))
+    for s in ("model", "mcp"):
+        path = f"{run}/{s}.sock"
+        for _ in range(200):
+            if os.path.exists(path):
+                break
+            time.sleep(0.05)
+        os.chown(path, BRIDGE_UID, BRIDGE_UID)
+        os.chmod(path, 0o600)
+    with open(f"{run}/mcp.json", "w") as f:
+        json.dump({"mcpServers": {"fixture": {"url": "http://127.0.0.1:6767/mcp",
+                                              "headers": {"Authorization": "Bearer ${E2E_MCP_TOKEN}"},
+                                              "exposure": "direct"}}}, f)
+    os.chmod(f"{run}/mcp.json", 0o644)
+    return run, procs
+
+
+def workspace(d, rt):
+    ws = os.path.join(d, f"ws-{rt}")
+    os.makedirs(ws)
+    os.chown(ws, AGENT_UID, AGENT_UID)
+    return ws
+
+
+def docker(a, d, run):
+    if not shutil.which("dockerd"):
+        report("docker: session", "SKIP", "docker.io is not installed")
+        return
+    dk = os.path.join(d, "dk")
+    os.makedirs(dk)
+    log = open(os.path.join(dk, "log"), "w")
+    daemon = subprocess.Popen(["dockerd", "--data-root", f"{dk}/data", "--exec-root", f"{dk}/exec",
+                               "-H", f"unix://{dk}/docker.sock", "--pidfile", f"{dk}/docker.pid",
+                               "--bridge=none", "--iptables=false", "--ip6tables=false"],
+                              stdout=log, stderr=log)
+    env = dict(os.environ, DOCKER_HOST=f"unix://{dk}/docker.sock")
+    try:
+        for _ in range(200):
+            if subprocess.run(["docker", "version"], env=env, capture_output=True).returncode == 0:
+                break
+            time.sleep(0.1)
+        subprocess.run(["docker", "load", "-i", os.path.join(a.image_dir, "ward-pi.tar")], env=env,
+                       check=True, capture_output=True)
+        ws = workspace(d, "docker")
+        base = ["docker", "run", "-i", "--rm", "-e", f"E2E_MCP_TOKEN={TOKEN}", "-v", f"{run}:/run/ward",
+                "-v", "ward-e2e-agent:/var/lib/pi", "-v", f"{ws}:{ws}", "-w", ws]
+
+        def pid_of(name):
+            r = subprocess.run(["docker", "inspect", "-f", "{{.State.Pid}}", name], env=env,
+                               capture_output=True, text=True)
+            return int(r.stdout.strip() or 0) or None
+
+        session_file = drive("docker", base + ["--name", "ward-e2e-1", "ward-pi:latest"], ws,
+                             lambda: pid_of("ward-e2e-1"), env)
+
+        # the second run sees the first run's session in the volume
+        s = Session(base + ["ward-pi:latest"], env)
+        st = s.request({"id": "s1", "type": "get_state"}, timeout=120)
+        if session_file and st:
+            text = s.prompt("p1", "CALL bash " + json.dumps(
+                {"command": f"test -s {session_file} && echo persisted || echo missing"})) or ""
+            check("docker: a second run sees the first session in the named volume", "persisted" in text,
+                  f"{session_file}: {text[:80]!r}")
+        else:
+            check("docker: a second run sees the first session in the named volume", False,
+                  f"first session file {session_file!r}, second run answered: {bool(st)}; {s.tail()}")
+        s.close()
+
+        # docker stop: TERM reaches Pi through ward, clean exit within the grace period
+        s = Session(base + ["--name", "ward-e2e-stop", "ward-pi:latest"], env)
+        st = s.request({"id": "s1", "type": "get_state"}, timeout=120)
+        t = time.monotonic()
+        subprocess.run(["docker", "stop", "-t", "20", "ward-e2e-stop"], env=env, capture_output=True)
+        try:
+            rc = s.p.wait(30)
+        except subprocess.TimeoutExpired:
+            s.p.kill()
+            rc = None
+        took = time.monotonic() - t
+        check("docker: docker stop ends the session cleanly within the grace period",
+              bool(st) and rc is not None and rc != 137 and took < 12,
+              f"status {rc} after {took:.1f} s (grace 10 s; 137 would mean killed); {s.tail()}")
+    finally:
+        subprocess.run(["docker", "volume", "rm", "-f", "ward-e2e-agent"], env=env, capture_output=True)
+        daemon.terminate()
+        try:
+            daemon.wait(30)
+        except subprocess.TimeoutExpired:
+            daemon.kill()
+        subprocess.run(["umount", "-R", f"{dk}/exec", f"{dk}/data"], capture_output=True)
+
+
+DEFAULT_CAPS = ["CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_FOWNER", "CAP_MKNOD", "CAP_NET_RAW",
+                "CAP_SETGID", "CAP_SETUID", "CAP_SETFCAP", "CAP_SETPCAP", "CAP_NET_BIND_SERVICE",
+                "CAP_SYS_CHROOT", "CAP_KILL", "CAP_AUDIT_WRITE"]
+
+
+def bundle(a, d, run, rt, netns):
+    """A runtime bundle from the OCI layout: umoci's config plus what a runtime's
+    caller adds (mounts, cwd, the network namespace, docker's default caps: a
+    bare runc spec grants no CAP_SETUID, and ward then refuses to start)."""
+    b = os.path.join(d, "bundle")
+    if not os.path.exists(b):
+        subprocess.run(["umoci", "unpack", "--image", os.path.join(a.image_dir, "oci") + ":ward-pi:latest", b],
+                       check=True, capture_output=True)
+    with open(os.path.join(b, "config.json")) as f:
+        spec = json.load(f)
+    ws = workspace(d, rt)
+    # the agent dir starts as the image's /var/lib/pi, as a fresh docker or
+    # podman volume would (copy-up); a bind mount does not do that by itself
+    agent_dir = os.path.join(d, f"agent-{rt}")
+    subprocess.run(["cp", "-a", os.path.join(b, "rootfs", "var", "lib", "pi"), agent_dir], check=True)
+    p = spec["process"]
+    p["terminal"] = False
+    p["cwd"] = ws
+    p["env"] = [e for e in p.get("env", [])] + [f"E2E_MCP_TOKEN={TOKEN}"]
+    p.pop("rlimits", None)
+    for k in p["capabilities"]:
+        p["capabilities"][k] = list(DEFAULT_CAPS) if k != "ambient" else []
+    spec["mounts"] = [m for m in spec["mounts"] if m["destination"] != "/var/lib/pi"]
+    for src, dst in ((run, "/run/ward"), (ws, ws), (agent_dir, "/var/lib/pi")):
+        spec["mounts"].append({"destination": dst, "type": "bind", "source": src, "options": ["rbind", "rw"]})
+    for ns in spec["linux"]["namespaces"]:
+        if ns["type"] == "network":
+            ns["path"] = f"/var/run/netns/{netns}"
+    with open(os.path.join(b, "config.json"), "w") as f:
+        json.dump(spec, f)
+    return b, ws
+
+
+def oci_runtime(a, d, run, rt):
+    if not shutil.which(rt) or not shutil.which("umoci"):
+        report(f"{rt}: session", "SKIP", f"{rt} or umoci is not installed")
+        return
+    netns = f"ward-e2e-{os.getpid()}"
+    subprocess.run(["ip", "netns", "add", netns], check=True)
+    try:
+        subprocess.run(["ip", "-n", netns, "link", "set", "lo", "up"], check=True)
+        b, ws = bundle(a, d, run, rt, netns)
+        cid = f"ward-e2e-{rt}-{os.getpid()}"
+        if rt == "crun":
+            # crun refuses hybrid cgroups: a private mount namespace without the v2 mount
+            cmd = ["unshare", "-m", "--propagation", "private", "sh", "-c",
+                   'umount /sys/fs/cgroup/unified 2>/dev/null; exec crun run --bundle "$0" "$1"', b, cid]
+        else:
+            cmd = [rt, "run", "--bundle", b, cid]
+
+        def pid_of():
+            r = subprocess.run([rt, "state", cid], capture_output=True, text=True)
+            try:
+                return json.loads(r.stdout)["pid"]
+            except ValueError:
+                return None
+
+        drive(rt, cmd, ws, pid_of)
+        subprocess.run([rt, "delete", "-f", cid], capture_output=True)
+    finally:
+        subprocess.run(["ip", "netns", "delete", netns])
+
+
+def podman(a, d, run):
+    if not shutil.which("podman"):
+        report("podman: session", "SKIP", "podman is not installed")
+        return
+    pd = os.path.join(d, "podman")
+    os.makedirs(pd)
+    conf = os.path.join(pd, "containers.conf")
+    with open(conf, "w") as f:
+        f.write('[containers]\ndefault_ulimits = ["nofile=8192:8192", "nproc=1024:1024"]\n'
+                '[engine]\nruntime = "runc"\n')
+    env = dict(os.environ, CONTAINERS_CONF=conf)
+    pm = ["podman", "--root", f"{pd}/root", "--runroot", f"{pd}/run", "--storage-driver", "vfs"]
+    try:
+        subprocess.run(pm + ["load", "-i", os.path.join(a.image_dir, "ward-pi.tar")], env=env,
+                       check=True, capture_output=True)
+        ws = workspace(d, "podman")
+        name = f"ward-e2e-podman-{os.getpid()}"
+
+        def pid_of():
+            r = subprocess.run(pm + ["inspect", "-f", "{{.State.Pid}}", name], env=env,
+                               capture_output=True, text=True)
+            return int(r.stdout.strip() or 0) or None
+
+        drive("podman", pm + ["run", "-i", "--rm", "--name", name, "--network", "none",
+                              "-e", f"E2E_MCP_TOKEN={TOKEN}", "-v", f"{run}:/run/ward",
+                              "-v", "ward-e2e-agent:/var/lib/pi", "-v", f"{ws}:{ws}", "-w", ws,
+                              "localhost/ward-pi:latest"], ws, pid_of, env)
+    finally:
+        subprocess.run(pm + ["rm", "-af"], env=env, capture_output=True)
+        subprocess.run(pm + ["system", "reset", "-f"], env=env, capture_output=True)
+        subprocess.run(["umount", "-R", f"{pd}/root", f"{pd}/run"], capture_output=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--image-dir", required=True)
+    ap.add_argument("--node", required=True)
+    ap.add_argument("--tests", required=True)
+    ap.add_argument("--only", action="append", help="docker, runc, crun, podman")
+    a = ap.parse_args()
+    d = tempfile.mkdtemp(prefix="ward-e2e-")
+    os.chmod(d, 0o755)
+    run, procs = host_side(d, a)
+    want = a.only or ["docker", "runc", "crun", "podman"]
+    try:
+        if "docker" in want:
+            docker(a, d, run)
+        for rt in ("runc", "crun"):
+            if rt in want:
+                oci_runtime(a, d, run, rt)
+        if "podman" in want:
+            podman(a, d, run)
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+        shutil.rmtree(d, ignore_errors=True)
+    skipped = f", {results['SKIP']} skipped" if results["SKIP"] else ""
+    print(f"e2e: {results['pass']} passed, {results['FAIL']} failed{skipped}")
+    return 1 if results["FAIL"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
