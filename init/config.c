@@ -36,7 +36,7 @@ static const struct {
 	[SEC_WARD] = { "ward", 0, 1 },	   [SEC_SUPERVISE] = { "supervise", 0, 1 },
 	[SEC_AGENT] = { "agent", 0, 1 },   [SEC_LANDLOCK] = { "landlock", 0, 1 },
 	[SEC_SECCOMP] = { "seccomp", 0, 1 }, [SEC_MCP] = { "mcp", 0, 1 },
-	[SEC_ROUTE] = { "route", 1, 1 },   [SEC_FILE] = { "file", 1, 0 },
+	[SEC_ROUTE] = { "route", 1, 1 },   [SEC_FILE] = { "file", 1, 1 },
 };
 
 #define N_SECTIONS ((int)(sizeof sections / sizeof sections[0]))
@@ -118,6 +118,26 @@ static struct config_route *route_named(struct ward_config *cfg, const char *nam
 	return nv[cfg->n_routes].name ? &nv[cfg->n_routes++] : NULL;
 }
 
+/* Finds or creates the file NAME (created with the line of its header). */
+static struct config_file *file_named(struct ward_config *cfg, const char *name, size_t len, int line)
+{
+	struct config_file *nv;
+	int i;
+
+	for (i = 0; i < cfg->n_files; i++)
+		if (strlen(cfg->files[i].name) == len && strncmp(cfg->files[i].name, name, len) == 0)
+			return &cfg->files[i];
+	nv = realloc(cfg->files, (size_t)(cfg->n_files + 1) * sizeof *nv);
+	if (!nv)
+		return NULL;
+	cfg->files = nv;
+	memset(&nv[cfg->n_files], 0, sizeof *nv);
+	nv[cfg->n_files].name = strndup(name, len);
+	nv[cfg->n_files].line = line;
+	nv[cfg->n_files].mode = 0600;
+	return nv[cfg->n_files].name ? &nv[cfg->n_files++] : NULL;
+}
+
 /* Returns 0 if the section may be used, else records why not. */
 static int check_section(struct parse_ctx *ctx, const char *name, size_t len)
 {
@@ -145,6 +165,11 @@ static int check_section(struct parse_ctx *ctx, const char *name, size_t len)
 		ctx->cfg->mcp_line = ctx->line;
 	} else if (s == SEC_ROUTE) {
 		if (!route_named(ctx->cfg, name + 6, len - 6, ctx->line)) {
+			fail(ctx, ctx->line, "out of memory");
+			return -1;
+		}
+	} else if (s == SEC_FILE) {
+		if (!file_named(ctx->cfg, name + 5, len - 5, ctx->line)) {
 			fail(ctx, ctx->line, "out of memory");
 			return -1;
 		}
@@ -613,6 +638,49 @@ static int set_route(struct parse_ctx *ctx, const char *k, const char *v, const 
 	return 0;
 }
 
+static int set_file(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	const char *name = ctx->section + strlen("file ");
+	struct config_file *f = file_named(ctx->cfg, name, strlen(name), ctx->line);
+	uint64_t n;
+
+	if (!f)
+		return *why = "out of memory", -1;
+	if (strcmp(k, "source") == 0) {
+		if (f->source)
+			return *why = "set twice in this file", -1;
+		if (strncmp(v, "fd:", 3) != 0 && v[0] != '/')
+			return *why = "expected fd:N or an absolute path", -1;
+		if (strncmp(v, "fd:", 3) == 0 && parse_uint(v + 3, 3, 65535, &n, why) != 0)
+			return *why = "expected fd:N with N >= 3", -1;
+		f->source = strdup(v);
+		return f->source ? 0 : (*why = "out of memory", -1);
+	}
+	if (strcmp(k, "target") == 0) {
+		if (f->target)
+			return *why = "set twice in this file", -1;
+		if (v[0] != '/' || v[strlen(v) - 1] == '/' || strstr(v, "/../") || strstr(v, "/./") ||
+		    strstr(v, "//"))
+			return *why = "expected an absolute, normalised file path", -1;
+		f->target = strdup(v);
+		return f->target ? 0 : (*why = "out of memory", -1);
+	}
+	/* mode */
+	if (f->mode_set)
+		return *why = "set twice in this file", -1;
+	{
+		char *end;
+		unsigned long m = strtoul(v, &end, 8);
+		if (*end || !*v || v[0] == '-' || m > 0777)
+			return *why = "expected an octal mode like 0600 (no set-id or sticky bits)", -1;
+		if (m & 0022)
+			return *why = "group or other write access makes the file no longer private", -1;
+		f->mode = (unsigned)m;
+		f->mode_set = 1;
+	}
+	return 0;
+}
+
 static int set_mcp(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
 {
 	struct ward_config *cfg = ctx->cfg;
@@ -687,6 +755,10 @@ static const struct key_def keys[] = {
 	{ SEC_ROUTE, "header", set_route, 1 },
 	{ SEC_ROUTE, "tls_ca", set_route, 1 },
 	{ SEC_ROUTE, "tls_pin", set_route, 1 },
+	/* like route keys: set_file refuses repeats in one file */
+	{ SEC_FILE, "source", set_file, 1 },
+	{ SEC_FILE, "target", set_file, 1 },
+	{ SEC_FILE, "mode", set_file, 1 },
 };
 
 #define N_KEYS (sizeof keys / sizeof keys[0])
@@ -725,7 +797,7 @@ static int handler(void *user, const char *section, const char *name, const char
 			}
 			ctx->key_line[i] = ctx->line;
 		}
-		if (!*value && (!keys[i].repeatable || sec == SEC_ROUTE)) {
+		if (!*value && (!keys[i].repeatable || sec == SEC_ROUTE || sec == SEC_FILE)) {
 			fail(ctx, ctx->line, "%s: empty value", name);
 			return 0;
 		}
@@ -823,6 +895,38 @@ static void validate(struct parse_ctx *ctx)
 			r->methods = (1u << HTTP_POST) | (1u << HTTP_GET) | (1u << HTTP_DELETE);
 		if ((r->tls_ca || r->tls_pin) && r->up.kind != UP_TLS) {
 			fail(ctx, r->line, "[route %s]: tls_ca and tls_pin need a tls: upstream", r->name);
+			return;
+		}
+	}
+	for (i = 0; i < cfg->n_files; i++) {
+		struct config_file *f = &cfg->files[i];
+		if (strspn(f->name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") !=
+		    strlen(f->name) || !f->name[0]) {
+			fail(ctx, f->line, "[file %s]: file names are letters, digits, ., _ and -", f->name);
+			return;
+		}
+		if (!f->source || !f->target) {
+			fail(ctx, f->line, "[file %s]: %s is required", f->name, !f->source ? "source" : "target");
+			return;
+		}
+		for (j = 0; j < i; j++)
+			if (strcmp(cfg->files[j].target, f->target) == 0 ||
+			    strcmp(cfg->files[j].source, f->source) == 0) {
+				fail(ctx, f->line, "[file %s]: same %s as [file %s]", f->name,
+				     strcmp(cfg->files[j].target, f->target) == 0 ? "target" : "source",
+				     cfg->files[j].name);
+				return;
+			}
+		if (cfg->has_mcp && cfg->mcp_target && strcmp(cfg->mcp_target, f->target) == 0) {
+			fail(ctx, f->line, "[file %s]: target is also [mcp] target", f->name);
+			return;
+		}
+		if (cfg->has_mcp && cfg->mcp_source && strcmp(cfg->mcp_source, f->source) == 0) {
+			fail(ctx, f->line, "[file %s]: source is also [mcp] source (read once)", f->name);
+			return;
+		}
+		if (!cfg->user) {
+			fail(ctx, f->line, "[file %s]: needs [agent] user (the file is written for that user)", f->name);
 			return;
 		}
 	}
@@ -947,6 +1051,12 @@ void config_free(struct ward_config *cfg)
 	free(cfg->bridge_user);
 	free(cfg->mcp_source);
 	free(cfg->mcp_target);
+	for (i = 0; i < cfg->n_files; i++) {
+		free(cfg->files[i].name);
+		free(cfg->files[i].source);
+		free(cfg->files[i].target);
+	}
+	free(cfg->files);
 	memset(cfg, 0, sizeof *cfg);
 }
 
@@ -1089,4 +1199,7 @@ void config_print(const struct ward_config *cfg, FILE *out)
 			cfg->mcp_source, cfg->mcp_target, cfg->mcp_up.desc, cfg->mcp_port);
 	else
 		fputs("\n; [mcp] absent: no MCP config materialisation\n", out);
+	for (i = 0; i < cfg->n_files; i++)
+		fprintf(out, "\n[file %s]\nsource = %s\ntarget = %s\nmode = %04o\n", cfg->files[i].name,
+			cfg->files[i].source, cfg->files[i].target, cfg->files[i].mode);
 }

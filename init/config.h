@@ -42,6 +42,17 @@ struct config_route {
 	char *tls_pin; /* "sha256:HEX" of the upstream's certificate */
 };
 
+/* [file NAME]: a private file handed in by the host (fd:N or a path),
+ * written once for the agent at target, owned by the agent user. */
+struct config_file {
+	char *name;
+	int line;
+	char *source; /* fd:N or an absolute path */
+	char *target;
+	unsigned mode; /* default 0600 */
+	int mode_set;
+};
+
 struct ward_config {
 	char *path; /* NULL: no config file, ward is a plain init */
 
@@ -95,6 +106,10 @@ struct ward_config {
 	/* [route NAME] */
 	struct config_route *routes;
 	int n_routes;
+
+	/* [file NAME] */
+	struct config_file *files;
+	int n_files;
 };
 
 void config_defaults(struct ward_config *cfg);

@@ -127,6 +127,51 @@ static int materialise(struct sandbox *sb, struct ward_config *cfg)
 	return 0;
 }
 
+/* [file NAME]: every source is read (each descriptor once) before any
+ * target is written, so a bad one leaves nothing behind. */
+static int materialise_files(const struct sandbox *sb, const struct ward_config *cfg)
+{
+	char err[1024], **data;
+	size_t *len;
+	uid_t uid = sb->confining ? sb->confine.user.uid : getuid();
+	gid_t gid = sb->confining ? sb->confine.user.gid : getgid();
+	int i, rc = 0;
+
+	if (!cfg->n_files)
+		return 0;
+	data = calloc((size_t)cfg->n_files, sizeof *data);
+	len = calloc((size_t)cfg->n_files, sizeof *len);
+	if (!data || !len) {
+		free(data);
+		free(len);
+		log_error("out of memory");
+		return 3;
+	}
+	for (i = 0; i < cfg->n_files && !rc; i++)
+		if (mcp_read_source(cfg->files[i].source, &data[i], &len[i], err, sizeof err) != 0) {
+			log_error("%s:%d: [file %s] %s", cfg->path, cfg->files[i].line, cfg->files[i].name, err);
+			rc = 2;
+		}
+	for (i = 0; i < cfg->n_files && !rc; i++) {
+		if (private_file_write(cfg->files[i].target, data[i], len[i], cfg->files[i].mode, uid, gid, err,
+				       sizeof err) != 0) {
+			log_error("%s:%d: [file %s] %s", cfg->path, cfg->files[i].line, cfg->files[i].name, err);
+			rc = 2;
+		} else {
+			log_info("file %s: %s -> %s (%zu bytes, mode %04o)", cfg->files[i].name, cfg->files[i].source,
+				 cfg->files[i].target, len[i], cfg->files[i].mode);
+		}
+	}
+	for (i = 0; i < cfg->n_files; i++) {
+		if (data[i])
+			explicit_bzero(data[i], len[i]);
+		free(data[i]);
+	}
+	free(data);
+	free(len);
+	return rc;
+}
+
 /* A limit above the hard limit the runtime gave can only be set with
  * CAP_SYS_RESOURCE: say so before anything starts, not when the agent
  * execs. */
@@ -179,6 +224,8 @@ int sandbox_prepare(struct sandbox *sb, struct ward_config *cfg, int vm, int che
 		sb->ev.sc = &sb->sc;
 		sb->ev.sc_init = &sb->sc_init;
 	}
+	if (!check && (rc = materialise_files(sb, cfg)) != 0)
+		return rc;
 	if (!check && cfg->has_mcp && cfg->mcp_optional && strncmp(cfg->mcp_source, "fd:", 3) != 0 &&
 	    access(cfg->mcp_source, F_OK) != 0) {
 		log_info("mcp: %s is not there (required = no): no MCP servers", cfg->mcp_source);

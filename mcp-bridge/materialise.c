@@ -351,6 +351,20 @@ int mcp_read_source(const char *source, char **buf, size_t *len, char *err, size
 	return 0;
 }
 
+static int write_all(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
 /* Walks dir component by component from '/', never following a symlink,
  * creating what is missing (mode 0700, owned by uid:gid). */
 static int open_dir_nofollow(const char *dir, uid_t uid, gid_t gid, char *err, size_t errsize)
@@ -386,11 +400,14 @@ static int open_dir_nofollow(const char *dir, uid_t uid, gid_t gid, char *err, s
 	return fd;
 }
 
-int mcp_write_target(const char *target, const char *text, uid_t uid, gid_t gid, char *err, size_t errsize)
+/* Writes len bytes (and a newline if nl) to target atomically: a
+ * temporary file in the same directory, owned uid:gid with mode, then
+ * rename; no component of the path is followed if it is a symlink. */
+static int write_private(const char *target, const char *data, size_t len, int nl, unsigned mode, uid_t uid,
+			 gid_t gid, char *err, size_t errsize)
 {
 	char dir[4096], tmp[64];
 	const char *base = strrchr(target, '/');
-	size_t len = strlen(text);
 	int dfd, fd;
 
 	if (!base || !base[1] || base - target >= (long)sizeof dir) {
@@ -410,11 +427,11 @@ int mcp_write_target(const char *target, const char *text, uid_t uid, gid_t gid,
 		snprintf(err, errsize, "target %s: %s", target, strerror(errno));
 		return -1;
 	}
-	snprintf(tmp, sizeof tmp, ".ward-mcp-%d.tmp", (int)getpid());
+	snprintf(tmp, sizeof tmp, ".ward-%d.tmp", (int)getpid());
 	(void)unlinkat(dfd, tmp, 0);
 	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 || write(fd, text, len) != (ssize_t)len || write(fd, "\n", 1) != 1 ||
-	    fchown(fd, uid, gid) != 0 || fchmod(fd, 0600) != 0 || fsync(fd) != 0) {
+	if (fd < 0 || write_all(fd, data, len) != 0 || (nl && write_all(fd, "\n", 1) != 0) ||
+	    fchown(fd, uid, gid) != 0 || fchmod(fd, (mode_t)mode) != 0 || fsync(fd) != 0) {
 		snprintf(err, errsize, "target %s: %s", target, strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -431,4 +448,15 @@ int mcp_write_target(const char *target, const char *text, uid_t uid, gid_t gid,
 	}
 	close(dfd);
 	return 0;
+}
+
+int mcp_write_target(const char *target, const char *text, uid_t uid, gid_t gid, char *err, size_t errsize)
+{
+	return write_private(target, text, strlen(text), 1, 0600, uid, gid, err, errsize);
+}
+
+int private_file_write(const char *target, const char *data, size_t len, unsigned mode, uid_t uid, gid_t gid,
+		       char *err, size_t errsize)
+{
+	return write_private(target, data, len, 0, mode, uid, gid, err, errsize);
 }

@@ -39,4 +39,8 @@ void mcp_result_free(struct mcp_result *r);
  * and following no symlink on the way. 0 or -1 with err. */
 int mcp_write_target(const char *target, const char *text, uid_t uid, gid_t gid, char *err, size_t errsize);
 
+/* The same for a [file NAME]: the bytes as read, with the given mode. */
+int private_file_write(const char *target, const char *data, size_t len, unsigned mode, uid_t uid, gid_t gid,
+		       char *err, size_t errsize);
+
 #endif

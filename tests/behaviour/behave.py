@@ -577,7 +577,7 @@ BAD_CONFIGS = [
     ("[wardd]\n", r"^ward: \S+:1: \[wardd\]: unknown section"),
     ("[ward]\nlog_level = info\n[landlock]\n", r"^ward: \S+:3: \[agent\] user: required when \[landlock\]"),
     ("[mcp]\n", r"^ward: \S+:1: \[mcp\]: source is required"),
-    ("[file ext]\n", r"^ward: \S+:1: \[file ext\]: this build"),
+    ("[file ext]\ntarget = /x\n", r"^ward: \S+:1: \[file ext\]: source is required"),
     ("[route m]\nlisten = 127.0.0.1:7900\n", r"^ward: \S+:1: \[route m\]: upstream is required"),
     ("[agent]\nuser = no-such-user-here\n", r"^ward: \S+:2: user: 'no-such-user-here': no such user in /etc/passwd"),
     ("[agent]\nuser = root\n", r"^ward: \S+:2: user: 'root': that is uid 0; set allow_root = yes"),
@@ -620,6 +620,54 @@ def case_rlimit_above_hard(ctx, init):
     rc, err = r.wait(), r.stderr().strip()
     ok = rc == 2 and len(err.splitlines()) == 1 and "CAP_SYS_RESOURCE" in err and not os.path.exists(marker)
     return (PASS if ok else FAIL), f"rc={rc} {err!r}"
+
+
+def case_private_files(ctx, init):
+    """[file NAME]: sources read once (fd and path), written for the agent
+    user with the mode, the fd gone before the agent runs; a bad source
+    writes no target and starts nothing."""
+    if not init.is_ward:
+        return NA, "no [file] sections"
+    d = tempfile.mkdtemp(prefix="ward-files-")
+    os.chmod(d, 0o755)
+    try:
+        src = os.path.join(d, "notes.src")
+        with open(src, "w") as f:
+            f.write("from a path\n")
+        r_fd, w_fd = os.pipe()
+        os.write(w_fd, b"export const ext = 1;\n")
+        os.close(w_fd)
+        os.dup2(r_fd, 7)
+        os.close(r_fd)
+        t1, t2 = os.path.join(d, "agent", "ext.mjs"), os.path.join(d, "agent", "notes.md")
+        conf = (f"[agent]\nuser = 65534:65534\n[file ext]\nsource = fd:7\ntarget = {t1}\nmode = 0400\n"
+                f"[file notes]\nsource = {src}\ntarget = {t2}\n")
+        r = Run(with_config(init, conf),
+                ["sh", "-c", f'stat -c "%u %a" {t1} {t2}; cat {t1} {t2}; if test -e /proc/self/fd/7; then echo fd7-open; fi'],
+                pid1=False, pass_fds=(7,), wait_ready=False)
+        rc = r.wait()
+        os.close(7)
+        lines = []
+        while (line := r.readline(2.0)) is not None:
+            lines.append(line)
+        out = "\n".join(lines)
+        want = "65534 400\n65534 600\nexport const ext = 1;\nfrom a path\n"
+        bad = []
+        if rc != 0 or out.strip() != want.strip():
+            bad.append(f"rc={rc} out={out!r} err={r.stderr().strip()!r}")
+        # a descriptor that is not there: exit 2, one line, no target written, nothing run
+        shutil.rmtree(os.path.join(d, "agent"))
+        marker = os.path.join(d, "started")
+        conf = (f"[agent]\nuser = 65534:65534\n[file notes]\nsource = {src}\ntarget = {t2}\n"
+                f"[file ext]\nsource = fd:9\ntarget = {t1}\n")
+        r = Run(with_config(init, conf), ["touch", marker], pid1=False, wait_ready=False)
+        rc, err = r.wait(), r.stderr().strip()
+        if rc != 2 or len(err.splitlines()) != 1 or "fd:9" not in err or os.path.exists(t2) or os.path.exists(marker):
+            bad.append(f"bad fd: rc={rc} {err!r} notes written: {os.path.exists(t2)}")
+        return (PASS if not bad else FAIL), ("two files for uid 65534 (0400, 0600), fd 7 closed; a missing "
+                                             "fd: exit 2, nothing written" if not bad else "; ".join(bad))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def case_json_logs(ctx, init):
@@ -686,6 +734,7 @@ CASES = [
     ("B29", "restart=always, then TERM stops it for good", case_restart_always_then_term),
     ("B30", "bad config: one line FILE:LINE: key: reason, exit 2, nothing started", case_bad_config),
     ("B33", "rlimit above the runtime's hard limit: one line, exit 2, nothing started", case_rlimit_above_hard),
+    ("B34", "[file NAME]: private files for the agent user, read once, all or nothing", case_private_files),
     ("B31", "log_format = json: every line a JSON object", case_json_logs),
     ("B32", "VM mode: mounts proc/sys/dev/run/tmp, powers off", case_vm_mode),
 ]

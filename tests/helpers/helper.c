@@ -197,6 +197,15 @@ static int do_leave_child(const char *log, int secs)
 	if (p == 0) {
 		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 		struct sigaction sa = { .sa_handler = on_sig };
+		sigset_t block, old;
+
+		/* blocked until sigsuspend: a signal between the check of
+		 * got_term and the wait would otherwise be slept through */
+		sigemptyset(&block);
+		sigaddset(&block, SIGTERM);
+		sigaddset(&block, SIGHUP);
+		sigaddset(&block, SIGINT);
+		sigprocmask(SIG_BLOCK, &block, &old);
 		sigaction(SIGTERM, &sa, NULL);
 		sigaction(SIGHUP, &sa, NULL);
 		sigaction(SIGINT, &sa, NULL);
@@ -205,7 +214,7 @@ static int do_leave_child(const char *log, int secs)
 			_exit(2);
 		close(ready[1]);
 		for (;;) {
-			pause();
+			sigsuspend(&old);
 			if (got_term) {
 				dprintf(fd, "%s\n", sigabbrev_np(got_term));
 				if (secs == 0)

@@ -240,7 +240,35 @@ static void test_errors(void)
 		CHECK_STR(cfg.bridge_user, "4243");
 		config_free(&cfg);
 	}
-	CHECK(err("[file ext]\n", "ward: t.conf:1: [file ext]: this build"));
+	CHECK(err("[agent]\nuser = 1000\n[file ext]\n", "ward: t.conf:3: [file ext]: source is required"));
+	CHECK(err("[agent]\nuser = 1000\n[file ext]\nsource = fd:4\n", "ward: t.conf:3: [file ext]: target is required"));
+	CHECK(err("[file ext]\nsource = fd:4\ntarget = /a/ext.mjs\n", "ward: t.conf:1: [file ext]: needs [agent] user"));
+	CHECK(err("[file ext]\nsource = fd:2\n", "ward: t.conf:2: source: 'fd:2': expected fd:N with N >= 3"));
+	CHECK(err("[file ext]\nsource = rel/path\n", "ward: t.conf:2: source: 'rel/path': expected fd:N or an absolute path"));
+	CHECK(err("[file ext]\ntarget = /a/../b\n", "ward: t.conf:2: target: '/a/../b': expected an absolute, normalised"));
+	CHECK(err("[file ext]\ntarget = /a/\n", "ward: t.conf:2: target: '/a/': expected an absolute, normalised"));
+	CHECK(err("[file ext]\nmode = 4755\n", "ward: t.conf:2: mode: '4755': expected an octal mode"));
+	CHECK(err("[file ext]\nmode = 0666\n", "ward: t.conf:2: mode: '0666': group or other write access"));
+	CHECK(err("[file ext]\nmode = rw\n", "ward: t.conf:2: mode: 'rw': expected an octal mode"));
+	CHECK(err("[file ext]\nsource = fd:4\nsource = fd:5\n", "ward: t.conf:3: source: 'fd:5': set twice in this file"));
+	CHECK(err("[file ext]\nsource =\n", "ward: t.conf:2: source: empty value"));
+	CHECK(err("[file a:b]\nsource = fd:4\ntarget = /x\n", "ward: t.conf:1: [file a:b]: file names are"));
+	CHECK(err("[agent]\nuser = 1000\n[file a]\nsource = fd:4\ntarget = /x\n[file b]\nsource = fd:5\ntarget = /x\n",
+		  "ward: t.conf:6: [file b]: same target as [file a]"));
+	CHECK(err("[agent]\nuser = 1000\n[file a]\nsource = fd:4\ntarget = /x\n[file b]\nsource = fd:4\ntarget = /y\n",
+		  "ward: t.conf:6: [file b]: same source as [file a]"));
+	CHECK(err("[agent]\nuser = 1000\n[mcp]\nsource = fd:3\ntarget = /x\nupstream = unix:/s\n[file a]\nsource = fd:4\ntarget = /x\n",
+		  "ward: t.conf:7: [file a]: target is also [mcp] target"));
+	{
+		struct ward_config cfg;
+		CHECK(load(&cfg, "[agent]\nuser = 1000\n[file ext]\nsource = fd:4\ntarget = /home/pi/ext.mjs\nmode = 0400\n"
+				 "[file notes]\nsource = /run/host/notes.md\ntarget = /home/pi/notes.md\n") == 0);
+		CHECK(cfg.n_files == 2 && cfg.files[0].mode == 0400 && cfg.files[1].mode == 0600);
+		CHECK_STR(cfg.files[0].source, "fd:4");
+		CHECK_STR(cfg.files[1].target, "/home/pi/notes.md");
+		CHECK_STR(cfg.files[1].name, "notes");
+		config_free(&cfg);
+	}
 	CHECK(err("[route]\n", "ward: t.conf:1: [route]: unknown section"));
 	CHECK(err("[ward]\njust words\n", "ward: t.conf:2: syntax: expected 'key = value'"));
 	CHECK(err("[ward\n", "ward: t.conf:1: syntax: expected"));
