@@ -167,6 +167,10 @@ bench: $(B)/ward $(HELPERS)
 	/usr/bin/python3 tests/bench/init_bench.py --ward $(B)/ward --helper $(B)/tests/helper \
 		--out docs/benchmarks.md
 	/usr/bin/python3 tests/bench/bridge_bench.py --ward $(B)/ward --out docs/benchmarks.md
+	scripts/install-deps.sh image test
+	$(MAKE) image $(NODE22)
+	/usr/bin/python3 tests/bench/image_bench.py --image-dir $(B)/image --node $(NODE22) --tests tests \
+		--out docs/benchmarks.md
 
 # The reference image (rootfs/): build/image/ward-pi.tar (docker-archive) and
 # build/image/oci (OCI layout).

@@ -318,7 +318,9 @@ def bundle(a, d, run, rt, netns):
     if not os.path.exists(b):
         subprocess.run(["umoci", "unpack", "--image", os.path.join(a.image_dir, "oci") + ":ward-pi:latest", b],
                        check=True, capture_output=True)
-    with open(os.path.join(b, "config.json")) as f:
+        shutil.copy(os.path.join(b, "config.json"), os.path.join(b, "config.json.umoci"))
+    # every caller starts from umoci's config, not the last one written
+    with open(os.path.join(b, "config.json.umoci")) as f:
         spec = json.load(f)
     ws = workspace(d, rt)
     # the agent dir starts as the image's /var/lib/pi, as a fresh docker or
