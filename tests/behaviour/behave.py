@@ -670,6 +670,63 @@ def case_private_files(ctx, init):
         shutil.rmtree(d, ignore_errors=True)
 
 
+def case_materialise_faults(ctx, init):
+    """A [file] target on a read-only and on a full filesystem: one line,
+    exit 2, the agent not started, no temporary file left behind."""
+    if not init.is_ward:
+        return NA, "no materialisation"
+    d = tempfile.mkdtemp(prefix="ward-mfault-")
+    os.chmod(d, 0o755)
+    bad = []
+    try:
+        src = os.path.join(d, "src")
+        with open(src, "wb") as f:
+            f.write(os.urandom(64 << 10))
+        for kind, opts in (("read-only", "ro,size=1m"), ("full", "size=16k")):
+            mnt = os.path.join(d, kind)
+            os.mkdir(mnt)
+            subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", mnt], check=True)
+            try:
+                marker = os.path.join(d, "started")
+                conf = f"[agent]\nuser = 65534:65534\n[file big]\nsource = {src}\ntarget = {mnt}/big\n"
+                r = Run(with_config(init, conf), ["touch", marker], pid1=False, wait_ready=False)
+                rc, err = r.wait(), r.stderr().strip()
+                left = os.listdir(mnt)
+                if rc != 2 or len(err.splitlines()) != 1 or os.path.exists(marker) or left:
+                    bad.append(f"{kind}: rc={rc} {err!r} left={left} started={os.path.exists(marker)}")
+            finally:
+                subprocess.run(["umount", mnt])
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    return (PASS if not bad else FAIL), ("read-only and full filesystems: exit 2, one line, nothing "
+                                         "started, nothing left" if not bad else "; ".join(bad))
+
+
+def case_signal_storm(ctx, init):
+    """10 000 signals at the init while the child runs, then SIGSTOP and
+    SIGCONT of the child: the init survives and returns the child's code."""
+    r = Run(init.argv, ["sh", "-c", 'trap "" USR1 USR2; i=0; while [ $i -lt 30 ]; do sleep 0.1; i=$((i+1)); done; exit 7'])
+    if not r.pid:
+        return FAIL, "init did not start"
+    sent = 0
+    for i in range(10000):
+        try:
+            os.kill(r.pid, signal.SIGUSR1 if i % 2 else signal.SIGUSR2)
+            sent += 1
+        except ProcessLookupError:
+            break
+    kids = children_of(r.pid)
+    for sig in (signal.SIGSTOP, signal.SIGCONT):
+        for k in kids:
+            try:
+                os.kill(k, sig)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.3)
+    rc = r.wait(timeout=30)
+    return (PASS if rc == 7 and sent == 10000 else FAIL), f"{sent} signals sent, child stopped and continued, rc={rc}"
+
+
 def case_json_logs(ctx, init):
     if not init.is_ward:
         return NA, "no JSON logging"
@@ -735,6 +792,8 @@ CASES = [
     ("B30", "bad config: one line FILE:LINE: key: reason, exit 2, nothing started", case_bad_config),
     ("B33", "rlimit above the runtime's hard limit: one line, exit 2, nothing started", case_rlimit_above_hard),
     ("B34", "[file NAME]: private files for the agent user, read once, all or nothing", case_private_files),
+    ("B35", "[file] target on a read-only or full filesystem: exit 2, nothing started or left", case_materialise_faults),
+    ("B36", "10 000 signals at the init, child stopped and continued: child's code", case_signal_storm),
     ("B31", "log_format = json: every line a JSON object", case_json_logs),
     ("B32", "VM mode: mounts proc/sys/dev/run/tmp, powers off", case_vm_mode),
 ]
