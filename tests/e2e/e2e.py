@@ -30,6 +30,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from dockerd import Dockerd  # noqa: E402
+
 AGENT_UID = 1000
 BRIDGE_UID = 999
 TOKEN = "e2e-token-5b1f"
@@ -241,19 +244,14 @@ def docker(a, d, run):
     if not shutil.which("dockerd"):
         report("docker: session", "SKIP", "docker.io is not installed")
         return
-    dk = os.path.join(d, "dk")
-    os.makedirs(dk)
-    log = open(os.path.join(dk, "log"), "w")
-    daemon = subprocess.Popen(["dockerd", "--data-root", f"{dk}/data", "--exec-root", f"{dk}/exec",
-                               "-H", f"unix://{dk}/docker.sock", "--pidfile", f"{dk}/docker.pid",
-                               "--bridge=none", "--iptables=false", "--ip6tables=false"],
-                              stdout=log, stderr=log)
-    env = dict(os.environ, DOCKER_HOST=f"unix://{dk}/docker.sock")
+    dk = Dockerd(os.path.join(d, "dk"))
     try:
-        for _ in range(200):
-            if subprocess.run(["docker", "version"], env=env, capture_output=True).returncode == 0:
-                break
-            time.sleep(0.1)
+        dk.start()
+    except RuntimeError as e:
+        report("docker: session", "FAIL", str(e))
+        return
+    env = dk.env
+    try:
         subprocess.run(["docker", "load", "-i", os.path.join(a.image_dir, "ward-pi.tar")], env=env,
                        check=True, capture_output=True)
         ws = workspace(d, "docker")
@@ -297,12 +295,7 @@ def docker(a, d, run):
               f"status {rc} after {took:.1f} s (grace 10 s; 137 would mean killed); {s.tail()}")
     finally:
         subprocess.run(["docker", "volume", "rm", "-f", "ward-e2e-agent"], env=env, capture_output=True)
-        daemon.terminate()
-        try:
-            daemon.wait(30)
-        except subprocess.TimeoutExpired:
-            daemon.kill()
-        subprocess.run(["umount", "-R", f"{dk}/exec", f"{dk}/data"], capture_output=True)
+        dk.stop()
 
 
 DEFAULT_CAPS = ["CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_FOWNER", "CAP_MKNOD", "CAP_NET_RAW",

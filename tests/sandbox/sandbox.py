@@ -22,6 +22,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from dockerd import Dockerd  # noqa: E402
+
 AGENT_UID = 4242
 HERE = os.path.dirname(os.path.abspath(__file__))
 results = []  # (name, status, detail)
@@ -374,22 +377,14 @@ def docker(a):
     allowed, denied = Listener(), Listener()
     tag = f"d{os.getpid()}"
     work = tempfile.mkdtemp(prefix="ward-docker-")
-    sock = os.path.join(work, "docker.sock")
-    env = dict(os.environ, DOCKER_HOST=f"unix://{sock}")
-    logf = open(os.path.join(work, "dockerd.log"), "w")
-    d = subprocess.Popen(["dockerd", "--data-root", os.path.join(work, "data"), "--exec-root",
-                          os.path.join(work, "exec"), "-H", f"unix://{sock}", "--pidfile",
-                          os.path.join(work, "docker.pid"), "--bridge=none", "--iptables=false",
-                          "--ip6tables=false"], stdout=logf, stderr=subprocess.STDOUT)
+    dk = Dockerd(os.path.join(work, "dk"))
     try:
-        for _ in range(200):
-            if subprocess.run(["docker", "version"], env=env, capture_output=True).returncode == 0:
-                break
-            time.sleep(0.1)
-        else:
-            report("docker: escape probe as the agent", "FAIL", "dockerd did not come up: " +
-                   open(os.path.join(work, "dockerd.log")).read()[-300:])
+        try:
+            dk.start()
+        except RuntimeError as e:
+            report("docker: escape probe as the agent", "FAIL", str(e))
             return
+        env = dk.env
         rootfs = os.path.join(work, "rootfs")
         make_rootfs(a, rootfs, allowed.port)
         tar = os.path.join(work, "rootfs.tar")
@@ -423,13 +418,7 @@ def docker(a):
             report("docker: evidence: no caps at all, ours stacked on docker's filter", "FAIL", cp.stderr.decode())
         subprocess.run(["docker", "rm", "-f", name], env=env, capture_output=True)
     finally:
-        d.send_signal(signal.SIGTERM)
-        try:
-            d.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            d.kill()
-        subprocess.run(["umount", "-R", os.path.join(work, "exec")], capture_output=True)
-        subprocess.run(["umount", "-R", os.path.join(work, "data")], capture_output=True)
+        dk.stop()
         shutil.rmtree(work, ignore_errors=True)
 
 
