@@ -3,6 +3,9 @@ CC       ?= cc
 CFLAGS   ?= -O2 -g
 WARNINGS := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes
 CPPFLAGS += -Iinit
+# for ward --version (static: the versions in the binary are the build's)
+CPPFLAGS += -DWARD_CAPNG_VERSION='"$(shell pkg-config --modversion libcap-ng 2>/dev/null || echo unknown)"' \
+            -DWARD_INIH_VERSION='"$(shell pkg-config --modversion inih 2>/dev/null || echo unknown)"'
 ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(CFLAGS)
 LIBS     := -linih -ljansson -lseccomp -lcap-ng -lmbedtls -lmbedx509 -lmbedcrypto -lhttp_parser
 B        := build

@@ -2,7 +2,10 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <http_parser.h>
 #include <jansson.h>
+#include <mbedtls/version.h>
+#include <seccomp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +13,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "../landlock/landlock.h"
 #include "config.h"
 #include "log.h"
 #include "procs.h"
@@ -42,7 +46,7 @@ static void usage(FILE *out)
 	      "                     " WARD_DEFAULT_CONFIG " if it exists, else none)\n"
 	      "      --check        validate the config, print the effective settings, exit\n"
 	      "      --evidence     print what is in force (JSON) on stderr once the agent runs\n"
-	      "  -V, --version      print the version\n"
+	      "  -V, --version      print the versions (ward, its libraries, kernel Landlock ABI)\n"
 	      "  -h, --help         print this help\n"
 	      "\n"
 	      "Exit status: the agent's; 128+N for signal N; 126/127 if it cannot be\n"
@@ -51,9 +55,31 @@ static void usage(FILE *out)
 	      out);
 }
 
+#ifndef WARD_CAPNG_VERSION
+#define WARD_CAPNG_VERSION "unknown"
+#endif
+#ifndef WARD_INIH_VERSION
+#define WARD_INIH_VERSION "unknown"
+#endif
+
+/* The libraries are linked statically: these are the versions in the binary. */
 static void version(void)
 {
-	printf("ward %s\njansson %s\n", WARD_VERSION, JANSSON_VERSION);
+	const struct scmp_version *sv = seccomp_version();
+	int abi = ll_abi();
+
+	printf("ward %s\n", WARD_VERSION);
+	printf("libseccomp %u.%u.%u\n", sv ? sv->major : 0, sv ? sv->minor : 0, sv ? sv->micro : 0);
+	printf("libcap-ng %s\n", WARD_CAPNG_VERSION);
+	printf("inih r%s\n", WARD_INIH_VERSION);
+	printf("mbedTLS %s\n", MBEDTLS_VERSION_STRING);
+	printf("jansson %s\n", jansson_version_str());
+	printf("http-parser %lu.%lu.%lu\n", (http_parser_version() >> 16) & 255, (http_parser_version() >> 8) & 255,
+	       http_parser_version() & 255);
+	if (abi > 0)
+		printf("kernel Landlock ABI %d\n", abi);
+	else
+		printf("kernel Landlock: not available\n");
 }
 
 /* Returns 0 to go on, or an exit status + 1000 to stop with. */

@@ -727,6 +727,29 @@ def case_signal_storm(ctx, init):
     return (PASS if rc == 7 and sent == 10000 else FAIL), f"{sent} signals sent, child stopped and continued, rc={rc}"
 
 
+def kernel_landlock_abi():
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    # landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)
+    return libc.syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+
+
+def case_version(ctx, init):
+    """--version: ward's and every linked library's version, and the
+    running kernel's Landlock ABI (compared with the kernel's answer)."""
+    if not init.is_ward:
+        return NA, "no library versions"
+    p = subprocess.run(init.cmd + ["--version"], capture_output=True, text=True, timeout=10)
+    lines = p.stdout.splitlines()
+    names = [l.split()[0] for l in lines]
+    abi = kernel_landlock_abi()
+    want_abi = f"kernel Landlock ABI {abi}" if abi > 0 else "kernel Landlock: not available"
+    ok = (p.returncode == 0 and names[:7] == ["ward", "libseccomp", "libcap-ng", "inih", "mbedTLS", "jansson",
+                                              "http-parser"] and "unknown" not in p.stdout and lines[-1] == want_abi)
+    return (PASS if ok else FAIL), " | ".join(lines) + ("" if ok else f" (want {want_abi})")
+
+
 def case_json_logs(ctx, init):
     if not init.is_ward:
         return NA, "no JSON logging"
@@ -794,6 +817,7 @@ CASES = [
     ("B34", "[file NAME]: private files for the agent user, read once, all or nothing", case_private_files),
     ("B35", "[file] target on a read-only or full filesystem: exit 2, nothing started or left", case_materialise_faults),
     ("B36", "10 000 signals at the init, child stopped and continued: child's code", case_signal_storm),
+    ("B37", "--version: the linked libraries and the kernel's Landlock ABI", case_version),
     ("B31", "log_format = json: every line a JSON object", case_json_logs),
     ("B32", "VM mode: mounts proc/sys/dev/run/tmp, powers off", case_vm_mode),
 ]
