@@ -750,6 +750,56 @@ def case_version(ctx, init):
     return (PASS if ok else FAIL), " | ".join(lines) + ("" if ok else f" (want {want_abi})")
 
 
+FORK_BOMB = r"""
+import os, sys, time
+n = 0
+while n < 10000:
+    try:
+        if os.fork() == 0:
+            time.sleep(60)
+            os._exit(0)
+        n += 1
+    except OSError as e:
+        print(f"stopped at {n}: {e.strerror}", flush=True)
+        break
+time.sleep(60)
+"""
+
+
+def uid_procs(uid):
+    out = []
+    for d in os.listdir("/proc"):
+        try:
+            if d.isdigit() and os.stat(f"/proc/{d}").st_uid == uid:
+                out.append(int(d))
+        except OSError:
+            pass
+    return out
+
+
+def case_fork_bomb(ctx, init):
+    """A fork bomb under rlimit_nproc: stopped by the limit; ward still
+    answers TERM, tears the whole tree down and exits 143."""
+    if not init.is_ward:
+        return NA, "no rlimits"
+    uid = 64123
+    conf = f"[agent]\nuser = {uid}:{uid}\nrlimit_nproc = 64\n[supervise]\ngrace = 2s\n"
+    r = Run(with_config(init, conf), ["/usr/bin/python3", "-c", FORK_BOMB])
+    line = r.readline(30) or ""
+    before = len(uid_procs(uid))
+    r.kill(signal.SIGTERM)
+    rc = r.wait(timeout=30)
+    time.sleep(0.2)
+    left = uid_procs(uid)
+    for p in left:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    ok = line.startswith("stopped at") and int(line.split()[2].rstrip(":")) <= 64 and rc == 143 and not left
+    return (PASS if ok else FAIL), f"{line!r}; {before} agent processes; TERM -> rc={rc}; left {len(left)}"
+
+
 def case_json_logs(ctx, init):
     if not init.is_ward:
         return NA, "no JSON logging"
@@ -818,6 +868,7 @@ CASES = [
     ("B35", "[file] target on a read-only or full filesystem: exit 2, nothing started or left", case_materialise_faults),
     ("B36", "10 000 signals at the init, child stopped and continued: child's code", case_signal_storm),
     ("B37", "--version: the linked libraries and the kernel's Landlock ABI", case_version),
+    ("B38", "fork bomb stopped by rlimit_nproc; TERM still tears it all down", case_fork_bomb),
     ("B31", "log_format = json: every line a JSON object", case_json_logs),
     ("B32", "VM mode: mounts proc/sys/dev/run/tmp, powers off", case_vm_mode),
 ]
