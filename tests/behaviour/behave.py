@@ -705,9 +705,13 @@ def case_materialise_faults(ctx, init):
 def case_signal_storm(ctx, init):
     """10 000 signals at the init while the child runs, then SIGSTOP and
     SIGCONT of the child: the init survives and returns the child's code."""
-    r = Run(init.argv, ["sh", "-c", 'trap "" USR1 USR2; i=0; while [ $i -lt 30 ]; do sleep 0.1; i=$((i+1)); done; exit 7'])
-    if not r.pid:
-        return FAIL, "init did not start"
+    r = Run(init.argv, ["sh", "-c", 'trap "" USR1 USR2; echo ready; i=0; while [ $i -lt 30 ]; do sleep 0.1; '
+                                    'i=$((i+1)); done; exit 7'])
+    # the storm starts once the child ignores the signals (it would die of them before)
+    if not r.pid or r.readline(10) != "ready":
+        r.kill(signal.SIGKILL)
+        r.wait()
+        return FAIL, "init or child did not start"
     sent = 0
     for i in range(10000):
         try:
