@@ -659,8 +659,9 @@ static int set_file(struct parse_ctx *ctx, const char *k, const char *v, const c
 	if (strcmp(k, "target") == 0) {
 		if (f->target)
 			return *why = "set twice in this file", -1;
-		if (v[0] != '/' || v[strlen(v) - 1] == '/' || strstr(v, "/../") || strstr(v, "/./") ||
-		    strstr(v, "//"))
+		size_t vl = strlen(v);
+		if (v[0] != '/' || v[vl - 1] == '/' || strstr(v, "/../") || strstr(v, "/./") || strstr(v, "//") ||
+		    (vl >= 2 && strcmp(v + vl - 2, "/.") == 0) || (vl >= 3 && strcmp(v + vl - 3, "/..") == 0))
 			return *why = "expected an absolute, normalised file path", -1;
 		f->target = strdup(v);
 		return f->target ? 0 : (*why = "out of memory", -1);

@@ -246,6 +246,8 @@ static void test_errors(void)
 	CHECK(err("[file ext]\nsource = fd:2\n", "ward: t.conf:2: source: 'fd:2': expected fd:N with N >= 3"));
 	CHECK(err("[file ext]\nsource = rel/path\n", "ward: t.conf:2: source: 'rel/path': expected fd:N or an absolute path"));
 	CHECK(err("[file ext]\ntarget = /a/../b\n", "ward: t.conf:2: target: '/a/../b': expected an absolute, normalised"));
+	CHECK(err("[file ext]\ntarget = /a/..\n", "ward: t.conf:2: target: '/a/..': expected an absolute, normalised"));
+	CHECK(err("[file ext]\ntarget = /a/.\n", "ward: t.conf:2: target: '/a/.': expected an absolute, normalised"));
 	CHECK(err("[file ext]\ntarget = /a/\n", "ward: t.conf:2: target: '/a/': expected an absolute, normalised"));
 	CHECK(err("[file ext]\nmode = 4755\n", "ward: t.conf:2: mode: '4755': expected an octal mode"));
 	CHECK(err("[file ext]\nmode = 0666\n", "ward: t.conf:2: mode: '0666': group or other write access"));
