@@ -20,6 +20,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from hostside import serve_unix  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 NODE_DIR = os.path.join(HERE, "..", "node")
 BRIDGE_UID = 65534
@@ -345,14 +348,8 @@ def sdk_case(a, work):
     sock = os.path.join(work, "mcp.sock")
     log = os.path.join(work, "mcp-wire.jsonl")
     env = dict(os.environ, MCP_TOKEN="fixture-secret", MCP_ALLOWED_HOSTS="127.0.0.1:6767", MCP_LOG=log)
-    srv = subprocess.Popen([node, os.path.join(NODE_DIR, "mcp-server.mjs"), sock, "/mcp"], env=env,
-                           stderr=subprocess.PIPE)
-    for _ in range(200):
-        if os.path.exists(sock):
-            break
-        time.sleep(0.02)
-    os.chown(sock, BRIDGE_UID, BRIDGE_UID)
-    os.chmod(sock, 0o600)
+    srv = serve_unix([node, os.path.join(NODE_DIR, "mcp-server.mjs"), sock, "/mcp"], sock, BRIDGE_UID,
+                     env=env, stderr=subprocess.PIPE)
     with open(os.path.join(work, "token"), "w") as f:
         f.write("Bearer fixture-secret\n")
     home = os.path.join(work, "home")
@@ -415,14 +412,8 @@ def mcp_case(a, work):
     sock = os.path.join(work, "mcp2.sock")
     log = os.path.join(work, "mcp2-wire.jsonl")
     env = dict(os.environ, MCP_TOKEN="host-only-secret", MCP_ALLOWED_HOSTS="127.0.0.1:6767", MCP_LOG=log)
-    srv = subprocess.Popen([node, os.path.join(NODE_DIR, "mcp-server.mjs"), sock, "/mcp/agents"], env=env,
-                           stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        if os.path.exists(sock):
-            break
-        time.sleep(0.02)
-    os.chown(sock, BRIDGE_UID, BRIDGE_UID)
-    os.chmod(sock, 0o600)
+    srv = serve_unix([node, os.path.join(NODE_DIR, "mcp-server.mjs"), sock, "/mcp/agents"], sock, BRIDGE_UID,
+                     env=env, stderr=subprocess.DEVNULL)
     src = os.path.join(work, "host-mcp.json")
     with open(src, "w") as f:
         json.dump({"mcpServers": {
@@ -514,14 +505,8 @@ def pi_case(a, work):
     sock = os.path.join(work, "mcp3.sock")
     log = os.path.join(work, "mcp3-wire.jsonl")
     env = dict(os.environ, MCP_TOKEN="pi-secret", MCP_ALLOWED_HOSTS="127.0.0.1:18090", MCP_LOG=log)
-    srv = subprocess.Popen([node, os.path.join(NODE_DIR, "mcp-server.mjs"), sock, "/mcp"], env=env,
-                           stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        if os.path.exists(sock):
-            break
-        time.sleep(0.02)
-    os.chown(sock, BRIDGE_UID, BRIDGE_UID)
-    os.chmod(sock, 0o600)
+    srv = serve_unix([node, os.path.join(NODE_DIR, "mcp-server.mjs"), sock, "/mcp"], sock, BRIDGE_UID,
+                     env=env, stderr=subprocess.DEVNULL)
     src = os.path.join(work, "pi-mcp.json")
     with open(src, "w") as f:
         json.dump({"mcpServers": {"fixture": {"url": "http://127.0.0.1:18090/mcp",

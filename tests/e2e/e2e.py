@@ -32,6 +32,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from dockerd import Dockerd  # noqa: E402
+from hostside import serve_unix  # noqa: E402
 
 AGENT_UID = 1000
 BRIDGE_UID = 999
@@ -212,19 +213,11 @@ def host_side(d, a):
     run = os.path.join(d, "run")
     os.makedirs(run)
     node = a.node
-    procs = [subprocess.Popen([node, os.path.join(a.tests, "node", "fake-openai.mjs"), f"{run}/model.sock"],
-                              stderr=subprocess.DEVNULL)]
+    procs = [serve_unix([node, os.path.join(a.tests, "node", "fake-openai.mjs"), f"{run}/model.sock"],
+                        f"{run}/model.sock", BRIDGE_UID)]
     env = dict(os.environ, MCP_TOKEN=TOKEN, MCP_ALLOWED_HOSTS="127.0.0.1:6767")
-    procs.append(subprocess.Popen([node, os.path.join(a.tests, "node", "mcp-server.mjs"), f"{run}/mcp.sock", "/mcp"],
-                                  env=env, stderr=subprocess.DEVNULL))
-    for s in ("model", "mcp"):
-        path = f"{run}/{s}.sock"
-        for _ in range(200):
-            if os.path.exists(path):
-                break
-            time.sleep(0.05)
-        os.chown(path, BRIDGE_UID, BRIDGE_UID)
-        os.chmod(path, 0o600)
+    procs.append(serve_unix([node, os.path.join(a.tests, "node", "mcp-server.mjs"), f"{run}/mcp.sock", "/mcp"],
+                            f"{run}/mcp.sock", BRIDGE_UID, env=env))
     with open(f"{run}/mcp.json", "w") as f:
         json.dump({"mcpServers": {"fixture": {"url": "http://127.0.0.1:6767/mcp",
                                               "headers": {"Authorization": "Bearer ${E2E_MCP_TOKEN}"},
