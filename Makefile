@@ -12,7 +12,7 @@ B        := build
 
 INIT_SRCS := init/config.c init/log.c init/parse.c init/procs.c init/spawn.c \
              init/supervise.c init/vm.c init/users.c init/privdrop.c init/sysfilter.c \
-             init/sandbox.c init/evidence.c init/sysfilter_build.c init/bridgeproc.c \
+             init/sandbox.c init/report.c init/explain.c init/evidence.c init/sysfilter_build.c init/bridgeproc.c \
              landlock/landlock.c mcp-bridge/http.c mcp-bridge/upstream.c mcp-bridge/bridge.c \
              mcp-bridge/materialise.c mcp-bridge/tls.c
 INIT_OBJS := $(INIT_SRCS:%.c=$(B)/%.o) $(B)/filters.o
@@ -28,7 +28,7 @@ ASAN_OBJS  := $(INIT_SRCS:%.c=$(B)/asan/%.o) $(B)/asan/filters.o
 ASAN_UNIT  := $(patsubst tests/unit/%.c,$(B)/asan/tests/%,$(wildcard tests/unit/test_*.c))
 DYN_OBJS   := $(INIT_SRCS:%.c=$(B)/dyn/%.o) $(B)/dyn/filters.o
 
-.PHONY: all check check-unit check-behaviour check-sandbox check-bridge check-vm check-asan check-valgrind check-fuzz fuzz \
+.PHONY: all check check-unit check-behaviour check-sandbox check-bridge check-vm check-asan check-valgrind check-fuzz fuzz fuzz-report \
         check-e2e image bench clean demo demo-init
 all: $(B)/ward
 
@@ -217,6 +217,11 @@ fuzz: $(FUZZERS)
 
 check-fuzz: $(FUZZERS)
 	@tests/fuzz/run 15 $(FUZZERS)
+
+# The long pass behind docs/fuzzing.md (10 million executions per target).
+FUZZ_RUNS ?= 10000000
+fuzz-report: $(FUZZERS)
+	@tests/fuzz/report $(FUZZ_RUNS) $(FUZZERS)
 
 clean:
 	rm -rf $(B)

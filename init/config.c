@@ -1061,15 +1061,6 @@ void config_free(struct ward_config *cfg)
 	memset(cfg, 0, sizeof *cfg);
 }
 
-static const char *fmt_duration(uint64_t ms, char *buf, size_t size)
-{
-	if (ms % 1000 == 0)
-		snprintf(buf, size, "%llus", (unsigned long long)(ms / 1000));
-	else
-		snprintf(buf, size, "%llums", (unsigned long long)ms);
-	return buf;
-}
-
 static void print_rlim(FILE *out, rlim_t v)
 {
 	if (v == RLIM_INFINITY)

@@ -17,6 +17,8 @@
 #include "config.h"
 #include "log.h"
 #include "procs.h"
+#include "explain.h"
+#include "report.h"
 #include "sandbox.h"
 #include "supervise.h"
 #include "version.h"
@@ -29,13 +31,16 @@ extern char **environ;
 struct options {
 	const char *config;
 	int check;
+	int json, ini; /* --check's output: JSON, or the settings as INI */
+	const char *explain; /* --explain WHAT */
 	int evidence;
 	char **command; /* from the command line, NULL if none */
 };
 
 static void usage(FILE *out)
 {
-	fputs("usage: ward [-c|--config FILE] [--check] [--evidence] [--version] [--help]\n"
+	fputs("usage: ward [-c|--config FILE] [--check [--json|--ini]] [--explain WHAT] [--evidence]\n"
+	      "            [--version] [--help]\n"
 	      "            [--] [COMMAND [ARG]...]\n"
 	      "\n"
 	      "Runs COMMAND (or [agent] command) as the supervised agent: forwards signals,\n"
@@ -44,7 +49,12 @@ static void usage(FILE *out)
 	      "\n"
 	      "  -c, --config FILE  config file (default: $WARD_CONFIG, else\n"
 	      "                     " WARD_DEFAULT_CONFIG " if it exists, else none)\n"
-	      "      --check        validate the config, print the effective settings, exit\n"
+	      "      --check        validate the config, print the effective policy as a\n"
+	      "                     table with a warning for each weak setting, exit\n"
+	      "      --json         with --check: the same as JSON\n"
+	      "      --ini          with --check: the effective settings as a config file\n"
+	      "      --explain WHAT why the agent may or may not reach WHAT: a path, a TCP port\n"
+	      "                     (tcp:N) or a system call, and the line that would allow it\n"
 	      "      --evidence     print what is in force (JSON) on stderr once the agent runs\n"
 	      "  -V, --version      print the versions (ward, its libraries, kernel Landlock ABI)\n"
 	      "  -h, --help         print this help\n"
@@ -107,6 +117,17 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->config = a + 9;
 		} else if (strcmp(a, "--check") == 0) {
 			o->check = 1;
+		} else if (strcmp(a, "--explain") == 0) {
+			if (++i >= argc) {
+				log_error("%s: needs a path, tcp:PORT or system call", a);
+				return 1000 + EXIT_USAGE;
+			}
+			o->explain = argv[i];
+			o->check = 1;
+		} else if (strcmp(a, "--json") == 0) {
+			o->json = 1;
+		} else if (strcmp(a, "--ini") == 0) {
+			o->ini = 1;
 		} else if (strcmp(a, "--evidence") == 0) {
 			o->evidence = 1;
 		} else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
@@ -119,6 +140,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 			log_error("%s: unknown option (see ward --help)", a);
 			return 1000 + EXIT_USAGE;
 		}
+	}
+	if ((o->json || o->ini) && !o->check) {
+		log_error("%s: only with --check (see ward --help)", o->json ? "--json" : "--ini");
+		return 1000 + EXIT_USAGE;
+	}
+	if (o->json && o->ini) {
+		log_error("--json and --ini: choose one");
+		return 1000 + EXIT_USAGE;
 	}
 	if (i < argc)
 		o->command = argv + i;
@@ -221,10 +250,16 @@ int main(int argc, char **argv)
 	}
 	log_setup(cfg.log_format, cfg.log_level);
 	if (opt.check) {
-		config_print(&cfg, stdout);
 		rc = sandbox_prepare(&sb, &cfg, 0, 1);
-		if (rc == 0)
+		if (rc == 0 && opt.explain) {
+			rc = explain(&sb, &cfg, opt.explain, stdout);
+		} else if (rc == 0 && opt.ini) {
+			config_print(&cfg, stdout);
 			sandbox_print(&sb, &cfg, stdout);
+		} else if (rc == 0 && report_print(&sb, &cfg, opt.json, stdout) < 0) {
+			log_error("out of memory");
+			rc = 1;
+		}
 		if (fflush(stdout) != 0)
 			rc = 1;
 		goto out;

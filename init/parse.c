@@ -423,3 +423,12 @@ int split_words(const char *s, char ***argvp, int *argc, const char **why)
 	*argc = words;
 	return 0;
 }
+
+const char *fmt_duration(uint64_t ms, char *buf, size_t size)
+{
+	if (ms % 1000 == 0)
+		snprintf(buf, size, "%llus", (unsigned long long)(ms / 1000));
+	else
+		snprintf(buf, size, "%llums", (unsigned long long)ms);
+	return buf;
+}

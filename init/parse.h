@@ -36,6 +36,9 @@ int parse_bool(const char *s, int *out, const char **why);
 int rlimit_resource(const char *name, int *resource);
 const char *rlimit_name(int resource);
 
+/* A duration as the config writes it: "10s", "250ms". */
+const char *fmt_duration(uint64_t ms, char *buf, size_t size);
+
 /* "4096", "4096:8192", "unlimited", "64M:1G" (K, M, G, T suffixes are
  * powers of 1024). soft must not exceed hard. */
 int parse_rlimit(const char *s, rlim_t *soft, rlim_t *hard, const char **why);

@@ -254,6 +254,13 @@ int sandbox_prepare(struct sandbox *sb, struct ward_config *cfg, int vm, int che
 		}
 		for (i = 0; i < sb->ll.n_notes; i++)
 			log_warn("landlock: %s", sb->ll.notes[i]);
+		/* log_level = debug: every rule, so a denial can be traced to
+		 * the rule that is missing (ward --explain PATH says the same) */
+		for (i = 0; !check && i < sb->ll.n_rules; i++) {
+			char names[512];
+			log_debug("landlock rule: %s: %s", sb->ll.rules[i].path,
+				  ll_fs_names(sb->ll.rules[i].access, names, sizeof names));
+		}
 		if (sb->ll.fd >= 0)
 			sb->confine.ll = &sb->ll;
 		sb->ev.ll = &sb->ll;

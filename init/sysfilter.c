@@ -124,6 +124,26 @@ int sc_default_has(const char *name)
 	return 0;
 }
 
+const char *sc_default_describe(const char *name, char *buf, size_t size)
+{
+	static const char *const when[] = {
+		[R_ALL] = "always",
+		[R_NS_FLAGS] = "when it asks for a new namespace (a CLONE_NEW* flag)",
+		[R_SOCKET] = "for families other than unix, inet, inet6 and netlink route, and for raw inet sockets",
+		[R_IOCTL_TTY] = "for TIOCSTI and TIOCLINUX (typing into a terminal)",
+		[R_PERSONALITY] = "for flags that weaken ASLR or make data executable",
+	};
+	size_t i;
+
+	for (i = 0; i < N_RULES; i++)
+		if (strcmp(rules[i].name, name) == 0) {
+			snprintf(buf, size, "%s (%s)", when[rules[i].kind],
+				 rules[i].err == ENOSYS ? "ENOSYS" : rules[i].err == EAFNOSUPPORT ? "EAFNOSUPPORT" : "EPERM");
+			return buf;
+		}
+	return NULL;
+}
+
 int sc_known_syscall(const char *name)
 {
 	return seccomp_syscall_resolve_name(name) != __NR_SCMP_ERROR;

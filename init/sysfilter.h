@@ -25,6 +25,10 @@ struct sc_policy {
 /* Is this name in the default deny list (the rule groups by syscall)? */
 int sc_default_has(const char *name);
 
+/* When the default list denies name and with which errno, e.g.
+ * "always (EPERM)"; NULL if it is not in the list. */
+const char *sc_default_describe(const char *name, char *buf, size_t size);
+
 /* Does libseccomp know this syscall on the native arch? */
 int sc_known_syscall(const char *name);
 

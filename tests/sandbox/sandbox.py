@@ -229,6 +229,122 @@ def host(a):
     shutil.rmtree(root)
 
 
+# ---------------------------------------------------------------- cli
+
+def explain(a, conf, what, cwd):
+    p = subprocess.run([a.ward, "-c", conf, "--explain", what], capture_output=True, text=True, timeout=20, cwd=cwd)
+    return p.returncode, p.stdout, p.stderr
+
+
+def verdict(out, right):
+    """From --explain's output: is the Landlock right allowed?"""
+    for line in out.splitlines():
+        line = line.strip()
+        if line.startswith("allowed:") and right in line.split(":", 1)[1].split(","):
+            return True
+        if line.startswith("DENIED:") and right in line.split(":", 1)[1].strip().split(","):
+            return False
+    return None
+
+
+def cli(a):
+    """--check (table and JSON, warnings for weak settings) and --explain,
+    whose verdicts are compared with what the kernel does to the agent."""
+    allowed, denied = Listener(), Listener()
+    root = tempfile.mkdtemp(prefix="ward-cli-")
+    os.chmod(root, 0o755)
+    make_tree(root, a.probe)
+    conf = os.path.join(root, "ward.conf")
+    rw = os.path.join(root, "rw")
+    with open(conf, "w") as f:
+        f.write(policy(root, allowed.port))
+    try:
+        p = subprocess.run([a.ward, "-c", conf, "--check"], capture_output=True, text=True, timeout=20, cwd=rw)
+        j = subprocess.run([a.ward, "-c", conf, "--check", "--json"], capture_output=True, text=True, timeout=20,
+                           cwd=rw)
+        doc = json.loads(j.stdout) if j.returncode == 0 else {}
+        ok = p.returncode == 0 and p.stdout.startswith("ward --check: ") and "\nLAYER " in p.stdout and \
+            p.stdout.rstrip().endswith("no warnings") and doc.get("warnings") == [] and \
+            doc["agent"]["user"]["uid"] == AGENT_UID and doc["landlock"]["write"] == [rw] and \
+            doc["landlock"]["connect"] == [str(allowed.port)] and doc["seccomp"]["mode"] == "default" and \
+            doc["kernel"]["landlock_abi"] >= 1
+        report("cli: --check table and --json for the test policy, no warnings", "pass" if ok else "FAIL",
+               f"rc={p.returncode}/{j.returncode}, warnings={doc.get('warnings')}" + ("" if ok else "\n" + p.stdout + p.stderr))
+
+        weak = {
+            "[agent]\nenv = A=1\n": ["no [agent] user", "landlock is absent", "seccomp is absent"],
+            f"[agent]\nuser = {AGENT_UID}\n[landlock]\nmode = best_effort\nread = /\nwrite = / /proc\n"
+            "connect = 1-65535\n[seccomp]\nmode = default\nallow = ptrace\n":
+                ["write = /:", "write = /proc:", "read = /:", "every TCP port", "scope lacks signal",
+                 "scope lacks abstract", "allow = ptrace"],
+            f"[agent]\nuser = {AGENT_UID}\n[landlock]\nmode = off\n[seccomp]\nmode = off\n":
+                ["landlock is off", "seccomp is off"],
+        }
+        bad = []
+        for text, want in weak.items():
+            with open(conf, "w") as f:
+                f.write(text)
+            t = subprocess.run([a.ward, "-c", conf, "--check"], capture_output=True, text=True, timeout=20, cwd=rw)
+            j = subprocess.run([a.ward, "-c", conf, "--check", "--json"], capture_output=True, text=True,
+                               timeout=20, cwd=rw)
+            warns = json.loads(j.stdout)["warnings"] if j.returncode == 0 else []
+            tw = [l[len("warning: "):] for l in t.stdout.splitlines() if l.startswith("warning: ")]
+            missing = [w for w in want if not any(w in x for x in warns)]
+            if t.returncode != 0 or missing or tw != warns or len(warns) != len(want):
+                bad.append(f"{text!r}: missing {missing}, json {warns}, table {tw}")
+        report("cli: --check warns about each weak setting (table = JSON)", "pass" if not bad else "FAIL",
+               f"{sum(len(w) for w in weak.values())} warnings in 3 configs" if not bad else "; ".join(bad))
+
+        # --explain's verdicts against what the kernel does to the agent
+        with open(conf, "w") as f:
+            f.write(policy(root, allowed.port))
+        probes = [
+            # (what to explain, Landlock right, command run as the agent)
+            (f"{root}/ro/file", "read_file", f"cat {root}/ro/file"),
+            (f"{root}/ro/file", "write_file", f"echo x >> {root}/ro/file"),
+            (f"{root}/secret/file", "read_file", f"cat {root}/secret/file"),
+            (f"{root}/rw/new", "make_reg", f": > {root}/rw/new"),
+            (f"{root}/ro/new", "make_reg", f": > {root}/ro/new"),
+            (f"{root}/secret/new", "make_reg", f": > {root}/secret/new"),
+        ]
+        bad, n_denied = [], 0
+        for what, right, cmd in probes:
+            rc, out, err = explain(a, conf, what, rw)
+            said = verdict(out, right)
+            r = subprocess.run([a.ward, "-c", conf, "--", "sh", "-c", cmd], capture_output=True, text=True,
+                               timeout=20, cwd=rw)
+            did = r.returncode == 0
+            n_denied += not did
+            if rc != 0 or said is None or said != did or (not did and "Permission denied" not in r.stderr):
+                bad.append(f"{what} {right}: explain says {said}, agent rc={r.returncode} {r.stderr.strip()!r}")
+            if said is False and "add under [landlock]" not in out:
+                bad.append(f"{what}: no fix suggested")
+        for port, lst in ((allowed.port, "allowed"), (denied.port, "denied")):
+            rc, out, err = explain(a, conf, f"tcp:{port}", rw)
+            said = "connect: allowed" in out if ("connect: " in out) else None
+            r = subprocess.run([a.ward, "-c", conf, "--", "bash", "-c", f"exec 3<>/dev/tcp/127.0.0.1/{port}"],
+                               capture_output=True, text=True, timeout=20, cwd=rw)
+            did = r.returncode == 0
+            if said is None or said != did:
+                bad.append(f"tcp:{port} ({lst}): explain says {said}, connect rc={r.returncode} {r.stderr.strip()!r}")
+        rc, out, err = explain(a, conf, "unshare", rw)
+        r = subprocess.run([a.ward, "-c", conf, "--", "unshare", "--user", "true"], capture_output=True, text=True,
+                           timeout=20, cwd=rw)
+        if "DENIED" not in out or "EPERM" not in out or r.returncode == 0 or "Operation not permitted" not in r.stderr:
+            bad.append(f"unshare: explain {out.strip()!r}, agent rc={r.returncode} {r.stderr.strip()!r}")
+        rc, out, err = explain(a, conf, "getpid", rw)
+        if "allowed" not in out:
+            bad.append(f"getpid: {out.strip()!r}")
+        rc, out, err = explain(a, conf, "no-such-thing", rw)
+        if rc != 2 or len(err.strip().splitlines()) != 1:
+            bad.append(f"bad WHAT: rc={rc} {err!r}")
+        report("cli: --explain agrees with the kernel (paths, ports, syscalls)", "pass" if not bad else "FAIL",
+               f"{len(probes)} paths ({n_denied} refused by the kernel, as explained), 2 ports, 2 syscalls"
+               if not bad else "; ".join(bad))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 # ---------------------------------------------------------------- node
 
 def node_workload(a):
@@ -426,7 +542,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ward", required=True)
     ap.add_argument("--probe", required=True)
-    ap.add_argument("--runtimes", default="host,node,runc,docker")
+    ap.add_argument("--runtimes", default="host,cli,node,runc,docker")
     ap.add_argument("--node", help="a Node 22 binary for the workload test")
     ap.add_argument("--label", default="", help="suffix of the summary line")
     a = ap.parse_args()
@@ -437,7 +553,7 @@ def main():
         return 2
     for rt in a.runtimes.split(","):
         try:
-            {"host": host, "node": node_workload, "runc": runc, "docker": docker}[rt](a)
+            {"host": host, "cli": cli, "node": node_workload, "runc": runc, "docker": docker}[rt](a)
         except Exception as e:  # a harness error is a failure
             report(f"{rt}: harness", "FAIL", repr(e))
     passed = sum(r[1] == "pass" for r in results)
