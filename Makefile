@@ -29,7 +29,7 @@ ASAN_UNIT  := $(patsubst tests/unit/%.c,$(B)/asan/tests/%,$(wildcard tests/unit/
 DYN_OBJS   := $(INIT_SRCS:%.c=$(B)/dyn/%.o) $(B)/dyn/filters.o
 
 .PHONY: all check check-unit check-behaviour check-sandbox check-bridge check-vm check-asan check-valgrind check-fuzz fuzz fuzz-report \
-        check-e2e image bench clean demo demo-init
+        check-e2e check-docs image bench clean demo demo-init install uninstall
 all: $(B)/ward
 
 HEADERS  := $(wildcard init/*.h landlock/*.h mcp-bridge/*.h)
@@ -96,7 +96,7 @@ $(B)/tests/helper: tests/helpers/helper.c
 check: all $(UNIT_TESTS) $(ASAN_UNIT) $(B)/asan/ward $(B)/dyn/ward $(HELPERS) $(NODE22) $(PI_CLI) $(FUZZERS) \
        $(B)/tests/vmtest
 	@tests/summary $(B)/check.log $(MAKE) -k --no-print-directory check-unit check-behaviour \
-		check-sandbox check-bridge check-vm check-e2e check-asan check-valgrind check-fuzz
+		check-sandbox check-bridge check-vm check-e2e check-docs check-asan check-valgrind check-fuzz
 
 check-unit: $(UNIT_TESTS)
 	@tests/run-unit $(UNIT_TESTS)
@@ -152,7 +152,7 @@ check-asan: $(ASAN_UNIT) $(B)/asan/ward $(HELPERS)
 	@# Leak checking is off here: LeakSanitizer needs ptrace, which ward's own
 	@# filter denies once the agent runs (the run above checks leaks).
 	ASAN_OPTIONS=detect_leaks=0 /usr/bin/python3 tests/sandbox/sandbox.py --ward $(B)/asan/ward \
-		--probe $(B)/tests/escape --runtimes host --label asan
+		--probe $(B)/tests/escape --runtimes host,cli --label asan
 	@# The bridge parses what the agent sends: all its cases on the ASan build.
 	ASAN_OPTIONS=detect_leaks=0 /usr/bin/python3 tests/bridge/bridge.py --ward $(B)/asan/ward --label asan
 
@@ -196,6 +196,12 @@ check-e2e: $(B)/ward $(NODE22)
 	else tail -n 40 $(B)/e2e.log; echo "e2e-demo: 0 passed, 1 failed"; exit 1; fi
 	python3 tests/e2e/e2e.py --image-dir $(B)/image --node $(NODE22) --tests tests
 
+# Doc tests: every ```sh block of README.md and docs/*.md, run as written
+# (after check-e2e, which built the image: the guide's own `make image`
+# must then give the same bytes).
+check-docs: $(B)/ward $(NODE22)
+	/usr/bin/python3 tests/docs/doctest.py
+
 # Fuzzing: libFuzzer (clang) with ASan+UBSan, one target per parser. Each
 # run starts from tests/fuzz/corpus/NAME (the seeds, and every crash found
 # and fixed, kept as a regression input). `make fuzz FUZZ_SECONDS=600` for
@@ -222,6 +228,20 @@ check-fuzz: $(FUZZERS)
 FUZZ_RUNS ?= 10000000
 fuzz-report: $(FUZZERS)
 	@tests/fuzz/report $(FUZZ_RUNS) $(FUZZERS)
+
+# `make install [PREFIX=/usr/local] [DESTDIR=...]`: the static binary as
+# sbin/ward, the manuals under share/man, the reference config as an example.
+PREFIX  ?= /usr/local
+install: $(B)/ward
+	install -D -m 0755 $(B)/ward $(DESTDIR)$(PREFIX)/sbin/ward
+	install -D -m 0644 docs/ward.8 $(DESTDIR)$(PREFIX)/share/man/man8/ward.8
+	install -D -m 0644 docs/ward.conf.5 $(DESTDIR)$(PREFIX)/share/man/man5/ward.conf.5
+	install -D -m 0644 rootfs/ward.conf $(DESTDIR)$(PREFIX)/share/doc/ward/ward.conf.example
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/sbin/ward $(DESTDIR)$(PREFIX)/share/man/man8/ward.8 \
+	      $(DESTDIR)$(PREFIX)/share/man/man5/ward.conf.5 $(DESTDIR)$(PREFIX)/share/doc/ward/ward.conf.example
+	-rmdir $(DESTDIR)$(PREFIX)/share/doc/ward
 
 clean:
 	rm -rf $(B)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "parse.h"
 
@@ -279,12 +280,19 @@ static json_t *weak_settings(const struct sandbox *sb, const struct ward_config 
 			warn(w, "landlock best_effort is degraded on this kernel (ABI %d): %s", sb->ll.abi,
 			     sb->ll.notes[i]);
 	if (cfg->has_landlock && p->mode != LL_OFF) {
+		char cwd[4096];
+		if (!getcwd(cwd, sizeof cwd))
+			snprintf(cwd, sizeof cwd, ".");
 		for (i = 0; i < p->n_write; i++) {
-			if (strcmp(p->write[i], "/") == 0)
-				warn(w, "[landlock] write = /: the whole filesystem is writable; list the workspace "
-					"and state directories instead");
+			/* "." is the directory ward starts in: judge where that is */
+			int dot = strcmp(p->write[i], ".") == 0;
+			const char *path = dot ? cwd : p->write[i];
+			if (strcmp(path, "/") == 0)
+				warn(w, "[landlock] write = %s: the whole filesystem is writable; %s", p->write[i],
+				     dot ? "start ward in the workspace (docker -w, the OCI process.cwd)"
+					 : "list the workspace and state directories instead");
 			for (t = 0; t < sizeof trees / sizeof trees[0]; t++)
-				if (is_root_of(p->write[i], trees[t]))
+				if (is_root_of(path, trees[t]))
 					warn(w, "[landlock] write = %s: the agent may write all of %s; list single "
 						"files (e.g. /dev/null) or subdirectories", p->write[i], trees[t]);
 		}

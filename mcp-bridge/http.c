@@ -428,7 +428,9 @@ int http_methods(const char *s, unsigned *bits)
 	while (*s) {
 		size_t len = strcspn(s, " \t,");
 		int m, found = 0;
-		for (m = 0; m < 34 && len; m++) {
+		/* the route keeps a 32-bit mask: http-parser's methods 32 and
+		 * up (LINK, UNLINK, SOURCE) cannot be routed */
+		for (m = 0; m < 32 && len; m++) {
 			const char *name = http_method_str((enum http_method)m);
 			if (strlen(name) == len && strncasecmp(name, s, len) == 0 && m != HTTP_CONNECT) {
 				*bits |= 1u << m;

@@ -70,4 +70,4 @@ if command -v skopeo >/dev/null 2>&1; then
 	skopeo copy --quiet "docker-archive:$OUT/ward-pi.tar" "oci:$OUT/oci:ward-pi:latest"
 fi
 echo "image: ward-pi:latest id sha256:$cfg layer sha256:$diff"
-echo "image: node $NODE_VER, $(cd "$HERE/pi/node_modules" && for p in @earendil-works/pi-coding-agent pi-mcp-adapter; do printf "%s %s, " "$p" "$(sed -n "s/^ *\"version\": \"\([^\"]*\)\".*/\1/p" "$p/package.json" | head -n 1)"; done)ward $("$WARD" --version | head -n 1 | cut -d' ' -f2)"
+echo "image: node $NODE_VER, $(cd "$HERE/pi/node_modules" && for p in @earendil-works/pi-coding-agent pi-mcp-adapter; do printf "%s %s, " "$p" "$(sed -n "s/^[[:space:]]*\"version\": \"\([^\"]*\)\".*/\1/p" "$p/package.json" | head -n 1)"; done)ward $("$WARD" --version | head -n 1 | cut -d' ' -f2)"

@@ -10,7 +10,8 @@ for what in "$@"; do
 	build) pkgs="$pkgs make gcc libc6-dev libinih-dev libjansson-dev libseccomp-dev libcap-ng-dev
 	             libmbedtls-dev libhttp-parser-dev pkg-config" ;;
 	test) pkgs="$pkgs python3 util-linux procps bash coreutils gawk tini dumb-init catatonit
-	            clang libclang-rt-14-dev valgrind runc crun podman umoci docker.io tar strace qemu-system-x86 cpio" ;;
+	            clang libclang-rt-14-dev valgrind runc crun podman uidmap umoci docker.io tar strace qemu-system-x86 cpio
+	            jq man-db" ;;
 	bench) pkgs="$pkgs hyperfine socat runc umoci" ;;
 	image) pkgs="$pkgs mmdebstrap skopeo docker.io openssl ca-certificates tar" ;;
 	*) echo "install-deps: unknown set '$what' (build, test, bench)" >&2; exit 2 ;;
