@@ -190,11 +190,11 @@ demo-init: $(B)/ward
 
 # End to end: the main job (it builds the image), then the image in every
 # runtime here: docker, runc, crun, podman (tests/e2e/e2e.py).
-check-e2e: $(B)/ward $(NODE22)
+check-e2e: $(B)/ward $(NODE22) $(HELPERS)
 	@if scripts/demo-image.sh $(B)/ward > $(B)/e2e.log 2>&1; then \
 		tail -n 3 $(B)/e2e.log; echo "e2e-demo: 1 passed, 0 failed"; \
 	else tail -n 40 $(B)/e2e.log; echo "e2e-demo: 0 passed, 1 failed"; exit 1; fi
-	python3 tests/e2e/e2e.py --image-dir $(B)/image --node $(NODE22) --tests tests
+	python3 tests/e2e/e2e.py --image-dir $(B)/image --node $(NODE22) --tests tests --probe $(B)/tests/escape
 
 # Doc tests: every ```sh block of README.md and docs/*.md, run as written
 # (after check-e2e, which built the image: the guide's own `make image`

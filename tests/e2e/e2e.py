@@ -155,7 +155,7 @@ def find_agent(ward_pid):
     return None
 
 
-def host_proc_checks(rt, ward_pid):
+def host_proc_checks(rt, ward_pid, uid=AGENT_UID):
     agent = find_agent(ward_pid) if ward_pid else None
     if not check(f"{rt}: the agent is found from the host's /proc", agent is not None,
                  f"ward host pid {ward_pid}, agent {agent}"):
@@ -163,9 +163,9 @@ def host_proc_checks(rt, ward_pid):
     st = proc_status(agent)
     uids = st["Uid"].split()
     caps = {k: st[k] for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")}
-    ok = (all(u == str(AGENT_UID) for u in uids) and all(int(v, 16) == 0 for v in caps.values())
+    ok = (all(u == str(uid) for u in uids) and all(int(v, 16) == 0 for v in caps.values())
           and st["NoNewPrivs"] == "1" and st["Seccomp"] == "2")
-    check(f"{rt}: host /proc: agent uid {AGENT_UID}, no capabilities, NoNewPrivs 1, Seccomp 2", ok,
+    check(f"{rt}: host /proc: agent uid {uid}, no capabilities, NoNewPrivs 1, Seccomp 2", ok,
           f"Uid {' '.join(uids)}, " + ", ".join(f"{k} {v}" for k, v in caps.items()) +
           f", NoNewPrivs {st['NoNewPrivs']}, Seccomp {st['Seccomp']}")
     try:
@@ -177,7 +177,8 @@ def host_proc_checks(rt, ward_pid):
         check(f"{rt}: the agent's mcp.json points at the bridge and holds no token", False, str(e))
 
 
-def drive(rt, cmd, ws, ward_pid_fn, env=None):
+def drive(rt, cmd, ws, ward_pid_fn, env=None, host_uid=AGENT_UID):
+    """host_uid: the agent's uid as the host sees it (shifted when rootless)."""
     """One full session; returns the session file Pi reported, if any."""
     note = os.path.join(ws, f"note-{rt}.txt")
     s = Session(cmd, env)
@@ -188,14 +189,14 @@ def drive(rt, cmd, ws, ward_pid_fn, env=None):
         s.p.wait()
         return None
     session_file = (st.get("data") or {}).get("sessionFile")
-    host_proc_checks(rt, ward_pid_fn())
+    host_proc_checks(rt, ward_pid_fn(), host_uid)
     text = s.prompt("p1", "hi")
     check(f"{rt}: prompt round trip through the model route", text == "Hello from fake-model.", repr(text))
     cmd_text = (f"id -u; echo sandboxed > {os.path.basename(note)}; "
                 "cat /run/ward/mcp.json >/dev/null 2>&1 || echo src-denied; "
                 "cat /proc/1/environ >/dev/null 2>&1 || echo env-denied")
     text = s.prompt("p2", "CALL bash " + json.dumps({"command": cmd_text})) or ""
-    wrote = os.path.exists(note) and os.stat(note).st_uid == AGENT_UID
+    wrote = os.path.exists(note) and os.stat(note).st_uid == host_uid
     check(f"{rt}: bash tool in the sandbox: uid {AGENT_UID}, workspace written; the host's mcp.json "
           "and PID 1's environment (the token) refused",
           f"{AGENT_UID}" in text and "src-denied" in text and "env-denied" in text and wrote, f"{text[:120]!r}, note written: {wrote}")
@@ -209,15 +210,17 @@ def drive(rt, cmd, ws, ward_pid_fn, env=None):
     return session_file
 
 
-def host_side(d, a):
-    run = os.path.join(d, "run")
+def host_side(d, a, name="run", bridge_uid=BRIDGE_UID):
+    """The model and MCP servers on unix sockets owned by the bridge's uid as
+    the host sees it (shifted for a rootless container)."""
+    run = os.path.join(d, name)
     os.makedirs(run)
     node = a.node
     procs = [serve_unix([node, os.path.join(a.tests, "node", "fake-openai.mjs"), f"{run}/model.sock"],
-                        f"{run}/model.sock", BRIDGE_UID)]
+                        f"{run}/model.sock", bridge_uid)]
     env = dict(os.environ, MCP_TOKEN=TOKEN, MCP_ALLOWED_HOSTS="127.0.0.1:6767")
     procs.append(serve_unix([node, os.path.join(a.tests, "node", "mcp-server.mjs"), f"{run}/mcp.sock", "/mcp"],
-                            f"{run}/mcp.sock", BRIDGE_UID, env=env))
+                            f"{run}/mcp.sock", bridge_uid, env=env))
     with open(f"{run}/mcp.json", "w") as f:
         json.dump({"mcpServers": {"fixture": {"url": "http://127.0.0.1:6767/mcp",
                                               "headers": {"Authorization": "Bearer ${E2E_MCP_TOKEN}"},
@@ -226,10 +229,10 @@ def host_side(d, a):
     return run, procs
 
 
-def workspace(d, rt):
+def workspace(d, rt, uid=AGENT_UID):
     ws = os.path.join(d, f"ws-{rt}")
     os.makedirs(ws)
-    os.chown(ws, AGENT_UID, AGENT_UID)
+    os.chown(ws, uid, uid)
     return ws
 
 
@@ -286,9 +289,68 @@ def docker(a, d, run):
         check("docker: docker stop ends the session cleanly within the grace period",
               bool(st) and rc is not None and rc != 137 and took < 12,
               f"status {rc} after {took:.1f} s (grace 10 s; 137 would mean killed); {s.tail()}")
+        escape_in_image(a, d, env)
     finally:
         subprocess.run(["docker", "volume", "rm", "-f", "ward-e2e-agent"], env=env, capture_output=True)
         dk.stop()
+
+
+def escape_in_image(a, d, env):
+    """The escape probe (tests/sandbox/escape.c) as the image's agent, under
+    the image's own policy with one rule added: read = the probe's ro dir
+    (its ro, rw and secret dirs must share one mount for the rename and link
+    checks, and the image's rules cover none of it). rw is the start
+    directory, so "." grants it; secret is under no rule; the allowed port is
+    the bridge's 7900. The outsider joins with docker exec as uid 1000."""
+    if not a.probe:
+        report("docker: escape probe as the image's agent", "SKIP", "no --probe given")
+        return
+    root = os.path.join(d, "probe")
+    for sub in ("ro", "rw", "secret"):
+        os.makedirs(os.path.join(root, sub))
+    with open(os.path.join(root, "ro", "file"), "w") as f:
+        f.write("read me\n")
+    with open(os.path.join(root, "secret", "file"), "w") as f:
+        f.write("secret\n")
+    os.chown(os.path.join(root, "secret", "file"), AGENT_UID, AGENT_UID)
+    os.chown(os.path.join(root, "rw"), AGENT_UID, AGENT_UID)
+    shutil.copy(a.probe, os.path.join(root, "ro", "escape"))
+    os.chmod(os.path.join(root, "ro", "escape"), 0o755)
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "rootfs", "ward.conf")) as f:
+        conf = f.read()
+    assert "\nread = /usr " in conf
+    conf = conf.replace("\nread = /usr ", "\nread = /srv/probe/ro /usr ", 1)
+    with open(os.path.join(d, "probe.conf"), "w") as f:
+        f.write(conf)
+    tag = f"i{os.getpid()}"
+    name = "ward-e2e-escape"
+    r = subprocess.run(["docker", "run", "-d", "--name", name, "-v", f"{root}:/srv/probe", "-w", "/srv/probe/rw",
+                        "-v", f"{d}/probe.conf:/etc/ward/ward.conf:ro", "ward-pi:latest", "--",
+                        "/srv/probe/ro/escape", "probe", "/srv/probe", "7900", "7901", tag],
+                       env=env, capture_output=True, text=True)
+    try:
+        if r.returncode != 0:
+            report("docker: escape probe as the image's agent", "FAIL", r.stderr.strip()[-200:])
+            return
+        for _ in range(100):
+            x = subprocess.run(["docker", "exec", "-d", "--user", f"{AGENT_UID}:{AGENT_UID}", name,
+                                "/srv/probe/ro/escape", "outsider", tag], env=env, capture_output=True)
+            if x.returncode == 0:
+                break
+            time.sleep(0.05)
+        w = subprocess.run(["docker", "wait", name], env=env, capture_output=True, text=True, timeout=120)
+        logs = subprocess.run(["docker", "logs", name], env=env, capture_output=True, text=True)
+        out = logs.stdout
+        lines = out.splitlines()
+        fails = [l for l in lines if l.startswith("FAIL")]
+        summary = [l for l in lines if l.startswith("escape:")]
+        n = sum(1 for l in lines if l.startswith("ok ") or l.startswith("FAIL"))
+        ok = w.stdout.strip() == "0" and not fails and summary and n >= 50
+        check("docker: escape probe as the image's agent (uid 1000, the image's seccomp and Landlock)", ok,
+              (summary[0] if summary else f"no summary, status {w.stdout.strip()}") +
+              ("; " + "; ".join(fails) if fails else "") + ("" if ok else "\n" + out + logs.stderr[-600:]))
+    finally:
+        subprocess.run(["docker", "rm", "-f", name], env=env, capture_output=True)
 
 
 DEFAULT_CAPS = ["CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_FOWNER", "CAP_MKNOD", "CAP_NET_RAW",
@@ -394,17 +456,83 @@ def podman(a, d, run):
         subprocess.run(["umount", "-R", f"{pd}/root", f"{pd}/run"], capture_output=True)
 
 
+ROOTLESS_USER = "ward-e2e"
+
+
+def subid_base(user):
+    with open("/etc/subuid") as f:
+        for line in f:
+            name, start, count = line.strip().split(":")
+            if name == user and int(count) >= 65536:
+                return int(start)
+    raise RuntimeError(f"no 65536 subordinate ids for {user} in /etc/subuid")
+
+
+def podman_rootless(a, d):
+    """podman run by an unprivileged user: ward is root only in the user's
+    namespace, the agent (uid 1000 inside) is a subordinate uid outside."""
+    if not shutil.which("podman") or not shutil.which("newuidmap"):
+        report("podman-rootless: session", "SKIP", "podman or newuidmap (uidmap) is not installed")
+        return
+    subprocess.run(["userdel", "-r", ROOTLESS_USER], capture_output=True)
+    subprocess.run(["useradd", "-m", ROOTLESS_USER], check=True, capture_output=True)
+    procs = []
+    try:
+        pw = subprocess.run(["id", "-u", ROOTLESS_USER], capture_output=True, text=True, check=True)
+        uid = int(pw.stdout)
+        base = subid_base(ROOTLESS_USER)
+        # container uid N >= 1 is host uid base + N - 1
+        run, procs = host_side(d, a, "run-rootless", base + BRIDGE_UID - 1)
+        os.chown(run, uid, uid)  # ward (root inside = the user) writes the evidence there
+        pd = os.path.join(d, "podman-rootless")
+        os.makedirs(os.path.join(pd, "xdg"), mode=0o700)
+        conf = os.path.join(pd, "containers.conf")
+        with open(conf, "w") as f:
+            f.write('[containers]\ndefault_ulimits = ["nofile=8192:8192", "nproc=1024:1024"]\n'
+                    '[engine]\nruntime = "runc"\n')
+        subprocess.run(["chown", "-R", f"{uid}:{uid}", pd], check=True)
+        pm = ["runuser", "-u", ROOTLESS_USER, "--", "env", f"HOME=/home/{ROOTLESS_USER}",
+              f"XDG_RUNTIME_DIR={pd}/xdg", f"CONTAINERS_CONF={conf}", "podman", "--root", f"{pd}/root",
+              "--runroot", f"{pd}/run", "--storage-driver", "vfs"]
+        with open(os.path.join(a.image_dir, "ward-pi.tar"), "rb") as tar:
+            r = subprocess.run(pm + ["load"], stdin=tar, capture_output=True, text=True)
+        if not check("podman-rootless: image loaded by an unprivileged user", r.returncode == 0,
+                     (r.stdout + r.stderr).strip()[-200:]):
+            return
+        ws = workspace(d, "podman-rootless", base + AGENT_UID - 1)
+        name = f"ward-e2e-rootless-{os.getpid()}"
+
+        def pid_of():
+            r = subprocess.run(pm + ["inspect", "-f", "{{.State.Pid}}", name], capture_output=True, text=True)
+            return int(r.stdout.strip() or 0) or None
+
+        drive("podman-rootless", pm + ["run", "-i", "--rm", "--name", name, "--network", "none",
+                                       "-e", f"E2E_MCP_TOKEN={TOKEN}", "-v", f"{run}:/run/ward",
+                                       "-v", "ward-e2e-agent:/var/lib/pi", "-v", f"{ws}:{ws}", "-w", ws,
+                                       "localhost/ward-pi:latest"], ws, pid_of, host_uid=base + AGENT_UID - 1)
+        subprocess.run(pm + ["system", "reset", "-f"], capture_output=True)
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+        # the user's podman leaves a pause process holding its namespace
+        subprocess.run(["pkill", "-KILL", "-u", ROOTLESS_USER], capture_output=True)
+        time.sleep(0.2)
+        subprocess.run(["userdel", "-r", ROOTLESS_USER], capture_output=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--image-dir", required=True)
     ap.add_argument("--node", required=True)
     ap.add_argument("--tests", required=True)
-    ap.add_argument("--only", action="append", help="docker, runc, crun, podman")
+    ap.add_argument("--probe", help="the static escape probe (build/tests/escape)")
+    ap.add_argument("--only", action="append", help="docker, runc, crun, podman, podman-rootless")
     a = ap.parse_args()
     d = tempfile.mkdtemp(prefix="ward-e2e-")
     os.chmod(d, 0o755)
     run, procs = host_side(d, a)
-    want = a.only or ["docker", "runc", "crun", "podman"]
+    want = a.only or ["docker", "runc", "crun", "podman", "podman-rootless"]
     try:
         if "docker" in want:
             docker(a, d, run)
@@ -413,6 +541,8 @@ def main():
                 oci_runtime(a, d, run, rt)
         if "podman" in want:
             podman(a, d, run)
+        if "podman-rootless" in want:
+            podman_rootless(a, d)
     finally:
         for p in procs:
             p.kill()
