@@ -159,7 +159,7 @@ check-asan: $(ASAN_UNIT) $(B)/asan/ward $(HELPERS)
 # Valgrind memcheck: the unit tests, and ward (dynamic build) in the cases
 # whose exit status is checked, so any memcheck error (exit 99) fails them.
 VALGRIND := valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect
-VG_CASES := B1,B2,B3,B3b,B7,B8,B17,B21,B22,B24,B26,B27,B30,B31
+VG_CASES := B1,B2,B3,B3b,B7,B8,B17,B21,B22,B24,B26,B27,B30,B31,B40,B41,B42
 check-valgrind: $(UNIT_TESTS) $(B)/dyn/ward $(HELPERS)
 	@tests/run-unit $(foreach t,$(UNIT_TESTS),"$(VALGRIND) $(t)") | sed 's/^unit:/unit-valgrind:/'
 	/usr/bin/python3 tests/behaviour/behave.py --ward $(B)/dyn/ward --helper $(B)/tests/helper \

@@ -804,6 +804,60 @@ def case_fork_bomb(ctx, init):
     return (PASS if ok else FAIL), f"{line!r}; {before} agent processes; TERM -> rc={rc}; left {len(left)}"
 
 
+def case_churn_100k(ctx, init):
+    """100 000 short-lived orphans, 500 at a time (pid_max here is 32768, so
+    pids are recycled under the init): every one reaped, no zombie left."""
+    r = Run(init.argv, [ctx.helper, "churn", "100000"])
+    line = r.readline(120)
+    rc = r.wait(timeout=120)
+    return (PASS if rc == 0 and line and " zombies 0 " in line else FAIL), f"{line} rc={rc}"
+
+
+def case_closes_stdout(ctx, init):
+    """The agent closes its own stdout and goes on: the init neither dies
+    nor stops early; the reader sees EOF; the agent's code comes back."""
+    r = Run(init.argv, ["sh", "-c", "echo before; exec >&-; sleep 0.5; exit 3"])
+    first = r.readline(5)
+    eof = r.readline(5) is None
+    rc = r.wait(timeout=10)
+    ok = first == "before" and eof and rc == 3
+    return (PASS if ok else FAIL), f"read {first!r}, then EOF={eof}; rc={rc}"
+
+
+def case_child_holds_stdout(ctx, init):
+    """The agent exits while its child still holds stdout open: the init
+    exits with the agent's code without waiting for that child, which is
+    terminated (so the reader gets EOF) rather than left running."""
+    r = Run(init.subreaper_argv, ["sh", "-c", "sleep 60 & echo $!; exit 4"], pid1=False)
+    pid = r.readline(5)
+    rc = r.wait(timeout=30)
+    eof = r.readline(5) is None
+    gone = True
+    try:
+        if pid:
+            with open(f"/proc/{int(pid)}/stat") as f:
+                gone = f.read().split(") ")[1][0] == "Z"
+    except (OSError, ValueError):
+        gone = True
+    ok = rc == 4 and eof and gone and pid is not None
+    return (PASS if ok else FAIL), f"rc={rc}, stdout EOF={eof}, the child holding stdout gone={gone}"
+
+
+def case_memory_hog(ctx, init):
+    """An agent that allocates without bound, stopped by rlimit_as: it fails
+    its allocation and exits; ward reports its code and is unaffected."""
+    if not init.is_ward:
+        return NA, "no rlimits"
+    argv = with_config(init, "[agent]\nrlimit_as = 256M\n")
+    r = Run(argv, ["python3", "-c", "import os; b = []\nwhile True: b.append(bytearray(16 << 20))"], pid1=True)
+    ward_pid = r.pid
+    rss = status_field(ward_pid, "VmRSS") if ward_pid else None
+    rc = r.wait(timeout=30)
+    err = r.stderr()
+    ok = rc == 1 and "MemoryError" in err
+    return (PASS if ok else FAIL), f"rc={rc} ({'MemoryError' if 'MemoryError' in err else err.strip()[-120:]!r}); ward's VmRSS while it ran: {rss}"
+
+
 def case_json_logs(ctx, init):
     if not init.is_ward:
         return NA, "no JSON logging"
@@ -873,6 +927,10 @@ CASES = [
     ("B36", "10 000 signals at the init, child stopped and continued: child's code", case_signal_storm),
     ("B37", "--version: the linked libraries and the kernel's Landlock ABI", case_version),
     ("B38", "fork bomb stopped by rlimit_nproc; TERM still tears it all down", case_fork_bomb),
+    ("B39", "100 000 short-lived orphans (pids recycled): all reaped, 0 zombies", case_churn_100k),
+    ("B40", "child closes its own stdout: reader gets EOF, child's code", case_closes_stdout),
+    ("B41", "child exits while its own child holds stdout: exit now, holder terminated", case_child_holds_stdout),
+    ("B42", "memory hog stopped by rlimit_as: its code, ward unaffected", case_memory_hog),
     ("B31", "log_format = json: every line a JSON object", case_json_logs),
     ("B32", "VM mode: mounts proc/sys/dev/run/tmp, powers off", case_vm_mode),
 ]

@@ -9,6 +9,13 @@
  *                             at once, wait until all are reaped, then print
  *                             "reaped N zombies Z" (Z: zombies among init's
  *                             children right after) and exit 0 if Z == 0
+ *   helper churn N            N short-lived orphans, 500 at a time (pids are
+ *                             recycled: pid_max may be 32768): an intermediate
+ *                             forks 500 children that exit at once and exits
+ *                             itself without waiting, so init reaps them all;
+ *                             then waits (up to 60 s) for init's zombies to go
+ *                             and prints "churned DONE of N zombies Z ms T",
+ *                             exit 0 if all N ran and Z == 0
  *   helper leave-child LOG SECS  fork a child that logs each signal it gets to
  *                             LOG ("TERM" ...), exits on TERM unless SECS>0 in
  *                             which case it ignores TERM and sleeps SECS; the
@@ -178,6 +185,56 @@ static int do_orphans(int n)
 	return i == 0 && left == 0 && adopted == n ? 0 : 1;
 }
 
+static int do_churn(int n)
+{
+	pid_t init = getppid();
+	struct timespec t0, t1;
+	int done = 0, z = -1, tries, stalls = 0, st;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (done < n) {
+		int k = n - done < 500 ? n - done : 500, i;
+		pid_t mid = fork();
+		if (mid < 0) {
+			/* the pid space is full of unreaped zombies: init is behind
+			 * (or does not reap at all: give up after 10 s) */
+			if (++stalls > 10000)
+				break;
+			usleep(1000);
+			continue;
+		}
+		if (mid == 0) {
+			int fails = 0;
+			for (i = 0; i < k; i++) {
+				pid_t p = fork();
+				if (p == 0)
+					_exit(0);
+				if (p < 0) {
+					if (++fails > 10000)
+						_exit(1);
+					usleep(1000);
+					i--;
+				}
+			}
+			_exit(0);
+		}
+		if (waitpid(mid, &st, 0) != mid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			break;
+		done += k;
+	}
+	for (tries = 0; tries < 6000; tries++) {
+		z = count_zombie_children(init);
+		if (z == 0)
+			break;
+		usleep(10000);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("churned %d of %d zombies %d ms %.0f\n", done, n, z,
+	       (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	fflush(stdout);
+	return z == 0 && done == n ? 0 : 1;
+}
+
 static volatile sig_atomic_t got_term;
 
 static void on_sig(int sig)
@@ -286,6 +343,8 @@ int main(int argc, char **argv)
 		return do_ignore_term(atoi(argv[2]));
 	if (argc >= 3 && strcmp(argv[1], "orphans") == 0)
 		return do_orphans(atoi(argv[2]));
+	if (argc >= 3 && strcmp(argv[1], "churn") == 0)
+		return do_churn(atoi(argv[2]));
 	if (argc >= 4 && strcmp(argv[1], "leave-child") == 0)
 		return do_leave_child(argv[2], atoi(argv[3]));
 	if (argc >= 3 && strcmp(argv[1], "fds") == 0)
