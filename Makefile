@@ -29,7 +29,7 @@ ASAN_UNIT  := $(patsubst tests/unit/%.c,$(B)/asan/tests/%,$(wildcard tests/unit/
 DYN_OBJS   := $(INIT_SRCS:%.c=$(B)/dyn/%.o) $(B)/dyn/filters.o
 
 .PHONY: all check check-unit check-behaviour check-sandbox check-bridge check-vm check-asan check-valgrind check-fuzz fuzz fuzz-report \
-        check-e2e check-docs image bench clean demo demo-init install uninstall
+        check-e2e check-docs check-lint image bench clean demo demo-init install uninstall
 all: $(B)/ward
 
 HEADERS  := $(wildcard init/*.h landlock/*.h mcp-bridge/*.h)
@@ -96,7 +96,7 @@ $(B)/tests/helper: tests/helpers/helper.c
 check: all $(UNIT_TESTS) $(ASAN_UNIT) $(B)/asan/ward $(B)/dyn/ward $(HELPERS) $(NODE22) $(PI_CLI) $(FUZZERS) \
        $(B)/tests/vmtest
 	@tests/summary $(B)/check.log $(MAKE) -k --no-print-directory check-unit check-behaviour \
-		check-sandbox check-bridge check-vm check-e2e check-docs check-asan check-valgrind check-fuzz
+		check-lint check-sandbox check-bridge check-vm check-e2e check-docs check-asan check-valgrind check-fuzz
 
 check-unit: $(UNIT_TESTS)
 	@tests/run-unit $(UNIT_TESTS)
@@ -165,15 +165,20 @@ check-valgrind: $(UNIT_TESTS) $(B)/dyn/ward $(HELPERS)
 	/usr/bin/python3 tests/behaviour/behave.py --ward $(B)/dyn/ward --helper $(B)/tests/helper \
 		--inits ward --label valgrind --wrap "$(VALGRIND) --trace-children=no" --only-ids $(VG_CASES)
 
+# One run of every comparison, written to docs/benchmarks.md (tables) and
+# docs/bench/*.svg (plots, gnuplot); the samples stay in build/bench/.
 bench: $(B)/ward $(HELPERS)
-	scripts/install-deps.sh bench
-	/usr/bin/python3 tests/bench/init_bench.py --ward $(B)/ward --helper $(B)/tests/helper \
-		--out docs/benchmarks.md
-	/usr/bin/python3 tests/bench/bridge_bench.py --ward $(B)/ward --out docs/benchmarks.md
-	scripts/install-deps.sh image test
+	scripts/install-deps.sh bench image test
 	$(MAKE) image $(NODE22)
+	/usr/bin/python3 tests/bench/init_bench.py --ward $(B)/ward --helper $(B)/tests/helper \
+		--out docs/benchmarks.md --json $(B)/bench/init.json
+	/usr/bin/python3 tests/bench/bridge_bench.py --ward $(B)/ward --out docs/benchmarks.md \
+		--json $(B)/bench/bridge.json
+	/usr/bin/python3 tests/bench/load_bench.py --ward $(B)/ward --out docs/benchmarks.md \
+		--json $(B)/bench/load.json
 	/usr/bin/python3 tests/bench/image_bench.py --image-dir $(B)/image --node $(NODE22) --tests tests \
-		--out docs/benchmarks.md
+		--out docs/benchmarks.md --json $(B)/bench/image.json
+	/usr/bin/python3 tests/bench/plot.py --data $(B)/bench --out docs/bench --md docs/benchmarks.md
 
 # The reference image (rootfs/): build/image/ward-pi.tar (docker-archive) and
 # build/image/oci (OCI layout).
@@ -195,6 +200,10 @@ check-e2e: $(B)/ward $(NODE22) $(HELPERS)
 		tail -n 3 $(B)/e2e.log; echo "e2e-demo: 1 passed, 0 failed"; \
 	else tail -n 40 $(B)/e2e.log; echo "e2e-demo: 0 passed, 1 failed"; exit 1; fi
 	python3 tests/e2e/e2e.py --image-dir $(B)/image --node $(NODE22) --tests tests --probe $(B)/tests/escape
+
+# Static analysis: cppcheck and clang-tidy, rule set in tests/lint and .clang-tidy.
+check-lint:
+	@tests/lint
 
 # Doc tests: every ```sh block of README.md and docs/*.md, run as written
 # (after check-e2e, which built the image: the guide's own `make image`

@@ -499,9 +499,7 @@ static int set_scope(struct parse_ctx *ctx, const char *k, const char *v, const 
 	(void)k;
 	while (*p) {
 		size_t len = strcspn(p, " \t,");
-		if (len == 8 && strncmp(p, "abstract", 8) == 0)
-			ctx->cfg->landlock.scopes |= LL_SCOPE_ABSTRACT_UNIX;
-		else if (len == 13 && strncmp(p, "abstract_unix", 13) == 0)
+		if ((len == 8 && strncmp(p, "abstract", 8) == 0) || (len == 13 && strncmp(p, "abstract_unix", 13) == 0))
 			ctx->cfg->landlock.scopes |= LL_SCOPE_ABSTRACT_UNIX;
 		else if (len == 6 && strncmp(p, "signal", 6) == 0)
 			ctx->cfg->landlock.scopes |= LL_SCOPE_SIGNAL;

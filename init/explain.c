@@ -115,7 +115,7 @@ static int explain_path(const struct sandbox *sb, const struct ward_config *cfg,
 		if (relevant & ~granted) {
 			fprintf(out, "    DENIED:  %s\n", ll_fs_names(relevant & ~granted, names, sizeof names));
 			if (!leaf && !(granted & LL_FS_READ_FILE) && !(granted & LL_FS_READ_DIR))
-				fprintf(out, "    to allow reading, add under [landlock]: read = %s\n", leaf ? what : real);
+				fprintf(out, "    to allow reading, add under [landlock]: read = %s\n", real);
 			if (!(granted & (leaf ? LL_FS_MAKE_REG : LL_FS_WRITE_FILE)))
 				fprintf(out, "    to allow writing, add under [landlock]: write = %s\n", real);
 		}

@@ -172,7 +172,7 @@ static const char *config_path(const struct options *o)
  * env_pass, nothing else of ward's own. */
 static char **agent_environment(const struct ward_config *cfg)
 {
-	char **envp = calloc((size_t)(cfg->n_env + cfg->n_env_pass + 1), sizeof *envp);
+	char **envp = calloc((size_t)cfg->n_env + (size_t)cfg->n_env_pass + 1, sizeof *envp);
 	int i, n = 0;
 
 	if (!envp)

@@ -20,7 +20,7 @@ int cap_effective(int cap)
 
 	if (syscall(SYS_capget, &hdr, data) != 0)
 		return 0;
-	return (data[cap / 32].effective >> (cap % 32)) & 1;
+	return (int)((data[cap / 32].effective >> (cap % 32)) & 1);
 }
 
 /* Drops what needs root (CAP_SETPCAP) first: the bounding set, ambient

@@ -237,7 +237,7 @@ int sandbox_prepare(struct sandbox *sb, struct ward_config *cfg, int vm, int che
 	if (cfg->has_landlock && cfg->landlock.mode != LL_OFF) {
 		/* the agent may connect to the bridge's ports */
 		struct ll_policy pol = cfg->landlock;
-		struct port_range *ports = calloc((size_t)(pol.n_connect + cfg->n_routes + 1), sizeof *ports);
+		struct port_range *ports = calloc((size_t)pol.n_connect + (size_t)cfg->n_routes + 1, sizeof *ports);
 		if (!ports)
 			return 3;
 		if (pol.n_connect)

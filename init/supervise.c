@@ -329,7 +329,7 @@ static int no_children(const struct supervisor *sv)
 		return 0;
 	buf[n] = '\0';
 	for (char *tok = strtok(buf, " \n"); tok; tok = strtok(NULL, " \n"))
-		if (atoi(tok) != sv->bridge)
+		if (strtol(tok, NULL, 10) != sv->bridge)
 			return 0;
 	return 1;
 }

@@ -300,7 +300,6 @@ static int build(const struct sc_policy *p, int pid1, int vm, struct sc_filter *
 			continue;
 		n = add_rule(ctx, &rules[i]);
 		if (n < 0) {
-			rc = n;
 			snprintf(err, errsize, "seccomp: rule for %s: %s", rules[i].name, strerror(-n));
 			goto fail;
 		}

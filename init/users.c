@@ -62,6 +62,8 @@ static int each_line(const char *buf, size_t len, int (*fn)(const char *, size_t
 		size_t l = nl ? (size_t)(nl - (buf + pos)) : len - pos;
 		int r;
 
+		/* l is 0 for an empty line (cppcheck 2.10 believes otherwise) */
+		// cppcheck-suppress knownConditionTrueFalse
 		if (l > 0 && buf[pos] != '#' && (r = fn(buf + pos, l, arg)) != 0)
 			return r;
 		pos += l + 1;

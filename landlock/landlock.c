@@ -33,9 +33,10 @@ struct ll_path_beneath_attr {
 	int32_t parent_fd;
 } __attribute__((packed));
 
+/* the kernel's struct landlock_net_port_attr: filled and passed by address */
 struct ll_net_port_attr {
-	uint64_t allowed_access;
-	uint64_t port;
+	uint64_t allowed_access; // cppcheck-suppress unusedStructMember
+	uint64_t port;		 // cppcheck-suppress unusedStructMember
 };
 
 /* The one table of what each ABI added (the kernel sample keeps the same

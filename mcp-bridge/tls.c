@@ -10,6 +10,17 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 int tls_parse_pin(const char *s, unsigned char out[32])
 {
 	int i;
@@ -17,10 +28,10 @@ int tls_parse_pin(const char *s, unsigned char out[32])
 	if (strncmp(s, "sha256:", 7) != 0 || strlen(s + 7) != 64)
 		return -1;
 	for (i = 0; i < 32; i++) {
-		unsigned v;
-		if (sscanf(s + 7 + 2 * i, "%2x", &v) != 1)
+		int hi = hexval(s[7 + (size_t)i * 2]), lo = hexval(s[8 + (size_t)i * 2]);
+		if (hi < 0 || lo < 0)
 			return -1;
-		out[i] = (unsigned char)v;
+		out[i] = (unsigned char)(hi << 4 | lo);
 	}
 	return 0;
 }

@@ -38,7 +38,7 @@ int upstream_parse(const char *spec, struct upstream *u, const char **why)
 		if (strlen(path) >= sizeof a->sun_path)
 			return *why = "socket path too long", -1;
 		a->sun_family = AF_UNIX;
-		strcpy(a->sun_path, path);
+		memcpy(a->sun_path, path, strlen(path) + 1); /* length checked above */
 		u->len = (socklen_t)sizeof *a;
 		u->kind = UP_UNIX;
 		snprintf(u->default_host, sizeof u->default_host, "localhost");

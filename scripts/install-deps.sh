@@ -11,8 +11,8 @@ for what in "$@"; do
 	             libmbedtls-dev libhttp-parser-dev pkg-config" ;;
 	test) pkgs="$pkgs python3 util-linux procps bash coreutils gawk tini dumb-init catatonit
 	            clang libclang-rt-14-dev valgrind runc crun podman uidmap umoci docker.io tar strace qemu-system-x86 cpio
-	            jq man-db" ;;
-	bench) pkgs="$pkgs hyperfine socat runc umoci" ;;
+	            jq man-db cppcheck clang-tidy" ;;
+	bench) pkgs="$pkgs hyperfine socat runc umoci gnuplot-nox" ;;
 	image) pkgs="$pkgs mmdebstrap skopeo docker.io openssl ca-certificates tar" ;;
 	*) echo "install-deps: unknown set '$what' (build, test, bench)" >&2; exit 2 ;;
 	esac

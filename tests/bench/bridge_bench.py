@@ -9,6 +9,7 @@ bridge serves one request per connection), memory per idle connection.
 Reports medians and ratios; asserts nothing.
 """
 import argparse
+import json
 import os
 import signal
 import socket
@@ -151,6 +152,7 @@ def main():
     ap.add_argument("--ward", required=True)
     ap.add_argument("--out", help="append the report to this markdown file")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--json", help="also write the samples here (for tests/bench/plot.py)")
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="ward-bbench-")
     os.chmod(work, 0o755)
@@ -216,6 +218,10 @@ def main():
     if a.out:
         with open(a.out, "a") as f:
             f.write(text)
+    if a.json:
+        os.makedirs(os.path.dirname(os.path.abspath(a.json)), exist_ok=True)
+        with open(a.json, "w") as f:
+            json.dump(res, f)
     return 0
 
 

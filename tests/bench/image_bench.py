@@ -96,6 +96,7 @@ def main():
     ap.add_argument("--tests", required=True)
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--out")
+    ap.add_argument("--json", help="also write the samples here (for tests/bench/plot.py)")
     a = ap.parse_args()
     for tool in ("runc", "umoci"):
         if not shutil.which(tool):
@@ -150,6 +151,10 @@ def main():
     if a.out:
         with open(a.out, "a") as f:
             f.write(text)
+    if a.json:
+        os.makedirs(os.path.dirname(os.path.abspath(a.json)), exist_ok=True)
+        with open(a.json, "w") as f:
+            json.dump(res, f)
     return 0
 
 

@@ -142,6 +142,7 @@ def main():
     ap.add_argument("--helper", required=True)
     ap.add_argument("--out", default="build/bench-init.md")
     ap.add_argument("--quick", action="store_true", help="fewer samples")
+    ap.add_argument("--json", help="also write the samples here (for tests/bench/plot.py)")
     a = ap.parse_args()
     q = a.quick
     helper = os.path.abspath(a.helper)
@@ -214,7 +215,16 @@ def main():
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     with open(a.out, "w") as f:
         f.write(text)
+    if a.json:
+        save_json(a.json, {"names": names, "rows": [[k, label, unit] for k, label, unit, _ in rows],
+                           "metrics": metrics, "confined": confined})
     return 0
+
+
+def save_json(path, data):
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(data, f)
 
 
 if __name__ == "__main__":
