@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "../../mcp-bridge/http.h"
+#include "../../mcp-bridge/tls.h"
 #include "unit.h"
 
 static char *inject[] = { "Authorization: Bearer s3cret" };
@@ -176,8 +177,26 @@ static void test_methods(void)
 	CHECK(http_methods("", &b) == -1);
 }
 
+/* tls_pin = sha256:HEX (64 hex digits, either case) */
+static void test_pin(void)
+{
+	unsigned char out[32];
+	char s[80];
+
+	snprintf(s, sizeof s, "sha256:%s", "00ff10AB" "0123456789abcdef0123456789ABCDEF0123456789abcdef01234567");
+	CHECK(tls_parse_pin(s, out) == 0 && out[0] == 0 && out[1] == 0xff && out[2] == 0x10 && out[3] == 0xab &&
+	      out[31] == 0x67);
+	s[10] = 'g';
+	CHECK(tls_parse_pin(s, out) == -1);
+	s[10] = ' ';
+	CHECK(tls_parse_pin(s, out) == -1); /* sscanf's %2x took a blank */
+	CHECK(tls_parse_pin("sha256:00", out) == -1);
+	CHECK(tls_parse_pin("sha1:00ff10ab0123456789abcdef0123456789abcdef0123456789abcdef01234567", out) == -1);
+}
+
 int main(void)
 {
+	test_pin();
 	test_good();
 	test_refusals();
 	test_response();
