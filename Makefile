@@ -6,7 +6,7 @@ CPPFLAGS += -Iinit
 # for ward --version (static: the versions in the binary are the build's)
 CPPFLAGS += -DWARD_CAPNG_VERSION='"$(shell pkg-config --modversion libcap-ng 2>/dev/null || echo unknown)"' \
             -DWARD_INIH_VERSION='"$(shell pkg-config --modversion inih 2>/dev/null || echo unknown)"'
-ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(CFLAGS)
+ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(CFLAGS) -ffunction-sections -fdata-sections
 LIBS     := -linih -ljansson -lseccomp -lcap-ng -lmbedtls -lmbedx509 -lmbedcrypto -lhttp_parser
 B        := build
 
@@ -78,7 +78,7 @@ $(B)/dyn/ward: $(B)/dyn/init/main.o $(DYN_OBJS)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
 
 $(B)/ward: $(MAIN_OBJ) $(INIT_OBJS)
-	$(CC) -static $(ALL_CFLAGS) -o $@ $^ $(LIBS)
+	$(CC) -static $(ALL_CFLAGS) -Wl,--gc-sections -o $@ $^ $(LIBS)
 
 $(B)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h $(INIT_OBJS) $(HEADERS)
 	@mkdir -p $(dir $@)

@@ -462,8 +462,8 @@ static int set_ll_mode(struct parse_ctx *ctx, const char *k, const char *v, cons
 static int set_paths(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
 {
 	struct ll_policy *ll = &ctx->cfg->landlock;
-	char ***list = strcmp(k, "read") == 0 ? &ll->read : &ll->write;
-	int *n = list == &ll->read ? &ll->n_read : &ll->n_write;
+	char ***list = strcmp(k, "read") == 0 ? &ll->read : strcmp(k, "write") == 0 ? &ll->write : &ctx->cfg->writable;
+	int *n = list == &ll->read ? &ll->n_read : list == &ll->write ? &ll->n_write : &ctx->cfg->n_writable;
 	char **words;
 	int argc, i, rc = 0;
 
@@ -731,6 +731,7 @@ static const struct key_def keys[] = {
 	{ SEC_AGENT, "env", set_env, 1 },
 	{ SEC_AGENT, "env_pass", set_env_pass, 1 },
 	{ SEC_AGENT, "rlimit_", set_rlimit, 1 },
+	{ SEC_AGENT, "writable", set_paths, 1 },
 	{ SEC_LANDLOCK, "mode", set_ll_mode, 0 },
 	{ SEC_LANDLOCK, "read", set_paths, 1 },
 	{ SEC_LANDLOCK, "write", set_paths, 1 },
@@ -1032,6 +1033,7 @@ void config_free(struct ward_config *cfg)
 	free(cfg->user);
 	free_strv(cfg->landlock.read, cfg->landlock.n_read);
 	free_strv(cfg->landlock.write, cfg->landlock.n_write);
+	free_strv(cfg->writable, cfg->n_writable);
 	free(cfg->landlock.connect);
 	free(cfg->landlock.bind);
 	free_strv(cfg->seccomp.deny, cfg->seccomp.n_deny);
@@ -1134,6 +1136,8 @@ void config_print(const struct ward_config *cfg, FILE *out)
 		print_rlim(out, cfg->rlimits[i].hard);
 		fputc('\n', out);
 	}
+	for (i = 0; i < cfg->n_writable; i++)
+		fprintf(out, "writable = %s\n", cfg->writable[i]);
 	if (cfg->user)
 		fprintf(out, "user = %s\n", cfg->user);
 	else

@@ -83,6 +83,8 @@ struct ward_config {
 	int n_env_pass;
 	struct config_rlimit rlimits[WARD_MAX_RLIMITS];
 	int n_rlimits;
+	char **writable; /* directories checked writable (and not full) before the agent starts */
+	int n_writable;
 	char *user; /* as written: name, uid or uid:gid */
 	int user_line;
 	int allow_root;

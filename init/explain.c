@@ -13,18 +13,6 @@
 #include "../landlock/landlock.h"
 #include "parse.h"
 
-/* Landlock ties a rule to the inode its path named when ward started
- * (symlinks followed) and grants it to everything beneath: compare
- * canonical paths. */
-static int beneath(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (strcmp(dir, "/") == 0)
-		return 1;
-	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 /* Runs access(2) as the agent user in a child: bit 0 read, 1 write, 2
  * execute; -1 when that cannot be asked (ward is not root). */
 static int dac_access(const struct user_ids *u, const char *path)
@@ -98,7 +86,7 @@ static int explain_path(const struct sandbox *sb, const struct ward_config *cfg,
 			cfg->landlock.mode == LL_HARD ? "hard_requirement" : "best_effort", rs->abi);
 		for (i = 0; i < rs->n_rules; i++) {
 			const struct ll_rule *r = &rs->rules[i];
-			if (!realpath(r->path, rule_real) || !beneath(real, rule_real))
+			if (!realpath(r->path, rule_real) || !ll_path_beneath(real, rule_real))
 				continue;
 			granted |= r->access;
 			fprintf(out, "    covered by %s = %s: %s\n",

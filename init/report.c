@@ -118,6 +118,7 @@ static json_t *agent(const struct sandbox *sb, const struct ward_config *cfg)
 		json_array_append_new(rl, json_string(line));
 	}
 	json_object_set_new(o, "rlimits", rl);
+	json_object_set_new(o, "writable", strings(cfg->writable, cfg->n_writable));
 	return o;
 }
 

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -438,4 +439,25 @@ int ll_parse_ports(const char *s, struct port_range **v, int *n, const char **wh
 		s = end;
 	}
 	return 0;
+}
+
+int ll_path_beneath(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (strcmp(dir, "/") == 0)
+		return 1;
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+uint64_t ll_granted(const struct ll_ruleset *rs, const char *real)
+{
+	char rule_real[PATH_MAX];
+	uint64_t granted = 0;
+	int i;
+
+	for (i = 0; i < rs->n_rules; i++)
+		if (realpath(rs->rules[i].path, rule_real) && ll_path_beneath(real, rule_real))
+			granted |= rs->rules[i].access;
+	return granted;
 }

@@ -113,6 +113,13 @@ int ll_restrict(const struct ll_ruleset *rs);
 
 void ll_free(struct ll_ruleset *rs);
 
+/* Is path (canonical) the directory dir (canonical) or below it? */
+int ll_path_beneath(const char *path, const char *dir);
+
+/* The rights the ruleset grants at the canonical path: the union of every
+ * rule whose directory (canonicalised now) contains it, as Landlock does. */
+uint64_t ll_granted(const struct ll_ruleset *rs, const char *real);
+
 /* "443", "8000-8099", "443 8000-8099" -> ranges (appended). */
 int ll_parse_ports(const char *s, struct port_range **v, int *n, const char **why);
 

@@ -702,6 +702,58 @@ def case_materialise_faults(ctx, init):
                                          "started, nothing left" if not bad else "; ".join(bad))
 
 
+def case_writable_dirs(ctx, init):
+    """[agent] writable: a read-only, a full, a root-owned and an uncovered
+    directory each stop ward before the agent starts (one line naming the
+    directory and the fix); good directories let it run."""
+    if not init.is_ward:
+        return NA, "no [agent] writable"
+    d = tempfile.mkdtemp(prefix="ward-wr-")
+    os.chmod(d, 0o755)
+    bad, mounts = [], []
+    try:
+        for kind, opts in (("ro", "ro,size=4m"), ("full", "size=2m"), ("ok", "size=4m")):
+            mnt = os.path.join(d, kind)
+            os.mkdir(mnt)
+            subprocess.run(["mount", "-t", "tmpfs", "-o", opts + ",mode=1777", "tmpfs", mnt], check=True)
+            mounts.append(mnt)
+        with open(os.path.join(d, "full", "fill"), "wb") as f:
+            try:
+                f.write(b"x" * (2 << 20))
+            except OSError:
+                pass
+        rootdir = os.path.join(d, "root-owned")
+        os.mkdir(rootdir, 0o755)
+        marker = os.path.join(d, "ok", "started")
+        cases = [
+            (f"{d}/ro", 3, "read-only filesystem", ""),
+            (f"{d}/full", 3, "is full", ""),
+            (rootdir, 3, "uid 65534 cannot create files there", ""),
+            (f"{d}/nonexistent", 3, "No such file or directory", ""),
+            (f"{d}/ok", 2, "no [landlock] write rule covers it",
+             f"[landlock]\nread = /usr /proc\nwrite = {d}/full\n"),
+        ]
+        for path, want_rc, want_msg, extra in cases:
+            conf = f"[agent]\nuser = 65534:65534\nwritable = {path}\n{extra}"
+            r = Run(with_config(init, conf), ["touch", marker], pid1=False, wait_ready=False)
+            rc, err = r.wait(), r.stderr().strip()
+            if rc != want_rc or len(err.splitlines()) != 1 or want_msg not in err or path not in err \
+                    or os.path.exists(marker):
+                bad.append(f"{path}: rc={rc} {err!r} started={os.path.exists(marker)}")
+        conf = f"[agent]\nuser = 65534:65534\nwritable = {d}/ok /tmp\n"
+        r = Run(with_config(init, conf), ["touch", marker], pid1=False, wait_ready=False)
+        rc = r.wait()
+        if rc != 0 or not os.path.exists(marker) or [x for x in os.listdir(f"{d}/ok") if x.startswith(".ward")]:
+            bad.append(f"good dirs: rc={rc} started={os.path.exists(marker)} {r.stderr().strip()!r}")
+    finally:
+        for m in mounts:
+            subprocess.run(["umount", m])
+        shutil.rmtree(d, ignore_errors=True)
+    return (PASS if not bad else FAIL), ("read-only, full, root-owned, missing: exit 3; not covered by "
+                                         "Landlock: exit 2; good: runs, no probe file left"
+                                         if not bad else "; ".join(bad))
+
+
 def case_signal_storm(ctx, init):
     """10 000 signals at the init while the child runs, then SIGSTOP and
     SIGCONT of the child: the init survives and returns the child's code."""
@@ -924,6 +976,7 @@ CASES = [
     ("B33", "rlimit above the runtime's hard limit: one line, exit 2, nothing started", case_rlimit_above_hard),
     ("B34", "[file NAME]: private files for the agent user, read once, all or nothing", case_private_files),
     ("B35", "[file] target on a read-only or full filesystem: exit 2, nothing started or left", case_materialise_faults),
+    ("B43", "[agent] writable: read-only, full, foreign or uncovered dirs stop ward first", case_writable_dirs),
     ("B36", "10 000 signals at the init, child stopped and continued: child's code", case_signal_storm),
     ("B37", "--version: the linked libraries and the kernel's Landlock ABI", case_version),
     ("B38", "fork bomb stopped by rlimit_nproc; TERM still tears it all down", case_fork_bomb),
