@@ -15,7 +15,11 @@
 
 #include "../init/log.h"
 
-#define RELAY_BUF 65536 /* per direction, allocated with the first request */
+/* relay buffers, allocated with the first request: requests go through
+ * user space (their framing is checked), big enough for few system calls;
+ * response bodies are spliced (the buffer holds the head, or TLS data) */
+#define REQ_BUF (256 * 1024)
+#define RESP_BUF (64 * 1024)
 
 enum conn_state { C_HEAD, C_CONNECTING, C_HANDSHAKE, C_RELAY, C_DRAIN };
 
@@ -117,13 +121,13 @@ static void rearm(struct loop *l, struct conn *c)
 	if (c->state == C_HEAD || c->state == C_DRAIN)
 		ce = EPOLLIN;
 	if (c->state == C_RELAY) {
-		if (!c->req_done && !c->client_eof && c->c2u_len < RELAY_BUF)
+		if (!c->req_done && !c->client_eof && c->c2u_len < REQ_BUF)
 			ce |= EPOLLIN;
 		if (c->u2c_len > c->u2c_off || c->in_pipe)
 			ce |= EPOLLOUT;
 		if (c->c2u_len > c->c2u_off)
 			ue |= EPOLLOUT;
-		if (!c->up_eof && c->u2c_len < RELAY_BUF && !c->in_pipe)
+		if (!c->up_eof && c->u2c_len < RESP_BUF && !c->in_pipe)
 			ue |= EPOLLIN;
 	}
 	if (c->state == C_CONNECTING)
@@ -282,14 +286,14 @@ static void head_complete(struct loop *l, struct conn *c)
 		refuse(l, c, c->req.status, c->req.why ? c->req.why : "bad request");
 		return;
 	}
-	c->c2u = malloc(RELAY_BUF);
-	c->u2c = malloc(RELAY_BUF);
+	c->c2u = malloc(REQ_BUF);
+	c->u2c = malloc(RESP_BUF);
 	if (!c->c2u || !c->u2c) {
 		refuse(l, c, 503, "out of memory");
 		return;
 	}
-	h = http_req_upstream_head(&c->req, c->c2u, RELAY_BUF);
-	if (h < 0 || (size_t)h + (size_t)n - c->req.head_len > RELAY_BUF) {
+	h = http_req_upstream_head(&c->req, c->c2u, REQ_BUF);
+	if (h < 0 || (size_t)h + (size_t)n - c->req.head_len > REQ_BUF) {
 		refuse(l, c, 431, "request head too large after rewriting");
 		return;
 	}
@@ -331,13 +335,13 @@ static void on_client_read(struct loop *l, struct conn *c)
 		return;
 	}
 	/* relaying the body: only as much as the request frames */
-	if (c->req_done || c->c2u_len == RELAY_BUF) {
+	if (c->req_done || c->c2u_len == REQ_BUF) {
 		rearm(l, c);
 		return;
 	}
 	/* straight into the relay buffer; what does not belong to the
 	 * request is simply not counted, so never sent */
-	n = recv(c->cfd, c->c2u + c->c2u_len, RELAY_BUF - c->c2u_len, 0);
+	n = recv(c->cfd, c->c2u + c->c2u_len, REQ_BUF - c->c2u_len, 0);
 	if (n == 0) {
 		c->client_eof = 1;
 		if (!c->req_done) {
@@ -416,11 +420,11 @@ static void on_upstream_read(struct loop *l, struct conn *c)
 	if (c->tls && c->state == C_HANDSHAKE)
 		return;
 
-	if (c->u2c_len == RELAY_BUF) {
+	if (c->u2c_len == RESP_BUF) {
 		rearm(l, c); /* the client has not taken what we have */
 		return;
 	}
-	n = up_recv(c, c->u2c + c->u2c_len, RELAY_BUF - c->u2c_len);
+	n = up_recv(c, c->u2c + c->u2c_len, RESP_BUF - c->u2c_len);
 
 	if (n == 0) {
 		c->up_eof = 1;
@@ -451,7 +455,7 @@ static void on_upstream_read(struct loop *l, struct conn *c)
 			}
 			if (used > 0) {
 				size_t rest = c->u2c_len - (size_t)used;
-				if (hl + rest > RELAY_BUF) {
+				if (hl + rest > RESP_BUF) {
 					refuse(l, c, 502, "upstream response head too large");
 					return;
 				}
@@ -554,7 +558,7 @@ static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 		return;
 	}
 	/* TLS may hold decrypted bytes no socket event will announce */
-	if (c->tls && c->state == C_RELAY && c->u2c_len < RELAY_BUF && tls_pending(c->tls)) {
+	if (c->tls && c->state == C_RELAY && c->u2c_len < RESP_BUF && tls_pending(c->tls)) {
 		on_upstream_read(l, c);
 		return;
 	}

@@ -210,7 +210,7 @@ def main():
                  f"{(w_idle / s_idle) if s_idle else float('nan'):.2f} | - |")
     lines += ["", "Throughput above 1.0 ×socat means the bridge is faster; latency and memory below 1.0 mean it "
               "is ahead. socat forks a process per connection, so its idle cost is a process each; the bridge "
-              "holds a 16 KiB head buffer and its connection state per idle client (two 64 KiB relay buffers "
+              "holds a 16 KiB head buffer and its connection state per idle client (a 256 KiB request and a 64 KiB response buffer "
               "come with the first request, and response bodies are spliced through a pipe). The Python "
               "endpoints bound the direct figures and make them noisy: compare within one run.", ""]
     text = "\n".join(lines)
