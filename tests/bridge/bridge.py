@@ -46,6 +46,8 @@ class Upstream:
         self.path = path
         self.seen = []
         self.release = threading.Event()
+        self.stall_seen = threading.Event()     # a /stall request arrived
+        self.stall_release = threading.Event()  # ... and may now be answered
         up = self
 
         class H(socketserver.StreamRequestHandler):
@@ -90,6 +92,11 @@ class Upstream:
                 elif target.startswith("/die"):
                     w(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\npartial")
                     self.request.shutdown(socket.SHUT_RDWR)
+                elif target.startswith("/stall"):
+                    # says nothing until released
+                    up.stall_seen.set()
+                    up.stall_release.wait(20)
+                    w(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nlate")
                 elif target.startswith("/garbage"):
                     w(b"\x00\x01 not http at all\r\n\r\n")
                 else:
@@ -159,7 +166,8 @@ def wire_cases(a, work):
     secret = os.path.join(work, "token")
     with open(secret, "w") as f:
         f.write("Bearer route-secret\n")
-    ports = {n: p for n, p in zip(["echo", "sse", "die", "garbage", "down", "prefix"], range(17801, 17807))}
+    ports = {n: p for n, p in zip(["echo", "sse", "die", "garbage", "down", "prefix", "stall"],
+                                           range(17801, 17808))}
     conf = os.path.join(work, "bridge.conf")
     routes = ""
     for name, port in ports.items():
@@ -262,6 +270,24 @@ def wire_cases(a, work):
                f"got {len(r)} bytes")
         r = exchange(ports["garbage"], req("GET", "/garbage"))
         report("upstream answers garbage -> 502", status(r) == 502, f"status {status(r)}")
+
+        # an upstream that stalls holds only its own client: other requests are
+        # answered meanwhile, and the stalled one completes once it answers
+        st = socket.create_connection(("127.0.0.1", ports["stall"]), timeout=30)
+        st.sendall(req("GET", "/stall"))
+        seen = up.stall_seen.wait(5)
+        rs = [status(exchange(P, req("POST", "/echo?agent=a1", body=b"{}"))) for _ in range(20)]
+        up.stall_release.set()
+        late = b""
+        while True:
+            d = st.recv(4096)
+            if not d:
+                break
+            late += d
+        st.close()
+        report("upstream stalls: 20 other requests answered meanwhile, the stalled one completes later",
+               seen and rs == [200] * 20 and late.endswith(b"late") and status(late) == 200,
+               f"stalled request reached it: {seen}, others {set(rs)}, stalled one got {late[-4:]!r}")
 
         # hundreds of idle connections and a slowloris do not block a request
         idle = [socket.create_connection(("127.0.0.1", P)) for _ in range(300)]
