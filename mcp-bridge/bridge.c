@@ -18,8 +18,8 @@
 /* relay buffers, allocated with the first request: requests go through
  * user space (their framing is checked), big enough for few system calls;
  * response bodies are spliced (the buffer holds the head, or TLS data) */
-#define REQ_BUF (256 * 1024)
-#define RESP_BUF (64 * 1024)
+#define REQ_BUF ((size_t)256 * 1024)
+#define RESP_BUF ((size_t)64 * 1024)
 
 enum conn_state { C_HEAD, C_CONNECTING, C_HANDSHAKE, C_RELAY, C_DRAIN };
 
