@@ -469,6 +469,8 @@ static int set_paths(struct parse_ctx *ctx, const char *k, const char *v, const 
 
 	if (!*v)
 		return 0;
+	if (list == &ctx->cfg->writable && !ctx->cfg->writable_line)
+		ctx->cfg->writable_line = ctx->line;
 	if (split_words(v, &words, &argc, why) != 0)
 		return -1;
 	for (i = 0; i < argc && rc == 0; i++) {

@@ -84,7 +84,7 @@ struct ward_config {
 	struct config_rlimit rlimits[WARD_MAX_RLIMITS];
 	int n_rlimits;
 	char **writable; /* directories checked writable (and not full) before the agent starts */
-	int n_writable;
+	int n_writable, writable_line;
 	char *user; /* as written: name, uid or uid:gid */
 	int user_line;
 	int allow_root;

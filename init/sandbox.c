@@ -246,30 +246,31 @@ static int check_writable(const struct sandbox *sb, const struct ward_config *cf
 		unsigned long long avail;
 
 		if (!realpath(p, real) || statvfs(real, &v) != 0) {
-			log_error("%s: [agent] writable = %s: %s", cfg->path, p, strerror(errno));
+			log_error("%s:%d: writable = %s: %s", cfg->path, cfg->writable_line, p, strerror(errno));
 			return 3;
 		}
 		if (v.f_flag & ST_RDONLY) {
-			log_error("%s: [agent] writable = %s: on a read-only filesystem; mount a volume or a tmpfs "
-				  "there (docker --tmpfs %s)", cfg->path, p, real);
+			log_error("%s:%d: writable = %s: on a read-only filesystem; mount a volume or a tmpfs "
+				  "there (docker --tmpfs %s)", cfg->path, cfg->writable_line, p, real);
 			return 3;
 		}
 		avail = (unsigned long long)v.f_bavail * v.f_frsize;
 		if (avail < WRITABLE_MIN_FREE || (v.f_files > 0 && v.f_favail == 0)) {
-			log_error("%s: [agent] writable = %s: the filesystem is full (%llu KiB, %llu inodes free); "
-				  "free space or mount a bigger volume", cfg->path, p, avail / 1024,
+			log_error("%s:%d: writable = %s: the filesystem is full (%llu KiB, %llu inodes free); "
+				  "free space or mount a bigger volume", cfg->path, cfg->writable_line, p, avail / 1024,
 				  (unsigned long long)v.f_favail);
 			return 3;
 		}
 		if (sb->ll.fd >= 0 && !(ll_granted(&sb->ll, real) & LL_FS_MAKE_REG)) {
-			log_error("%s: [agent] writable = %s: no [landlock] write rule covers it; add write = %s",
-				  cfg->path, p, p);
+			log_error("%s:%d: writable = %s: no [landlock] write rule covers it; add write = %s",
+				  cfg->path, cfg->writable_line, p, p);
 			return 2;
 		}
 		if (!check && sb->confining && geteuid() == 0 &&
 		    (e = agent_can_write(&sb->confine.user, real)) != 0) {
-			log_error("%s: [agent] writable = %s: uid %d cannot create files there (%s); chown it to "
-				  "the agent or choose another directory", cfg->path, p, (int)sb->confine.user.uid,
+			log_error("%s:%d: writable = %s: uid %d cannot create files there (%s); chown it to "
+				  "the agent or choose another directory", cfg->path, cfg->writable_line, p,
+				  (int)sb->confine.user.uid,
 				  strerror(e));
 			return 3;
 		}
