@@ -3,21 +3,16 @@
 
 #include <cap-ng.h>
 #include <errno.h>
-#include <string.h>
 #include <stdio.h>
-#include <sys/prctl.h>
-#include <grp.h>
-#include <limits.h>
-#include <sys/resource.h>
-#include <sys/statvfs.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 #include "../mcp-bridge/materialise.h"
 #include "log.h"
 #include "parse.h"
+#include "preflight.h"
 
 static int resolve_user(struct sandbox *sb, const struct ward_config *cfg, int check)
 {
@@ -176,115 +171,13 @@ static int materialise_files(const struct sandbox *sb, const struct ward_config 
 	return rc;
 }
 
-/* A limit above the hard limit the runtime gave can only be set with
- * CAP_SYS_RESOURCE: say so before anything starts, not when the agent
- * execs. */
-static int check_rlimits(const struct ward_config *cfg)
-{
-	int i;
-
-	for (i = 0; i < cfg->n_rlimits; i++) {
-		const struct config_rlimit *rl = &cfg->rlimits[i];
-		struct rlimit cur;
-		char want[32];
-
-		if (getrlimit(rl->resource, &cur) != 0 || cur.rlim_max == RLIM_INFINITY ||
-		    (rl->hard != RLIM_INFINITY && rl->hard <= cur.rlim_max) || cap_effective(CAP_SYS_RESOURCE))
-			continue;
-		if (rl->hard == RLIM_INFINITY)
-			snprintf(want, sizeof want, "unlimited");
-		else
-			snprintf(want, sizeof want, "%llu", (unsigned long long)rl->hard);
-		log_error("rlimit_%s: hard limit %s is above the %llu this runtime gives, and raising it "
-			  "needs CAP_SYS_RESOURCE", rlimit_name(rl->resource), want,
-			  (unsigned long long)cur.rlim_max);
-		return 2;
-	}
-	return 0;
-}
-
-/* As the agent user: can it create a file in dir? 0, or the errno. */
-static int agent_can_write(const struct user_ids *u, const char *dir)
-{
-	pid_t pid = fork();
-	int st;
-
-	if (pid < 0)
-		return errno;
-	if (pid == 0) {
-		char path[PATH_MAX + 32];
-		int fd;
-		if (setgroups((size_t)u->ngroups, u->groups) != 0 || setresgid(u->gid, u->gid, u->gid) != 0 ||
-		    setresuid(u->uid, u->uid, u->uid) != 0)
-			_exit(EPERM);
-		snprintf(path, sizeof path, "%s/.ward-writable-XXXXXX", dir);
-		fd = mkstemp(path);
-		if (fd < 0)
-			_exit(errno & 0xff);
-		close(fd);
-		unlink(path);
-		_exit(0);
-	}
-	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
-		return EIO;
-	return WEXITSTATUS(st);
-}
-
-/* [agent] writable: Pi dies when TMPDIR or its agent dir cannot be
- * written. Each directory must exist, be on a writable filesystem with
- * room left (1 MiB, and free inodes), be writable by the agent user, and
- * be under a Landlock write rule: otherwise exit 3 before anything runs. */
-#define WRITABLE_MIN_FREE (1024 * 1024ULL)
-static int check_writable(const struct sandbox *sb, const struct ward_config *cfg, int check)
-{
-	int i, e;
-
-	for (i = 0; i < cfg->n_writable; i++) {
-		const char *p = cfg->writable[i];
-		char real[PATH_MAX];
-		struct statvfs v;
-		unsigned long long avail;
-
-		if (!realpath(p, real) || statvfs(real, &v) != 0) {
-			log_error("%s:%d: writable = %s: %s", cfg->path, cfg->writable_line, p, strerror(errno));
-			return 3;
-		}
-		if (v.f_flag & ST_RDONLY) {
-			log_error("%s:%d: writable = %s: on a read-only filesystem; mount a volume or a tmpfs "
-				  "there (docker --tmpfs %s)", cfg->path, cfg->writable_line, p, real);
-			return 3;
-		}
-		avail = (unsigned long long)v.f_bavail * v.f_frsize;
-		if (avail < WRITABLE_MIN_FREE || (v.f_files > 0 && v.f_favail == 0)) {
-			log_error("%s:%d: writable = %s: the filesystem is full (%llu KiB, %llu inodes free); "
-				  "free space or mount a bigger volume", cfg->path, cfg->writable_line, p, avail / 1024,
-				  (unsigned long long)v.f_favail);
-			return 3;
-		}
-		if (sb->ll.fd >= 0 && !(ll_granted(&sb->ll, real) & LL_FS_MAKE_REG)) {
-			log_error("%s:%d: writable = %s: no [landlock] write rule covers it; add write = %s",
-				  cfg->path, cfg->writable_line, p, p);
-			return 2;
-		}
-		if (!check && sb->confining && geteuid() == 0 &&
-		    (e = agent_can_write(&sb->confine.user, real)) != 0) {
-			log_error("%s:%d: writable = %s: uid %d cannot create files there (%s); chown it to "
-				  "the agent or choose another directory", cfg->path, cfg->writable_line, p,
-				  (int)sb->confine.user.uid,
-				  strerror(e));
-			return 3;
-		}
-	}
-	return 0;
-}
-
 int sandbox_prepare(struct sandbox *sb, struct ward_config *cfg, int vm, int check)
 {
 	char err[1024];
 	int rc, i;
 
 	sb->ev.cfg = cfg;
-	if ((rc = check_rlimits(cfg)) != 0)
+	if ((rc = preflight_rlimits(cfg)) != 0)
 		return rc;
 	sb->confining = cfg->user || ((cfg->has_landlock || cfg->has_seccomp) && cfg->allow_root);
 	if (sb->confining) {
@@ -344,7 +237,7 @@ int sandbox_prepare(struct sandbox *sb, struct ward_config *cfg, int vm, int che
 			sb->confine.ll = &sb->ll;
 		sb->ev.ll = &sb->ll;
 	}
-	if ((rc = check_writable(sb, cfg, check)) != 0)
+	if ((rc = preflight_writable(sb, cfg, check)) != 0)
 		return rc;
 	sb->ev.path = cfg->evidence;
 	if (!check && (rc = evidence_open(&sb->ev)) != 0) {

@@ -1,0 +1,146 @@
+/* config_print: `ward --check --ini`, the effective settings written back
+ * as a config file, every default spelled out, no secret printed. */
+#define _GNU_SOURCE
+#include "config.h"
+
+#include <string.h>
+
+#include "../mcp-bridge/http.h"
+#include "parse.h"
+
+static void print_rlim(FILE *out, rlim_t v)
+{
+	if (v == RLIM_INFINITY)
+		fputs("unlimited", out);
+	else
+		fprintf(out, "%llu", (unsigned long long)v);
+}
+
+static void print_ports(FILE *out, const char *key, const struct port_range *v, int n)
+{
+	int i;
+
+	fprintf(out, "%s =", key);
+	for (i = 0; i < n; i++) {
+		if (v[i].lo == v[i].hi)
+			fprintf(out, " %u", v[i].lo);
+		else
+			fprintf(out, " %u-%u", v[i].lo, v[i].hi);
+	}
+	fputc('\n', out);
+}
+
+void config_print(const struct ward_config *cfg, FILE *out)
+{
+	static const char *const levels[] = { "error", "warn", "info", "debug" };
+	static const char *const restarts[] = { "never", "on-failure", "always" };
+	char b1[32], b2[32];
+	int i;
+
+	fprintf(out, "; effective settings%s%s\n", cfg->path ? " from " : " (no config file)",
+		cfg->path ? cfg->path : "");
+	fprintf(out, "[ward]\nlog_format = %s\nlog_level = %s\n",
+		cfg->log_format == LOG_JSON ? "json" : "text", levels[cfg->log_level]);
+	fprintf(out, "\n[supervise]\ngrace = %s\nrestart = %s\nrestart_delay = %s\n",
+		fmt_duration(cfg->grace_ms, b1, sizeof b1), restarts[cfg->restart],
+		fmt_duration(cfg->restart_delay_ms, b2, sizeof b2));
+	fprintf(out, "restart_limit = %u\nforward_to = %s\n", cfg->restart_limit,
+		cfg->forward_to == FORWARD_GROUP ? "group" : "child");
+	for (i = 1; i < WARD_NSIG; i++) {
+		if (cfg->rewrite[i] < 0)
+			continue;
+		fprintf(out, "signal_rewrite = %s:%s\n", signal_name(i, b1, sizeof b1),
+			cfg->rewrite[i] ? signal_name(cfg->rewrite[i], b2, sizeof b2) : "0");
+	}
+	fputs("\n[agent]\n", out);
+	if (cfg->command) {
+		fputs("command =", out);
+		for (i = 0; cfg->command[i]; i++)
+			fprintf(out, " %s", cfg->command[i]);
+		fputc('\n', out);
+	} else {
+		fputs("; command: none configured, taken from the command line\n", out);
+	}
+	fprintf(out, "cwd = %s\n", cfg->cwd ? cfg->cwd : "(the directory ward starts in)");
+	if (cfg->umask_set)
+		fprintf(out, "umask = %04o\n", cfg->umask);
+	else
+		fputs("; umask: inherited\n", out);
+	if (cfg->has_agent) {
+		for (i = 0; i < cfg->n_env; i++)
+			fprintf(out, "env = %s\n", cfg->env[i]);
+		for (i = 0; i < cfg->n_env_pass; i++)
+			fprintf(out, "env_pass = %s\n", cfg->env_pass[i]);
+		if (!cfg->n_env && !cfg->n_env_pass)
+			fputs("; environment: empty ([agent] is set and lists no env or env_pass)\n", out);
+	} else {
+		fputs("; environment: ward's own, passed through (no [agent] section)\n", out);
+	}
+	for (i = 0; i < cfg->n_rlimits; i++) {
+		fprintf(out, "rlimit_%s = ", rlimit_name(cfg->rlimits[i].resource));
+		print_rlim(out, cfg->rlimits[i].soft);
+		fputc(':', out);
+		print_rlim(out, cfg->rlimits[i].hard);
+		fputc('\n', out);
+	}
+	for (i = 0; i < cfg->n_writable; i++)
+		fprintf(out, "writable = %s\n", cfg->writable[i]);
+	if (cfg->user)
+		fprintf(out, "user = %s\n", cfg->user);
+	else
+		fputs("; user: ward's own (no privilege drop)\n", out);
+	fprintf(out, "allow_root = %s\n", cfg->allow_root ? "yes" : "no");
+	if (cfg->evidence)
+		fprintf(out, "\n; [ward] evidence = %s\n", cfg->evidence);
+
+	if (!cfg->has_landlock) {
+		fputs("\n; [landlock] absent: the filesystem and network are not confined\n", out);
+	} else {
+		static const char *const modes[] = { "off", "best_effort", "hard_requirement" };
+		const struct ll_policy *ll = &cfg->landlock;
+		fprintf(out, "\n[landlock]\nmode = %s\n", modes[ll->mode]);
+		for (i = 0; i < ll->n_read; i++)
+			fprintf(out, "read = %s\n", ll->read[i]);
+		for (i = 0; i < ll->n_write; i++)
+			fprintf(out, "write = %s\n", ll->write[i]);
+		print_ports(out, "connect", ll->connect, ll->n_connect);
+		print_ports(out, "bind", ll->bind, ll->n_bind);
+		fprintf(out, "scope =%s%s\n", ll->scopes & LL_SCOPE_ABSTRACT_UNIX ? " abstract" : "",
+			ll->scopes & LL_SCOPE_SIGNAL ? " signal" : "");
+	}
+	if (!cfg->has_seccomp) {
+		fputs("\n; [seccomp] absent: no system call filter\n", out);
+	} else {
+		fprintf(out, "\n[seccomp]\nmode = %s\n", cfg->seccomp.enabled ? "default" : "off");
+		for (i = 0; i < cfg->seccomp.n_deny; i++)
+			fprintf(out, "deny = %s\n", cfg->seccomp.deny[i]);
+		for (i = 0; i < cfg->seccomp.n_allow; i++)
+			fprintf(out, "allow = %s\n", cfg->seccomp.allow[i]);
+	}
+	for (i = 0; i < cfg->n_routes; i++) {
+		const struct config_route *r = &cfg->routes[i];
+		int m, h;
+		fprintf(out, "\n[route %s]\nlisten = 127.0.0.1:%u\nupstream = %s\nmethods =", r->name, r->port,
+			r->up.desc);
+		for (m = 0; m < 32; m++)
+			if (r->methods & (1u << m))
+				fprintf(out, " %s", http_method_str((enum http_method)m));
+		fprintf(out, "\npath = %s\nhost = %s\n", r->path, r->host ? r->host : r->up.default_host);
+		for (h = 0; h < r->n_headers; h++) {
+			const char *colon = strchr(r->headers[h], ':');
+			/* never print a secret: only where it comes from */
+			fprintf(out, "header = %.*s: %s\n", (int)(colon - r->headers[h]), r->headers[h],
+				colon[1 + strspn(colon + 1, " ")] == '@' ? colon + 1 + strspn(colon + 1, " ") : "(value hidden)");
+		}
+	}
+	if (cfg->n_routes)
+		fprintf(out, "\n; bridge_user = %s\n", cfg->bridge_user ? cfg->bridge_user : "(default: 65534)");
+	if (cfg->has_mcp)
+		fprintf(out, "\n[mcp]\nsource = %s\ntarget = %s\nupstream = %s\nlisten = 127.0.0.1:%u\n",
+			cfg->mcp_source, cfg->mcp_target, cfg->mcp_up.desc, cfg->mcp_port);
+	else
+		fputs("\n; [mcp] absent: no MCP config materialisation\n", out);
+	for (i = 0; i < cfg->n_files; i++)
+		fprintf(out, "\n[file %s]\nsource = %s\ntarget = %s\nmode = %04o\n", cfg->files[i].name,
+			cfg->files[i].source, cfg->files[i].target, cfg->files[i].mode);
+}
