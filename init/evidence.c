@@ -101,7 +101,7 @@ static json_t *fs_rights(uint64_t rights)
 	return a;
 }
 
-static json_t *ports(const struct port_range *v, int n)
+json_t *evidence_ports(const struct port_range *v, int n)
 {
 	json_t *a = json_array();
 	char buf[16];
@@ -156,8 +156,8 @@ static json_t *landlock_json(const struct evidence_src *e, json_t *degr)
 						       fs_rights(ll->rules[i].access)));
 	json_object_set_new(o, "rules", rules);
 	/* what was put in force (the bridge's ports included), not the config */
-	json_object_set_new(o, "connect_tcp", ports(ll->connect, ll->n_connect));
-	json_object_set_new(o, "bind_tcp", ports(ll->bind, ll->n_bind));
+	json_object_set_new(o, "connect_tcp", evidence_ports(ll->connect, ll->n_connect));
+	json_object_set_new(o, "bind_tcp", evidence_ports(ll->bind, ll->n_bind));
 	json_object_set_new(o, "net_rules", json_integer(ll->n_net_rules));
 	for (i = 0; i < ll->n_notes; i++) {
 		char *s;

@@ -4,6 +4,7 @@
 #ifndef WARD_EVIDENCE_H
 #define WARD_EVIDENCE_H
 
+#include <jansson.h>
 #include <sys/types.h>
 
 #include "config.h"
@@ -31,6 +32,9 @@ struct evidence_src {
 int evidence_open(struct evidence_src *e);
 
 /* Builds the JSON text for the running agent (malloc'd) or NULL. */
+/* Port ranges as JSON strings: ["443", "8000-8099"] (shared with --check). */
+json_t *evidence_ports(const struct port_range *v, int n);
+
 char *evidence_json(const struct evidence_src *e, pid_t agent, const struct start_notes *notes);
 
 /* start_hook: writes the evidence where it was asked for. */

@@ -22,22 +22,6 @@ static json_t *strings(char *const *v, int n)
 	return a;
 }
 
-static json_t *ports(const struct port_range *v, int n)
-{
-	json_t *a = json_array();
-	char buf[24];
-	int i;
-
-	for (i = 0; i < n; i++) {
-		if (v[i].lo == v[i].hi)
-			snprintf(buf, sizeof buf, "%u", v[i].lo);
-		else
-			snprintf(buf, sizeof buf, "%u-%u", v[i].lo, v[i].hi);
-		json_array_append_new(a, json_string(buf));
-	}
-	return a;
-}
-
 static json_t *supervise(const struct ward_config *cfg)
 {
 	json_t *o = json_object(), *rw = json_array();
@@ -137,8 +121,8 @@ static json_t *landlock(const struct sandbox *sb, const struct ward_config *cfg)
 	json_object_set_new(o, "read", strings(p->read, p->n_read));
 	json_object_set_new(o, "write", strings(p->write, p->n_write));
 	/* as put in force: the bridge's ports are added to connect */
-	json_object_set_new(o, "connect", ports(rs->connect, rs->n_connect));
-	json_object_set_new(o, "bind", ports(rs->bind, rs->n_bind));
+	json_object_set_new(o, "connect", evidence_ports(rs->connect, rs->n_connect));
+	json_object_set_new(o, "bind", evidence_ports(rs->bind, rs->n_bind));
 	if (p->scopes & LL_SCOPE_ABSTRACT_UNIX)
 		json_array_append_new(scope, json_string("abstract"));
 	if (p->scopes & LL_SCOPE_SIGNAL)

@@ -9,15 +9,14 @@ bridge serves one request per connection), memory per idle connection.
 Reports medians and ratios; asserts nothing.
 """
 import argparse
-import json
 import os
-import signal
 import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import Relays, rss_kb, write_results  # noqa: E402
 
 SIZE = 256 << 20
 CHUNK = 1 << 20
@@ -112,30 +111,6 @@ def small(kind, target, n):
     return lat
 
 
-def rss_kb(pids):
-    total = 0
-    for p in pids:
-        try:
-            for line in open(f"/proc/{p}/status"):
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
-        except OSError:
-            pass
-    return total
-
-
-def tree(pid):
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        try:
-            todo += [int(c) for c in open(f"/proc/{p}/task/{p}/children").read().split()]
-        except OSError:
-            pass
-    return out
-
-
 def idle_memory(kind, target, serving_pids, n=500):
     before = rss_kb(serving_pids())
     conns = [connect(kind, target) for _ in range(n)]
@@ -154,23 +129,8 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--json", help="also write the samples here (for tests/bench/plot.py)")
     a = ap.parse_args()
-    work = tempfile.mkdtemp(prefix="ward-bbench-")
-    os.chmod(work, 0o755)
-    sock = os.path.join(work, "up.sock")
-    up = subprocess.Popen([sys.executable, "-c", UPSTREAM, sock])
-    while not os.path.exists(sock):
-        time.sleep(0.01)
-    socat = subprocess.Popen(["socat", "TCP-LISTEN:17901,bind=127.0.0.1,reuseaddr,fork,backlog=1024",
-                              f"UNIX-CONNECT:{sock}"])
-    conf = os.path.join(work, "w.conf")
-    with open(conf, "w") as f:
-        f.write(f"[ward]\nlog_level = warn\n[route bench]\nlisten = 127.0.0.1:17902\nupstream = unix:{sock}\n"
-                f"path = /\nmethods = POST GET\n")
-    ward = subprocess.Popen([a.ward, "-c", conf, "--", "sleep", "3600"])
-    time.sleep(0.5)
-
-    def bridge_pids():
-        return [p for p in tree(ward.pid) if open(f"/proc/{p}/comm").read().strip() == "ward-bridge"]
+    rel = Relays(a.ward, UPSTREAM, 17901, 17902, prefix="ward-bbench-")
+    sock = rel.sock
 
     paths = {"direct": sock, "socat": 17901, "ward": 17902}
     res = {k: {"post": [], "stream": [], "lat": [], "idle": None} for k in paths}
@@ -181,13 +141,10 @@ def main():
                 res[k]["stream"].append(stream_big(k, t))
         for k, t in paths.items():
             res[k]["lat"] = small(k, t, 2000)
-        res["socat"]["idle"] = idle_memory("socat", 17901, lambda: tree(socat.pid))
-        res["ward"]["idle"] = idle_memory("ward", 17902, bridge_pids)
+        res["socat"]["idle"] = idle_memory("socat", 17901, rel.socat_pids)
+        res["ward"]["idle"] = idle_memory("ward", 17902, rel.bridge_pids)
     finally:
-        ward.send_signal(signal.SIGTERM)
-        ward.wait(timeout=20)
-        socat.terminate()
-        up.terminate()
+        rel.stop()
 
     med = statistics.median
 
@@ -213,15 +170,7 @@ def main():
               "holds a 16 KiB head buffer and its connection state per idle client (a 256 KiB request and a 64 KiB response buffer "
               "come with the first request, and response bodies are spliced through a pipe). The Python "
               "endpoints bound the direct figures and make them noisy: compare within one run.", ""]
-    text = "\n".join(lines)
-    print(text)
-    if a.out:
-        with open(a.out, "a") as f:
-            f.write(text)
-    if a.json:
-        os.makedirs(os.path.dirname(os.path.abspath(a.json)), exist_ok=True)
-        with open(a.json, "w") as f:
-            json.dump(res, f)
+    write_results("\n".join(lines), a.out, a.json, res)
     return 0
 
 

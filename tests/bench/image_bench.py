@@ -24,6 +24,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
 import e2e  # noqa: E402  (bundle, host side, RPC session)
+from benchlib import write_results  # noqa: E402
 
 PI = ["/usr/local/bin/node", "/opt/pi/node_modules/@earendil-works/pi-coding-agent/dist/cli.js",
       "--mode", "rpc", "--model", "fake/fake-model"]
@@ -147,14 +148,7 @@ def main():
             "Goal (issue 5): under 5% of the time to first response and under 2 MB of memory.\n"
             "All runs (s, KiB): " + "; ".join(f"{v}: " + ", ".join(f"{x[0]:.2f}/{x[1]}" for x in res[v])
                                            for v in res) + "\n")
-    print(text)
-    if a.out:
-        with open(a.out, "a") as f:
-            f.write(text)
-    if a.json:
-        os.makedirs(os.path.dirname(os.path.abspath(a.json)), exist_ok=True)
-        with open(a.json, "w") as f:
-            json.dump(res, f)
+    write_results(text, a.out, a.json, res)
     return 0
 
 

@@ -21,15 +21,14 @@ asserted.
 """
 import argparse
 import asyncio
-import json
 import os
 import resource
-import signal
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import Relays, rss_kb, write_results  # noqa: E402
 
 UPSTREAM = r'''
 import asyncio, os, sys
@@ -79,30 +78,6 @@ POST_BODY = b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
 POST_REQ = (b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             b"Accept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%s"
             % (len(POST_BODY), POST_BODY))
-
-
-def tree(pid):
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        try:
-            todo += [int(c) for c in open(f"/proc/{p}/task/{p}/children").read().split()]
-        except OSError:
-            pass
-    return out
-
-
-def rss_kb(pids):
-    total = 0
-    for p in pids:
-        try:
-            for line in open(f"/proc/{p}/status"):
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
-        except OSError:
-            pass
-    return total
 
 
 async def one_stream(port, hold, stats):
@@ -189,25 +164,8 @@ def main():
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < need:
         resource.setrlimit(resource.RLIMIT_NOFILE, (max(need, soft), max(need, hard)))
-    work = tempfile.mkdtemp(prefix="ward-load-")
-    os.chmod(work, 0o755)
-    sock = os.path.join(work, "up.sock")
-    up = subprocess.Popen([sys.executable, "-c", UPSTREAM, sock])
-    while not os.path.exists(sock):
-        time.sleep(0.01)
-    socat = subprocess.Popen(["socat", "TCP-LISTEN:17911,bind=127.0.0.1,reuseaddr,fork,backlog=4096",
-                              f"UNIX-CONNECT:{sock}"])
-    conf = os.path.join(work, "w.conf")
-    with open(conf, "w") as f:
-        f.write(f"[ward]\nlog_level = warn\n[route load]\nlisten = 127.0.0.1:17912\nupstream = unix:{sock}\n"
-                f"path = /\nmethods = POST GET\n")
-    ward = subprocess.Popen([a.ward, "-c", conf, "--", "sleep", "3600"])
-    time.sleep(0.5)
-
-    def bridge_pids():
-        return [p for p in tree(ward.pid) if open(f"/proc/{p}/comm").read().strip() == "ward-bridge"]
-
-    targets = {"socat": (17911, lambda: tree(socat.pid)), "ward": (17912, bridge_pids)}
+    rel = Relays(a.ward, UPSTREAM, 17911, 17912, prefix="ward-load-", backlog=4096)
+    targets = {"socat": (17911, rel.socat_pids), "ward": (17912, rel.bridge_pids)}
     res = {}
     try:
         for name, (port, pids) in targets.items():
@@ -219,11 +177,7 @@ def main():
                   f"RSS {st['rss_kb']} KiB at peak (idle {idle}); {len(sm['lat'])}/{a.requests} small requests, "
                   f"{len(sm['errors'])} errors, {sm['rate']:.0f}/s", flush=True)
     finally:
-        ward.send_signal(signal.SIGTERM)
-        ward.wait(timeout=20)
-        socat.terminate()
-        up.terminate()
-        subprocess.run(["rm", "-rf", work])
+        rel.stop()
 
     def pct(v, q):
         return statistics.quantiles(v, n=100)[q - 1] if len(v) >= 2 else float("nan")
@@ -249,20 +203,12 @@ def main():
     lines.append(f"| errors (streams + requests) | {errs['socat']} | {errs['ward']} | - |")
     lines += ["", "Memory and latency below 1.0 ×socat mean the bridge is ahead, rate above 1.0. "
               "socat forks a process per connection; the bridge is one process with an event loop.", ""]
-    text = "\n".join(lines)
-    print(text)
+    write_results("\n".join(lines), a.out, a.json, {k: {"rss_kb": v[1]["rss_kb"], "idle_kb": v[0], "rate": v[2]["rate"],
+                           "p50": pct(v[2]["lat"], 50), "p99": pct(v[2]["lat"], 99), "errors": errs[k],
+                           "streams": a.streams} for k, v in res.items()})
     for k, v in res.items():
         for e in (v[1]["errors"] + v[2]["errors"])[:5]:
             print(f"  {k} error: {e}")
-    if a.out:
-        with open(a.out, "a") as f:
-            f.write(text)
-    if a.json:
-        os.makedirs(os.path.dirname(os.path.abspath(a.json)), exist_ok=True)
-        with open(a.json, "w") as f:
-            json.dump({k: {"rss_kb": v[1]["rss_kb"], "idle_kb": v[0], "rate": v[2]["rate"],
-                           "p50": pct(v[2]["lat"], 50), "p99": pct(v[2]["lat"], 99), "errors": errs[k],
-                           "streams": a.streams} for k, v in res.items()}, f)
     return 1 if any(errs.values()) else 0
 
 

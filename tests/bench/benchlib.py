@@ -1,0 +1,85 @@
+"""Helpers shared by the bench scripts: process trees and their memory,
+the relay set-up the bridge benchmarks compare (an upstream on a unix
+socket, socat in front of it, a ward route in front of it), and writing
+a script's results (markdown appended to the report, JSON for the plots).
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def tree(pid):
+    """pid and all its descendants."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            todo += [int(c) for c in open(f"/proc/{p}/task/{p}/children").read().split()]
+        except OSError:
+            pass
+    return out
+
+
+def rss_kb(pids):
+    total = 0
+    for p in pids:
+        try:
+            for line in open(f"/proc/{p}/status"):
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
+class Relays:
+    """An upstream (Python source run with the socket path as argv[1]) on a
+    unix socket; socat TCP-LISTEN:socat_port,fork -> it; ward running a
+    [route] on ward_port -> it. stop() ends all three."""
+
+    def __init__(self, ward, upstream_code, socat_port, ward_port, prefix="ward-bench-", backlog=1024):
+        self.work = tempfile.mkdtemp(prefix=prefix)
+        os.chmod(self.work, 0o755)
+        self.sock = os.path.join(self.work, "up.sock")
+        self.up = subprocess.Popen([sys.executable, "-c", upstream_code, self.sock])
+        while not os.path.exists(self.sock):
+            time.sleep(0.01)
+        self.socat = subprocess.Popen([
+            "socat", f"TCP-LISTEN:{socat_port},bind=127.0.0.1,reuseaddr,fork,backlog={backlog}",
+            f"UNIX-CONNECT:{self.sock}"])
+        conf = os.path.join(self.work, "w.conf")
+        with open(conf, "w") as f:
+            f.write(f"[ward]\nlog_level = warn\n[route bench]\nlisten = 127.0.0.1:{ward_port}\n"
+                    f"upstream = unix:{self.sock}\npath = /\nmethods = POST GET\n")
+        self.ward = subprocess.Popen([ward, "-c", conf, "--", "sleep", "3600"])
+        time.sleep(0.5)
+
+    def bridge_pids(self):
+        return [p for p in tree(self.ward.pid) if open(f"/proc/{p}/comm").read().strip() == "ward-bridge"]
+
+    def socat_pids(self):
+        return tree(self.socat.pid)
+
+    def stop(self):
+        self.ward.send_signal(signal.SIGTERM)
+        self.ward.wait(timeout=20)
+        self.socat.terminate()
+        self.up.terminate()
+        subprocess.run(["rm", "-rf", self.work])
+
+
+def write_results(text, md=None, json_path=None, data=None):
+    """Prints the markdown, appends it to md, writes data as JSON."""
+    print(text)
+    if md:
+        with open(md, "a") as f:
+            f.write(text)
+    if json_path:
+        os.makedirs(os.path.dirname(os.path.abspath(json_path)), exist_ok=True)
+        with open(json_path, "w") as f:
+            json.dump(data, f)
