@@ -15,13 +15,15 @@ import subprocess
 import sys
 import tempfile
 
-HEAD = """set terminal svg size 720,380 dynamic font 'sans,11' background '#ffffff'
+HEAD = """set terminal svg size 860,400 dynamic font 'sans,11' background '#ffffff'
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.85 border -1
 set boxwidth 0.9
 set grid ytics
-set key top left
+set key below
+set bmargin 6
+set xtics rotate by -12
 set xtics noenhanced
 set datafile separator '\\t'
 """
@@ -48,66 +50,60 @@ def med(v):
     return statistics.median(v) if v else float("nan")
 
 
+def bars(rows, title, out, extra=""):
+    """A clustered bar chart: rows[0] is the header (first cell: the x
+    label column), one cluster per following row."""
+    f = dat(rows)
+    cols = ", ".join((f"'{f}' using 2:xtic(1)" if i == 0 else f"'' using {i + 2}") + " title columnhead"
+                     for i in range(len(rows[0]) - 1))
+    try:
+        gnuplot(f"set title '{title}'\n{extra}plot {cols}\n", out)
+    finally:
+        os.unlink(f)
+
+
 def init_plot(d, out):
-    names = d["names"]
-    anchors = names[1:]
+    anchors = d["names"][1:]
     rows = [["metric"] + [f"ward/{a}" for a in anchors]]
     for key, label, unit in d["rows"]:
         m = d["metrics"][key]
-        rows.append([label.replace("`", "")[:34]] +
+        short = {"start": "start /bin/true", "hwm": "VmHWM", "private": "anonymous memory",
+                 "siglat": "TERM latency", "reap": "reap 10 000 orphans"}
+        rows.append([short.get(key, label.replace("`", "")[:20])] +
                     [f"{med(m['ward']) / med(m[a]):.3f}" if med(m[a]) else "NaN" for a in anchors])
-    f = dat(rows)
-    cols = " , ".join(f"'' using {i + 2}:xtic(1) title columnhead" if i else f"'{f}' using 2:xtic(1) title columnhead"
-                      for i in range(len(anchors)))
-    gnuplot(f"set title 'ward / anchor, median (below 1: ward ahead)'\nset yrange [0:*]\n"
-            f"set xtics rotate by -20\nset arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lw 2\n"
-            f"plot {cols}\n", out)
-    os.unlink(f)
+    bars(rows, "ward / anchor, median (below 1: ward ahead)", out,
+         "set yrange [0:*]\nset arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lw 2\n")
 
 
 def bridge_plot(d, out_tp, out_lat):
     kinds = ["direct", "socat", "ward"]
-    rows = [["what"] + kinds,
-            ["256 MiB POST"] + [f"{med(d[k]['post']):.0f}" for k in kinds],
-            ["256 MiB streamed response"] + [f"{med(d[k]['stream']):.0f}" for k in kinds]]
-    f = dat(rows)
-    gnuplot(f"set title 'bridge throughput (MiB/s, higher is better)'\nset yrange [0:*]\n"
-            f"plot '{f}' using 2:xtic(1) title columnhead, '' using 3 title columnhead, "
-            f"'' using 4 title columnhead\n", out_tp)
-    os.unlink(f)
+    bars([["what"] + kinds,
+          ["256 MiB POST"] + [f"{med(d[k]['post']):.0f}" for k in kinds],
+          ["256 MiB streamed response"] + [f"{med(d[k]['stream']):.0f}" for k in kinds]],
+         "bridge throughput (MiB/s, higher is better)", out_tp, "set yrange [0:*]\n")
 
     def pct(v, q):
         return statistics.quantiles(v, n=100)[q - 1]
-    rows = [["what"] + kinds] + [[f"p{q}"] + [f"{pct(d[k]['lat'], q):.0f}" for k in kinds] for q in (50, 99)]
-    f = dat(rows)
-    gnuplot(f"set title 'small request latency, new connection each (µs, lower is better)'\nset yrange [0:*]\n"
-            f"plot '{f}' using 2:xtic(1) title columnhead, '' using 3 title columnhead, "
-            f"'' using 4 title columnhead\n", out_lat)
-    os.unlink(f)
+    bars([["what"] + kinds] + [[f"p{q}"] + [f"{pct(d[k]['lat'], q):.0f}" for k in kinds] for q in (50, 99)],
+         "small request latency, new connection each (µs, lower is better)", out_lat, "set yrange [0:*]\n")
 
 
 def load_plot(d, out):
-    rows = [["what", "socat", "ward"],
-            [f"serving RSS, {d['ward']['streams']} SSE streams (MiB)", f"{d['socat']['rss_kb'] / 1024:.1f}",
-             f"{d['ward']['rss_kb'] / 1024:.1f}"],
-            ["small requests per second / 10", f"{d['socat']['rate'] / 10:.0f}", f"{d['ward']['rate'] / 10:.0f}"],
-            ["small request p99 (ms)", f"{d['socat']['p99'] / 1000:.1f}", f"{d['ward']['p99'] / 1000:.1f}"]]
-    f = dat(rows)
-    gnuplot(f"set title 'bridge under load vs socat (log scale)'\nset logscale y\n"
-            f"plot '{f}' using 2:xtic(1) title columnhead, '' using 3 title columnhead\n", out)
-    os.unlink(f)
+    bars([["what", "socat", "ward"],
+          [f"RSS, {d['ward']['streams']} streams (MiB)", f"{d['socat']['rss_kb'] / 1024:.1f}",
+           f"{d['ward']['rss_kb'] / 1024:.1f}"],
+          ["requests/s ÷ 10", f"{d['socat']['rate'] / 10:.0f}", f"{d['ward']['rate'] / 10:.0f}"],
+          ["request p99 (ms)", f"{d['socat']['p99'] / 1000:.1f}", f"{d['ward']['p99'] / 1000:.1f}"]],
+         "bridge under load vs socat (log scale)", out, "set logscale y\n")
 
 
 def image_plot(d, out):
-    rows = [["what", "tini entrypoint", "ward entrypoint"],
-            ["start to first RPC response (ms)", f"{med([x[0] for x in d['tini']]) * 1000:.0f}",
-             f"{med([x[0] for x in d['ward']]) * 1000:.0f}"],
-            ["Pss of the container (MiB)", f"{med([x[1] for x in d['tini']]) / 1024:.1f}",
-             f"{med([x[1] for x in d['ward']]) / 1024:.1f}"]]
-    f = dat(rows)
-    gnuplot(f"set title 'reference image under runc: ward vs tini as the entrypoint'\nset yrange [0:*]\n"
-            f"plot '{f}' using 2:xtic(1) title columnhead, '' using 3 title columnhead\n", out)
-    os.unlink(f)
+    bars([["what", "tini entrypoint", "ward entrypoint"],
+          ["first RPC response (ms)", f"{med([x[0] for x in d['tini']]) * 1000:.0f}",
+           f"{med([x[0] for x in d['ward']]) * 1000:.0f}"],
+          ["container Pss (MiB)", f"{med([x[1] for x in d['tini']]) / 1024:.1f}",
+           f"{med([x[1] for x in d['ward']]) / 1024:.1f}"]],
+         "reference image under runc: ward vs tini as the entrypoint", out, "set yrange [0:*]\n")
 
 
 def main():

@@ -93,6 +93,19 @@ def make_tree(root, probe):
     os.chmod(root, 0o755)
 
 
+def policy_tree(a, prefix):
+    """Two loopback listeners (an allowed and a denied port), the probe's
+    tree and the test policy written next to it: (root, conf, allowed, denied)."""
+    allowed, denied = Listener(), Listener()
+    root = tempfile.mkdtemp(prefix=prefix)
+    os.chmod(root, 0o755)
+    make_tree(root, a.probe)
+    conf = os.path.join(root, "ward.conf")
+    with open(conf, "w") as f:
+        f.write(policy(root, allowed.port))
+    return root, conf, allowed, denied
+
+
 def check_probe_output(name, rc, out):
     lines = out.splitlines()
     fails = [l for l in lines if l.startswith("FAIL")]
@@ -109,14 +122,8 @@ def check_probe_output(name, rc, out):
 
 def host(a):
     tag = f"h{os.getpid()}"
-    allowed, denied = Listener(), Listener()
-    root = tempfile.mkdtemp(prefix="ward-escape-")
-    os.chmod(root, 0o755)
-    make_tree(root, a.probe)
-    conf = os.path.join(root, "ward.conf")
+    root, conf, allowed, denied = policy_tree(a, "ward-escape-")
     evidence = os.path.join(root, "evidence.json")
-    with open(conf, "w") as f:
-        f.write(policy(root, allowed.port))
     outsider = subprocess.Popen([os.path.join(root, "ro", "escape"), "outsider", tag], preexec_fn=as_agent,
                                 stdout=subprocess.PIPE)
     outsider.stdout.readline()
@@ -250,14 +257,8 @@ def verdict(out, right):
 def cli(a):
     """--check (table and JSON, warnings for weak settings) and --explain,
     whose verdicts are compared with what the kernel does to the agent."""
-    allowed, denied = Listener(), Listener()
-    root = tempfile.mkdtemp(prefix="ward-cli-")
-    os.chmod(root, 0o755)
-    make_tree(root, a.probe)
-    conf = os.path.join(root, "ward.conf")
+    root, conf, allowed, denied = policy_tree(a, "ward-cli-")
     rw = os.path.join(root, "rw")
-    with open(conf, "w") as f:
-        f.write(policy(root, allowed.port))
     try:
         p = subprocess.run([a.ward, "-c", conf, "--check"], capture_output=True, text=True, timeout=20, cwd=rw)
         j = subprocess.run([a.ward, "-c", conf, "--check", "--json"], capture_output=True, text=True, timeout=20,
