@@ -20,6 +20,10 @@
  * response bodies are spliced (the buffer holds the head, or TLS data) */
 #define REQ_BUF ((size_t)256 * 1024)
 #define RESP_BUF ((size_t)64 * 1024)
+/* the response buffer's size: what is read (RESP_BUF) plus room for the
+ * rewritten head to be longer than the upstream's */
+#define RESP_CAP (RESP_BUF + HTTP_MAX_HEAD + 64)
+#define PIPE_BIG ((size_t)1024 * 1024)
 
 enum conn_state { C_HEAD, C_CONNECTING, C_HANDSHAKE, C_RELAY, C_DRAIN };
 
@@ -42,6 +46,7 @@ struct conn {
 	int req_done, client_eof, up_eof, resp_head_done, status, dead;
 	int pipe_r, pipe_w;   /* response body: upstream -> pipe -> client, spliced */
 	size_t in_pipe;
+	int pipe_big;	      /* grown for a bulk body (the first MiB went through) */
 	struct tls_conn *tls; /* a tls: upstream */
 	uint64_t bytes_in, bytes_out, started, deadline;
 	struct conn *next;
@@ -287,7 +292,7 @@ static void head_complete(struct loop *l, struct conn *c)
 		return;
 	}
 	c->c2u = malloc(REQ_BUF);
-	c->u2c = malloc(RESP_BUF);
+	c->u2c = malloc(RESP_CAP);
 	if (!c->c2u || !c->u2c) {
 		refuse(l, c, 503, "out of memory");
 		return;
@@ -396,12 +401,19 @@ static int splice_flush(struct conn *c)
 
 static void splice_upstream(struct loop *l, struct conn *c)
 {
-	ssize_t n = splice(c->ufd, NULL, c->pipe_w, NULL, (size_t)256 * 1024, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+	ssize_t n = splice(c->ufd, NULL, c->pipe_w, NULL, PIPE_BIG, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
 		c->up_eof = 1;
 	else if (n > 0)
 		c->in_pipe += (size_t)n;
+	/* A bulk body gets a big pipe: fewer, larger moves. Streams of small
+	 * events (SSE) keep the default one, so a thousand of them stay far
+	 * from the per-user pipe quota. Refused (over quota): stays as is. */
+	if (!c->pipe_big && c->bytes_out > PIPE_BIG) {
+		(void)fcntl(c->pipe_w, F_SETPIPE_SZ, (int)PIPE_BIG);
+		c->pipe_big = 1;
+	}
 	if (splice_flush(c) < 0 || (c->up_eof && !c->in_pipe)) {
 		close_conn(l, c);
 		return;
@@ -420,7 +432,7 @@ static void on_upstream_read(struct loop *l, struct conn *c)
 	if (c->tls && c->state == C_HANDSHAKE)
 		return;
 
-	if (c->u2c_len == RESP_BUF) {
+	if (c->u2c_len >= RESP_BUF) {
 		rearm(l, c); /* the client has not taken what we have */
 		return;
 	}
@@ -455,7 +467,7 @@ static void on_upstream_read(struct loop *l, struct conn *c)
 			}
 			if (used > 0) {
 				size_t rest = c->u2c_len - (size_t)used;
-				if (hl + rest > RESP_BUF) {
+				if (hl + rest > RESP_CAP) { /* cannot happen: hl <= sizeof head */
 					refuse(l, c, 502, "upstream response head too large");
 					return;
 				}
@@ -479,7 +491,6 @@ static void on_upstream_read(struct loop *l, struct conn *c)
 		if (pipe2(p, O_NONBLOCK | O_CLOEXEC) == 0) {
 			c->pipe_r = p[0];
 			c->pipe_w = p[1];
-			(void)fcntl(p[1], F_SETPIPE_SZ, 256 * 1024); /* fewer, larger moves */
 		}
 	}
 	rearm(l, c);

@@ -97,6 +97,11 @@ class Upstream:
                     up.stall_seen.set()
                     up.stall_release.wait(20)
                     w(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nlate")
+                elif target.startswith("/big"):
+                    # head and a big body in one write: the bridge's first read is full
+                    body = bytes(range(256)) * 4096
+                    w(b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: %d\r\n\r\n%s"
+                      % (len(body), body))
                 elif target.startswith("/garbage"):
                     w(b"\x00\x01 not http at all\r\n\r\n")
                 else:
@@ -166,8 +171,8 @@ def wire_cases(a, work):
     secret = os.path.join(work, "token")
     with open(secret, "w") as f:
         f.write("Bearer route-secret\n")
-    ports = {n: p for n, p in zip(["echo", "sse", "die", "garbage", "down", "prefix", "stall"],
-                                           range(17801, 17808))}
+    ports = {n: p for n, p in zip(["echo", "sse", "die", "garbage", "down", "prefix", "stall", "big"],
+                                           range(17801, 17809))}
     conf = os.path.join(work, "bridge.conf")
     routes = ""
     for name, port in ports.items():
@@ -270,6 +275,13 @@ def wire_cases(a, work):
                f"got {len(r)} bytes")
         r = exchange(ports["garbage"], req("GET", "/garbage"))
         report("upstream answers garbage -> 502", status(r) == 502, f"status {status(r)}")
+        want = bytes(range(256)) * 4096
+        bad = []
+        for i in range(20):  # the first read of the response fills the bridge's buffer
+            r = exchange(ports["big"], req("GET", "/big"), shut=False)
+            if status(r) != 200 or not r.endswith(want):
+                bad.append(f"#{i}: status {status(r)}, {len(r)} bytes")
+        report("a 1 MiB body written with its head at once: relayed whole, 20 of 20", not bad, "; ".join(bad[:3]))
 
         # an upstream that stalls holds only its own client: other requests are
         # answered meanwhile, and the stalled one completes once it answers
