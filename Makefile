@@ -12,7 +12,7 @@ B        := build
 
 INIT_SRCS := init/config.c init/config_print.c init/log.c init/parse.c init/procs.c init/spawn.c \
              init/supervise.c init/vm.c init/users.c init/privdrop.c init/sysfilter.c \
-             init/sandbox.c init/preflight.c init/report.c init/explain.c init/evidence.c init/sysfilter_build.c init/bridgeproc.c \
+             init/sandbox.c init/denials.c init/preflight.c init/report.c init/explain.c init/evidence.c init/sysfilter_build.c init/bridgeproc.c \
              landlock/landlock.c mcp-bridge/http.c mcp-bridge/upstream.c mcp-bridge/bridge.c \
              mcp-bridge/materialise.c mcp-bridge/tls.c
 INIT_OBJS := $(INIT_SRCS:%.c=$(B)/%.o) $(B)/filters.o
@@ -217,10 +217,10 @@ check-docs: $(B)/ward $(NODE22)
 # a long run; `make check` runs a short pass.
 FUZZ_CC      := clang
 FUZZ_FLAGS   := $(WARNINGS) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Iinit
-FUZZ_SRCS    := init/config.c init/log.c init/parse.c init/users.c init/sysfilter.c landlock/landlock.c \
+FUZZ_SRCS    := init/config.c init/denials.c init/log.c init/parse.c init/users.c init/sysfilter.c landlock/landlock.c \
                 mcp-bridge/http.c mcp-bridge/upstream.c mcp-bridge/materialise.c mcp-bridge/tls.c
 FUZZERS      := $(B)/fuzz/fuzz_config $(B)/fuzz/fuzz_values $(B)/fuzz/fuzz_users $(B)/fuzz/fuzz_http \
-                $(B)/fuzz/fuzz_mcp
+                $(B)/fuzz/fuzz_mcp $(B)/fuzz/fuzz_audit
 FUZZ_SECONDS ?= 60
 
 $(B)/fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS) $(HEADERS)

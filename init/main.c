@@ -17,6 +17,7 @@
 #include "config.h"
 #include "log.h"
 #include "procs.h"
+#include "denials.h"
 #include "explain.h"
 #include "report.h"
 #include "sandbox.h"
@@ -214,6 +215,11 @@ static void announce_layers(const struct ward_config *cfg, const struct sandbox 
 		log_info("%s: no [route] or [mcp]: no bridge", cfg->path);
 }
 
+static void on_denials(void *arg, pid_t agent)
+{
+	denials_read(arg, agent);
+}
+
 static pid_t start_bridge(void *arg)
 {
 	return bridgeproc_start(arg);
@@ -225,6 +231,7 @@ int main(int argc, char **argv)
 	struct supervisor sv;
 	struct sandbox sb;
 	struct options opt;
+	struct denials den;
 	sigset_t all, inherited;
 	char **envp = NULL;
 	const char *path;
@@ -243,6 +250,7 @@ int main(int argc, char **argv)
 	vm = !opt.check && vm_detect();
 	config_defaults(&cfg);
 	sandbox_init(&sb);
+	denials_init(&den);
 	path = config_path(&opt);
 	if (path && config_load(&cfg, path) != 0) {
 		rc = EXIT_USAGE;
@@ -321,6 +329,12 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
+	/* log_level = debug: the agent's Landlock denials from the kernel's
+	 * audit log, where ward can read it (ABI 7; not in a container) */
+	if (cfg.log_level == LOG_DEBUG && sb.confine.ll && sb.ll.abi >= 7 && denials_open(&den) >= 0 &&
+	    supervisor_watch(&sv, den.fd, on_denials, &den) != 0)
+		denials_close(&den);
+	sb.keep_audit_read = den.fd >= 0;
 	sv.on_start = evidence_on_start;
 	sv.on_start_arg = &sb.ev;
 	sb.ev.bridge = &sb.bridge;
@@ -345,6 +359,7 @@ int main(int argc, char **argv)
 out:
 	if (have_sv)
 		supervisor_free(&sv);
+	denials_close(&den);
 	if (cwd_fd >= 0)
 		close(cwd_fd);
 	sandbox_free(&sb);

@@ -278,8 +278,11 @@ void sandbox_lock_pid1(const struct sandbox *sb, const struct ward_config *cfg, 
 	/* What supervision still needs: signalling the agent's tree (another
 	 * uid) and, for restarts, what the child needs to drop to the agent
 	 * user again. */
-	static const int keep[] = { CAP_KILL, CAP_SETUID, CAP_SETGID, CAP_SETPCAP, CAP_SYS_RESOURCE, CAP_SYS_BOOT };
-	int want[6] = { 1, 0, 0, 0, 0, vm }, k;
+	static const int keep[] = { CAP_KILL,	      CAP_SETUID,   CAP_SETGID,	    CAP_SETPCAP,
+				    CAP_SYS_RESOURCE, CAP_SYS_BOOT, CAP_AUDIT_READ };
+	/* the kernel delivers audit records only to readers that keep
+	 * CAP_AUDIT_READ (log_level = debug, denials reported) */
+	int want[7] = { 1, 0, 0, 0, 0, vm, sb->keep_audit_read }, k;
 
 	/* restarting the agent or the bridge means dropping to a user again */
 	if (cfg->restart != RESTART_NEVER || sb->bridge.active)
@@ -288,7 +291,7 @@ void sandbox_lock_pid1(const struct sandbox *sb, const struct ward_config *cfg, 
 	want[4] = cfg->restart != RESTART_NEVER && cfg->n_rlimits;
 	capng_clear(CAPNG_SELECT_CAPS);
 	/* keep only what the runtime gave: asking for more makes capset fail */
-	for (k = 0; k < 6; k++)
+	for (k = 0; k < 7; k++)
 		if (want[k] && cap_effective(keep[k]))
 			capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, keep[k]);
 	/* CAPS only: PID 1 never execs, so its bounding set gives nothing, and

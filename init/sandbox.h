@@ -16,6 +16,7 @@ struct sandbox {
 	struct sc_filter sc, sc_init;
 	struct evidence_src ev;
 	struct bridgeproc bridge;
+	int keep_audit_read; /* PID 1 reads the audit log for denials */
 };
 
 /* An empty sandbox that sandbox_free() accepts. */

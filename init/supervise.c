@@ -513,7 +513,7 @@ int supervisor_init(struct supervisor *sv, const struct ward_config *cfg, char *
 	sv->cwd_fd = cwd_fd;
 	sv->self = getpid();
 	sv->pid1 = sv->self == 1;
-	sv->errfd = sv->sfd = sv->epfd = sv->tfd = sv->btfd = -1;
+	sv->errfd = sv->sfd = sv->epfd = sv->tfd = sv->btfd = sv->watch_fd = -1;
 	sv->bridge_delay = 250;
 	sv->restart_delay = cfg->restart_delay_ms;
 	if (cfg->restart_limit) {
@@ -547,10 +547,22 @@ fail:
 	return -1;
 }
 
+int supervisor_watch(struct supervisor *sv, int fd, void (*fn)(void *arg, pid_t agent), void *arg)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+	if (epoll_ctl(sv->epfd, EPOLL_CTL_ADD, fd, &ev) != 0)
+		return -1;
+	sv->watch_fd = fd;
+	sv->on_watch = fn;
+	sv->watch_arg = arg;
+	return 0;
+}
+
 int supervisor_fds(const struct supervisor *sv, int *fds, int max)
 {
 	int n = 0, i;
-	const int all[] = { sv->sfd, sv->epfd, sv->tfd, sv->btfd, sv->errfd, sv->cwd_fd };
+	const int all[] = { sv->sfd, sv->epfd, sv->tfd, sv->btfd, sv->errfd, sv->cwd_fd, sv->watch_fd };
 
 	for (i = 0; i < (int)(sizeof all / sizeof all[0]) && n < max; i++)
 		if (all[i] >= 0)
@@ -582,6 +594,8 @@ int supervisor_run(struct supervisor *sv)
 				on_bridge_timer(sv);
 			else if (ev[i].data.fd == sv->errfd && sv->errfd >= 0)
 				check_started(sv);
+			else if (ev[i].data.fd == sv->watch_fd && sv->watch_fd >= 0)
+				sv->on_watch(sv->watch_arg, sv->agent);
 		}
 	}
 	stop_bridge(sv);

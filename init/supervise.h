@@ -43,6 +43,12 @@ struct supervisor {
 	int btfd;
 	uint64_t bridge_started, bridge_delay;
 
+	/* one more descriptor to poll (the audit log), and what to do when
+	 * it is readable; -1: none */
+	int watch_fd;
+	void (*on_watch)(void *arg, pid_t agent);
+	void *watch_arg;
+
 	int sfd, epfd, tfd;
 	pid_t self;
 	int pid1; /* PID 1 of our pid namespace: kill(-1) is ours to use */
@@ -66,6 +72,9 @@ struct supervisor {
 /* Prepares the loop's descriptors. Returns 0, or -1 after logging. */
 int supervisor_init(struct supervisor *sv, const struct ward_config *cfg, char *const *argv,
 		    char *const *envp, const sigset_t *child_mask, int cwd_fd);
+
+/* Polls fd too: fn(arg, the agent's pid) when it is readable. 0 or -1. */
+int supervisor_watch(struct supervisor *sv, int fd, void (*fn)(void *arg, pid_t agent), void *arg);
 
 /* Starts the agent; returns -1 if it could not even be forked. */
 int supervisor_start(struct supervisor *sv);

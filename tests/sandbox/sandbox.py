@@ -16,6 +16,7 @@ import pwd
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -342,8 +343,54 @@ def cli(a):
         report("cli: --explain agrees with the kernel (paths, ports, syscalls)", "pass" if not bad else "FAIL",
                f"{len(probes)} paths ({n_denied} refused by the kernel, as explained), 2 ports, 2 syscalls"
                if not bad else "; ".join(bad))
+        denials_from_audit(a, root, conf, rw)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def audit(enabled=None):
+    """The kernel's audit switch: returns it, or sets it (needs root)."""
+    s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 9)  # NETLINK_AUDIT
+    s.settimeout(2)
+    try:
+        if enabled is None:
+            s.send(struct.pack("=IHHII", 16, 1000, 1, 1, 0))  # AUDIT_GET
+            d = s.recv(8192)
+            return struct.unpack("=I", d[20:24])[0]  # audit_status.enabled
+        st = struct.pack("=IIIIIIII", 1, enabled, 0, 0, 0, 0, 0, 0) + b"\0" * 16
+        s.send(struct.pack("=IHHII", 16 + len(st), 1001, 5, 2, 0) + st)  # AUDIT_SET
+        s.recv(8192)
+    finally:
+        s.close()
+
+
+def denials_from_audit(a, root, conf, rw):
+    """log_level = debug on a kernel with Landlock ABI 7 and audit on: ward
+    reports the agent's denial (right, path, the rule to add) as it happens,
+    from the kernel's own audit record; and stays up (the agent's code)."""
+    try:
+        was = audit()
+    except OSError as e:
+        report("cli: log_level = debug reports Landlock denials from the audit log", "SKIP",
+               f"no audit netlink here ({e})")
+        return
+    text = open(conf).read() + "[ward]\nlog_level = debug\n"
+    dconf = os.path.join(root, "debug.conf")
+    with open(dconf, "w") as f:
+        f.write(text)
+    try:
+        audit(1)
+        r = subprocess.run([a.ward, "-c", dconf, "--", "sh", "-c", f"echo x > {root}/ro/new; sleep 0.5; exit 5"],
+                           capture_output=True, text=True, timeout=20, cwd=rw)
+    finally:
+        audit(was)
+    line = [l for l in r.stderr.splitlines() if "denied by landlock" in l]
+    want = f"denied by landlock: fs.make_reg on {root}/ro; to allow it: write = {root}/ro"
+    hit = [l for l in line if want in l]
+    ok = r.returncode == 5 and len(hit) == 1
+    report("cli: log_level = debug reports Landlock denials from the audit log", "pass" if ok else "FAIL",
+           f"rc={r.returncode}: {hit[0] if hit else line or r.stderr.strip()[-300:]!r} "
+           f"({len(line)} denial(s) reported; audit restored to {was})")
 
 
 # ---------------------------------------------------------------- node
