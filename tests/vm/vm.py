@@ -121,6 +121,10 @@ def main():
         report("VM: Landlock at ABI 2 in best_effort, each gap recorded",
                any("truncate is not restricted (needs Landlock ABI 3, kernel has 2)" in l for l in ward),
                "; ".join(l for l in ward if "landlock" in l)[:300])
+        report("VM: ward --check warns that best_effort is degraded on ABI 2, gap by gap",
+               "this kernel: Landlock ABI 2" in out and
+               "warning: landlock best_effort is degraded on this kernel (ABI 2): truncate is not restricted" in out,
+               next((l.strip() for l in out.splitlines() if "degraded on this kernel" in l), "no such warning"))
         report("VM: bridge over AF_VSOCK to CID 1 (vsock_loopback) with the token",
                any("ok bridge relayed over AF_VSOCK" in l for l in agent), "")
         report("VM: the confined agent cannot open AF_VSOCK", any("ok agent cannot open AF_VSOCK" in l for l in agent), "")
