@@ -135,10 +135,10 @@ $(B)/tests/vmtest: tests/vm/vmtest.c
 	@mkdir -p $(dir $@)
 	$(CC) -static $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
 
-check-vm: $(B)/ward $(B)/tests/vmtest
+check-vm: $(B)/ward $(B)/tests/vmtest $(NODE22)
 	scripts/fetch-kernel.sh $(B)/vm
 	/usr/bin/python3 tests/vm/vm.py --ward $(B)/ward --vmtest $(B)/tests/vmtest \
-		--kernel-deb '$(B)/vm/linux-image-*.deb'
+		--kernel-deb '$(B)/vm/linux-image-*.deb' --node $(NODE22)
 
 # The unit tests and the behaviour cases again, on an ASan+UBSan build.
 # VM mode (B32) unmounts /proc before ward starts, and the ASan runtime

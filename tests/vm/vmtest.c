@@ -7,6 +7,11 @@
  *   vmtest agent     as ward's confined agent: one request through the
  *                    bridge, then the checks; prints "vmtest: ..." lines
  *
+ * With /t/node/mcp-server.mjs in the initramfs (the SDK boot), init runs
+ * the fixture MCP server (Node) on a unix socket instead of the stand-in,
+ * and relays AF_VSOCK port 5000 to it: the official SDK client, as ward's
+ * agent, then has a whole MCP session through the bridge over vsock.
+ *
  * Static, no libc extras: the initramfs holds nothing else. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,8 +22,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/poll.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -67,6 +76,86 @@ static void __attribute__((noreturn)) server(void)
 	}
 }
 
+/* Copies both ways between a and b until both sides are done. */
+static void relay(int a, int b)
+{
+	struct pollfd p[2] = { { a, POLLIN, 0 }, { b, POLLIN, 0 } };
+	char buf[65536];
+	int open_ = 2, i;
+
+	while (open_ > 0 && poll(p, 2, -1) > 0) {
+		for (i = 0; i < 2; i++) {
+			ssize_t n;
+			if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			n = read(p[i].fd, buf, sizeof buf);
+			if (n <= 0) {
+				shutdown(p[1 - i].fd, SHUT_WR);
+				p[i].fd = -1;
+				open_--;
+			} else if (write(p[1 - i].fd, buf, (size_t)n) != n) {
+				return;
+			}
+		}
+	}
+}
+
+/* AF_VSOCK port 5000 -> the MCP server's unix socket, one child per connection. */
+static void __attribute__((noreturn)) vsock_relay(const char *path)
+{
+	struct sockaddr_vm a = { .svm_family = AF_VSOCK, .svm_cid = VMADDR_CID_ANY, .svm_port = 5000 };
+	int s = socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	prctl(PR_SET_NAME, "vsock-relay", 0, 0, 0);
+	signal(SIGCHLD, SIG_IGN);
+	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof a) != 0 || listen(s, 64) != 0) {
+		printf("vmtest: relay: %s\n", strerror(errno));
+		_exit(1);
+	}
+	for (;;) {
+		int c = accept4(s, NULL, NULL, SOCK_CLOEXEC);
+		if (c < 0)
+			continue;
+		if (fork() == 0) {
+			struct sockaddr_un u = { .sun_family = AF_UNIX };
+			int up = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			snprintf(u.sun_path, sizeof u.sun_path, "%s", path);
+			if (up >= 0 && connect(up, (struct sockaddr *)&u, sizeof u) == 0)
+				relay(c, up);
+			_exit(0);
+		}
+		close(c);
+	}
+}
+
+/* The SDK boot: the fixture MCP server (Node) on /srv/mcp.sock, demanding
+ * the token and the Host the route sends; then the relay. */
+static void start_sdk_host(void)
+{
+	char *const argv[] = { "/node/bin/node", "/t/node/mcp-server.mjs", "/srv/mcp.sock", "/mcp", NULL };
+	char *const envp[] = { "MCP_TOKEN=vm-secret", "MCP_ALLOWED_HOSTS=mcp.host:6767", "HOME=/srv", NULL };
+	struct stat st;
+	int i;
+
+	/* Node wants /proc and /dev before ward (PID 1 later) mounts them */
+	mkdir("/srv", 0755);
+	(void)mount("proc", "/proc", "proc", 0, NULL);
+	(void)mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
+	if (fork() == 0) {
+		execve(argv[0], argv, envp);
+		printf("vmtest: exec node: %s\n", strerror(errno));
+		_exit(127);
+	}
+	for (i = 0; i < 1200 && stat("/srv/mcp.sock", &st) != 0; i++)
+		usleep(100000);
+	printf("vmtest: MCP server %s after %d.%d s\n", i < 1200 ? "listening" : "NOT listening", i / 10, i % 10);
+	/* ward recognises a VM's init by the missing /proc: leave none */
+	(void)umount2("/proc", MNT_DETACH);
+	(void)umount2("/dev", MNT_DETACH);
+	if (fork() == 0)
+		vsock_relay("/srv/mcp.sock");
+}
+
 static int do_init(void)
 {
 	static const char *const mods[] = { "/modules/vsock.ko", "/modules/vmw_vsock_virtio_transport_common.ko",
@@ -79,6 +168,13 @@ static int do_init(void)
 	for (i = 0; i < sizeof mods / sizeof mods[0]; i++)
 		if (load(mods[i]) != 0)
 			printf("vmtest: cannot load %s: %s\n", mods[i], strerror(errno));
+	if (access("/t/node/mcp-server.mjs", F_OK) == 0) {
+		start_sdk_host();
+		usleep(100000);
+		execve(argv[0], argv, envp);
+		printf("vmtest: exec ward: %s\n", strerror(errno));
+		return 1;
+	}
 	if (fork() == 0)
 		server();
 	/* what --check says on this kernel (its warnings name each gap) */
