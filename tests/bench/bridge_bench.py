@@ -126,7 +126,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ward", required=True)
     ap.add_argument("--out", help="append the report to this markdown file")
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--json", help="also write the samples here (for tests/bench/plot.py)")
     a = ap.parse_args()
     rel = Relays(a.ward, UPSTREAM, 17901, 17902, prefix="ward-bbench-")
@@ -158,7 +158,9 @@ def main():
              "| metric | direct | socat | ward | ward/socat | ward/direct |", "|---|---|---|---|---|---|"]
     for key, label, unit in (("post", "256 MiB POST", "MiB/s"), ("stream", "256 MiB streamed response", "MiB/s")):
         d, s, w = (med(res[k][key]) for k in ("direct", "socat", "ward"))
-        lines.append(f"| {label} ({unit}) | {d:.0f} | {s:.0f} | {w:.0f} | {w / s:.2f} | {w / d:.2f} |")
+        rng = {k: f"{min(res[k][key]):.0f}–{max(res[k][key]):.0f}" for k in ("direct", "socat", "ward")}
+        lines.append(f"| {label} ({unit}), median (min–max) | {d:.0f} ({rng['direct']}) | {s:.0f} ({rng['socat']}) | "
+                     f"{w:.0f} ({rng['ward']}) | {w / s:.2f} | {w / d:.2f} |")
     for q, name in ((50, "p50"), (99, "p99")):
         d, s, w = (pct(res[k]["lat"], q) for k in ("direct", "socat", "ward"))
         lines.append(f"| small request latency {name} (µs) | {d:.0f} | {s:.0f} | {w:.0f} | {w / s:.2f} | {w / d:.2f} |")
@@ -169,7 +171,9 @@ def main():
               "is ahead. socat forks a process per connection, so its idle cost is a process each; the bridge "
               "holds a 16 KiB head buffer and its connection state per idle client (a 256 KiB request and a 64 KiB response buffer "
               "come with the first request, and response bodies are spliced through a pipe). The Python "
-              "endpoints bound the direct figures and make them noisy: compare within one run.", ""]
+              "endpoints bound the direct figures and make them noisy: compare within one run. On 2 cores the direct "
+              "path has two processes, one per core; through socat or the bridge three share them, so `direct` "
+              "swings between runs (see min–max) with how the scheduler places them.", ""]
     write_results("\n".join(lines), a.out, a.json, res)
     return 0
 
