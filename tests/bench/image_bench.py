@@ -28,6 +28,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import e2e  # noqa: E402  (bundle, host side, RPC session)
 from benchlib import write_results  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from dockerd import Dockerd  # noqa: E402
+from podmanconf import podman_setup  # noqa: E402
+
 PI = ["/usr/local/bin/node", "/opt/pi/node_modules/@earendil-works/pi-coding-agent/dist/cli.js",
       "--mode", "rpc", "--model", "fake/fake-model"]
 PI_ENV = ["PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/home/pi", "TMPDIR=/tmp",
@@ -124,21 +128,13 @@ class Engine:
         self.name, self.a, self.d, self.run = name, a, d, run
         self.env = None
         if name == "docker":
-            sys.path.insert(0, os.path.join(a.tests, "lib"))
-            from dockerd import Dockerd
             self.dk = Dockerd(os.path.join(d, "dk")).start()
             self.env = self.dk.env
             self.cli = ["docker"]
             self.image = "ward-pi:latest"
         else:
             pd = os.path.join(d, "podman")
-            os.makedirs(pd)
-            conf = os.path.join(pd, "containers.conf")
-            with open(conf, "w") as f:
-                f.write('[containers]\ndefault_ulimits = ["nofile=8192:8192", "nproc=1024:1024"]\n'
-                        '[engine]\nruntime = "runc"\n')
-            self.env = dict(os.environ, CONTAINERS_CONF=conf)
-            self.cli = ["podman", "--root", f"{pd}/root", "--runroot", f"{pd}/run", "--storage-driver", "vfs"]
+            self.cli, self.env = podman_setup(pd)
             self.image = "localhost/ward-pi:latest"
             self.pd = pd
         subprocess.run(self.cli + ["load", "-i", os.path.join(a.image_dir, "ward-pi.tar")], env=self.env,

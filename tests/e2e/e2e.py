@@ -33,6 +33,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from dockerd import Dockerd  # noqa: E402
 from hostside import serve_unix  # noqa: E402
+from podmanconf import podman_setup  # noqa: E402
 
 AGENT_UID = 1000
 BRIDGE_UID = 999
@@ -428,13 +429,7 @@ def podman(a, d, run):
         report("podman: session", "SKIP", "podman is not installed")
         return
     pd = os.path.join(d, "podman")
-    os.makedirs(pd)
-    conf = os.path.join(pd, "containers.conf")
-    with open(conf, "w") as f:
-        f.write('[containers]\ndefault_ulimits = ["nofile=8192:8192", "nproc=1024:1024"]\n'
-                '[engine]\nruntime = "runc"\n')
-    env = dict(os.environ, CONTAINERS_CONF=conf)
-    pm = ["podman", "--root", f"{pd}/root", "--runroot", f"{pd}/run", "--storage-driver", "vfs"]
+    pm, env = podman_setup(pd)
     try:
         subprocess.run(pm + ["load", "-i", os.path.join(a.image_dir, "ward-pi.tar")], env=env,
                        check=True, capture_output=True)
@@ -486,14 +481,10 @@ def podman_rootless(a, d):
         os.chown(run, uid, uid)  # ward (root inside = the user) writes the evidence there
         pd = os.path.join(d, "podman-rootless")
         os.makedirs(os.path.join(pd, "xdg"), mode=0o700)
-        conf = os.path.join(pd, "containers.conf")
-        with open(conf, "w") as f:
-            f.write('[containers]\ndefault_ulimits = ["nofile=8192:8192", "nproc=1024:1024"]\n'
-                    '[engine]\nruntime = "runc"\n')
+        cli, penv = podman_setup(pd)
         subprocess.run(["chown", "-R", f"{uid}:{uid}", pd], check=True)
         pm = ["runuser", "-u", ROOTLESS_USER, "--", "env", f"HOME=/home/{ROOTLESS_USER}",
-              f"XDG_RUNTIME_DIR={pd}/xdg", f"CONTAINERS_CONF={conf}", "podman", "--root", f"{pd}/root",
-              "--runroot", f"{pd}/run", "--storage-driver", "vfs"]
+              f"XDG_RUNTIME_DIR={pd}/xdg", f"CONTAINERS_CONF={penv['CONTAINERS_CONF']}"] + cli
         with open(os.path.join(a.image_dir, "ward-pi.tar"), "rb") as tar:
             r = subprocess.run(pm + ["load"], stdin=tar, capture_output=True, text=True)
         if not check("podman-rootless: image loaded by an unprivileged user", r.returncode == 0,

@@ -37,6 +37,16 @@ def report(name, ok, detail=""):
     print(f"{st:4} {name}: {detail}", flush=True)
 
 
+# the route both configs use: the host's MCP endpoint over AF_VSOCK, the
+# token added from a file only root reads
+ROUTE = """[route mcp]
+listen = 127.0.0.1:7800
+upstream = vsock:1:5000
+path = /mcp
+host = mcp.host:6767
+header = Authorization: @/etc/ward/token
+"""
+
 CONF = """[ward]
 log_level = info
 [agent]
@@ -47,13 +57,7 @@ env = PATH=/
 mode = {mode}
 read = /vmtest
 [seccomp]
-[route mcp]
-listen = 127.0.0.1:7800
-upstream = vsock:1:5000
-path = /mcp
-host = mcp.host:6767
-header = Authorization: @/etc/ward/token
-"""
+""" + ROUTE
 
 
 CONF_SDK = """[ward]
@@ -68,13 +72,7 @@ mode = best_effort
 read = /node /t /lib /lib64 /proc
 write = /tmp /dev/null
 [seccomp]
-[route mcp]
-listen = 127.0.0.1:7800
-upstream = vsock:1:5000
-path = /mcp
-host = mcp.host:6767
-header = Authorization: @/etc/ward/token
-"""
+""" + ROUTE
 
 
 def add_node(a, root):
