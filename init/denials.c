@@ -66,10 +66,37 @@ out:
 	return rc;
 }
 
+/* Is ward in the initial pid namespace? The kernel's records carry its
+ * pids; in any other namespace they would not be ward's. */
+static int initial_pid_ns(void)
+{
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "re");
+	int ok = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof line, f))
+		if (strncmp(line, "NSpid:", 6) == 0) {
+			char *p = line + 6;
+			p += strspn(p, " \t");
+			p += strcspn(p, " \t\n");
+			ok = *p == '\n' || *p == '\0' || strspn(p, " \t\n") == strlen(p);
+		}
+	fclose(f);
+	return ok;
+}
+
 int denials_open(struct denials *d)
 {
 	struct sockaddr_nl a = { .nl_family = AF_NETLINK, .nl_groups = 1u << (AUDIT_NLGRP_READLOG - 1) };
 	int on;
+
+	if (!initial_pid_ns()) {
+		log_debug("denials: ward is not in the initial pid namespace, the audit log's pids are not "
+			  "its own; use ward --explain PATH");
+		return -1;
+	}
 
 	d->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_AUDIT);
 	if (d->fd < 0 || bind(d->fd, (struct sockaddr *)&a, sizeof a) != 0) {
@@ -116,6 +143,15 @@ static void field(const char *rec, const char *key, char *out, size_t size)
 	}
 }
 
+static int is_agent(const pid_t *agents, int n, long pid)
+{
+	int i;
+	for (i = 0; i < n; i++)
+		if (agents[i] > 0 && agents[i] == pid)
+			return 1;
+	return 0;
+}
+
 static int ours(const struct denials *d, const char *domain)
 {
 	int i;
@@ -125,30 +161,50 @@ static int ours(const struct denials *d, const char *domain)
 	return 0;
 }
 
+/* The kernel writes a path with blanks or unusual bytes as hex, unquoted. */
+static void unhex(char *path)
+{
+	size_t n = strlen(path), i;
+
+	if (!n || n % 2 || strspn(path, "0123456789ABCDEFabcdef") != n)
+		return;
+	for (i = 0; i < n / 2; i++) {
+		unsigned v;
+		char h[3] = { path[2 * i], path[2 * i + 1], 0 };
+		v = (unsigned)strtoul(h, NULL, 16);
+		if (v)
+			path[i] = (char)v;
+		else
+			path[i] = '?';
+	}
+	path[n / 2] = '\0';
+}
+
 static void report(const char *rec)
 {
 	char blockers[256], path[512], fix[1200];
 
 	field(rec, "blockers", blockers, sizeof blockers);
 	field(rec, "path", path, sizeof path);
+	unhex(path);
 	if (path[0] && strstr(blockers, "fs."))
-		snprintf(fix, sizeof fix, "; to allow it: %s = %s under [landlock] (ward --explain %s)",
+		snprintf(fix, sizeof fix, "; a rule that would allow it: %s = %s under [landlock] (ward --explain %s)",
 			 strstr(blockers, "write") || strstr(blockers, "make_") || strstr(blockers, "remove") ||
 					 strstr(blockers, "truncate") || strstr(blockers, "refer")
 				 ? "write"
 				 : "read",
 			 path, path);
 	else if (strstr(blockers, "net."))
-		snprintf(fix, sizeof fix, "; to allow it: connect or bind = PORT under [landlock]");
+		snprintf(fix, sizeof fix, "; a rule that would allow it: connect or bind = PORT under [landlock]");
 	else
 		fix[0] = '\0';
 	log_warn("denied by landlock: %s%s%s%s", blockers, path[0] ? " on " : "", path, fix);
 }
 
-void denials_record(struct denials *d, int type, const char *rec, pid_t agent)
+void denials_record(struct denials *d, int type, const char *rec, const pid_t *agents, int n_agents)
 {
-	char domain[32], status[32], pid[24];
-	int i;
+	char domain[32], status[32], pid[24], other[32];
+	int i, j;
 
 	field(rec, "domain", domain, sizeof domain);
 	if (!domain[0])
@@ -156,37 +212,52 @@ void denials_record(struct denials *d, int type, const char *rec, pid_t agent)
 	if (type == AUDIT_LANDLOCK_DOMAIN) {
 		field(rec, "status", status, sizeof status);
 		field(rec, "pid", pid, sizeof pid);
-		/* the agent's domain: created by the process ward started */
-		if (strcmp(status, "allocated") == 0 && agent > 0 && strtol(pid, NULL, 10) == agent &&
-		    !ours(d, domain)) {
-			snprintf(d->domains[d->n_domains % DENIALS_DOMAINS], sizeof d->domains[0], "%s", domain);
+		if (strcmp(status, "allocated") != 0)
+			return;
+		/* the agent's domain: created by a process ward started */
+		if (is_agent(agents, n_agents, strtol(pid, NULL, 10)) && !ours(d, domain)) {
+			snprintf(d->domains[d->next_domain], sizeof d->domains[0], "%s", domain);
+			d->next_domain = (d->next_domain + 1) % DENIALS_DOMAINS;
 			d->n_domains += d->n_domains < DENIALS_DOMAINS;
-			/* the denial that made the kernel describe the domain came first */
-			for (i = 0; i < d->n_pending; i++)
-				if (strstr(d->pending[i], domain))
-					report(d->pending[i]);
-			d->n_pending = 0;
 		}
+		/* its denials waiting for this description: report or forget */
+		for (i = j = 0; i < d->n_pending; i++) {
+			field(d->pending[i], "domain", other, sizeof other);
+			if (strcmp(other, domain) != 0) {
+				if (i != j)
+					memcpy(d->pending[j], d->pending[i], sizeof d->pending[0]);
+				j++;
+			} else if (ours(d, domain)) {
+				report(d->pending[i]);
+			}
+		}
+		d->n_pending = j;
 		return;
 	}
 	if (ours(d, domain)) {
 		report(rec);
-	} else if (d->n_pending < DENIALS_PENDING) {
-		/* a domain not known yet: its description follows in the same event */
-		snprintf(d->pending[d->n_pending++], sizeof d->pending[0], "%s", rec);
-	} else {
-		d->n_pending = 0; /* not ours after all: forget */
+		return;
 	}
+	/* a domain not described yet: the description follows in the same
+	 * event; the oldest waiting record makes room */
+	if (d->n_pending == DENIALS_PENDING) {
+		memmove(d->pending[0], d->pending[1], sizeof d->pending[0] * (DENIALS_PENDING - 1));
+		d->n_pending--;
+	}
+	snprintf(d->pending[d->n_pending++], sizeof d->pending[0], "%s", rec);
 }
 
-void denials_read(struct denials *d, pid_t agent)
+void denials_read(struct denials *d, const pid_t *agents, int n_agents)
 {
 	char buf[16384];
+	int budget = 64;
 
 	/* The audit log sends one record per datagram, and its nlmsg_len is
 	 * not to be trusted for walking further (libaudit does not either):
-	 * read the one header, bound the text by what arrived. */
-	for (;;) {
+	 * read the one header, bound the text by what arrived. At most 64 a
+	 * turn: an agent denied in a loop must not keep PID 1 from its work
+	 * (epoll brings ward back for the rest). */
+	while (budget-- > 0) {
 		ssize_t n = recv(d->fd, buf, sizeof buf, 0);
 		const struct nlmsghdr *h = (const struct nlmsghdr *)buf;
 		char rec[1024];
@@ -205,7 +276,7 @@ void denials_read(struct denials *d, pid_t agent)
 			len = sizeof rec - 1;
 		memcpy(rec, buf + NLMSG_HDRLEN, len);
 		rec[len] = '\0';
-		denials_record(d, h->nlmsg_type, rec, agent);
+		denials_record(d, h->nlmsg_type, rec, agents, n_agents);
 	}
 }
 

@@ -14,8 +14,8 @@
 
 struct denials {
 	int fd;
-	char domains[DENIALS_DOMAINS][32]; /* the agent's domains (one per start) */
-	int n_domains;
+	char domains[DENIALS_DOMAINS][32]; /* the agent's domains (one per start), a ring */
+	int n_domains, next_domain;
 	char pending[DENIALS_PENDING][1024]; /* denials of a domain not described yet */
 	int n_pending;
 };
@@ -26,11 +26,12 @@ void denials_init(struct denials *d);
  * CAP_AUDIT_READ). Returns the descriptor to poll, or -1 (logged at debug). */
 int denials_open(struct denials *d);
 
-/* The descriptor is readable: log the agent's denials. */
-void denials_read(struct denials *d, pid_t agent);
+/* The descriptor is readable: log the denials of the domains created by
+ * the agents ward started (their pids, the most recent ones). */
+void denials_read(struct denials *d, const pid_t *agents, int n_agents);
 
 /* One record's text (type 1423 or 1424): the parser, for tests. */
-void denials_record(struct denials *d, int type, const char *rec, pid_t agent);
+void denials_record(struct denials *d, int type, const char *rec, const pid_t *agents, int n_agents);
 
 void denials_close(struct denials *d);
 

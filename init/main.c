@@ -215,9 +215,9 @@ static void announce_layers(const struct ward_config *cfg, const struct sandbox 
 		log_info("%s: no [route] or [mcp]: no bridge", cfg->path);
 }
 
-static void on_denials(void *arg, pid_t agent)
+static void on_denials(void *arg, const pid_t *agents, int n)
 {
-	denials_read(arg, agent);
+	denials_read(arg, agents, n);
 }
 
 static pid_t start_bridge(void *arg)
@@ -235,7 +235,7 @@ int main(int argc, char **argv)
 	sigset_t all, inherited;
 	char **envp = NULL;
 	const char *path;
-	int rc, fds[96], nfds, cwd_fd = -1, vm, have_sv = 0;
+	int rc, *fds = NULL, nfds, cwd_fd = -1, vm, have_sv = 0;
 
 	/* Block every signal before anything else: as PID 1 a signal with the
 	 * default disposition would be dropped, and one that arrives before
@@ -343,20 +343,30 @@ int main(int argc, char **argv)
 		goto out;
 
 	/* ward keeps nothing it inherited and does not pin any directory. */
+	/* room for the loop's, the log's, every bridge listener and the rest */
+	fds = calloc((size_t)sb.bridge.routes.n + 16, sizeof *fds);
+	if (!fds) {
+		log_error("out of memory");
+		rc = 1;
+		goto out;
+	}
 	nfds = supervisor_fds(&sv, fds, 8);
 	fds[nfds++] = log_fd();
-	nfds += bridgeproc_fds(&sb.bridge, fds + nfds, 70);
+	nfds += bridgeproc_fds(&sb.bridge, fds + nfds, sb.bridge.routes.n + 1);
 	if (sb.ll.fd >= 0)
 		fds[nfds++] = sb.ll.fd;
 	if (sb.ev.fd >= 0)
 		fds[nfds++] = sb.ev.fd;
 	close_fds_except(fds, nfds);
+	free(fds);
+	fds = NULL;
 	if (chdir("/") != 0)
 		log_warn("chdir /: %s", strerror(errno));
 	sandbox_lock_pid1(&sb, &cfg, vm);
 
 	rc = supervisor_run(&sv);
 out:
+	free(fds);
 	if (have_sv)
 		supervisor_free(&sv);
 	denials_close(&den);

@@ -148,9 +148,9 @@ int signal_descendants(pid_t root, int sig, const pid_t *keep, int n_keep)
 void close_fds_except(const int *keep, int n_keep)
 {
 	unsigned lo = 3;
-	int sorted[16], n = 0, i, j;
+	int sorted[n_keep > 0 ? n_keep : 1], n = 0, i, j; /* every one is kept, however many */
 
-	for (i = 0; i < n_keep && n < 16; i++) {
+	for (i = 0; i < n_keep; i++) {
 		if (keep[i] < 3)
 			continue;
 		for (j = n; j > 0 && sorted[j - 1] > keep[i]; j--)

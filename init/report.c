@@ -12,13 +12,34 @@
 static const char *const restarts[] = { "never", "on-failure", "always" };
 static const char *const ll_modes[] = { "off", "best_effort", "hard_requirement" };
 
+/* A JSON string even for bytes that are not UTF-8 (jansson refuses those,
+ * and a warning must never vanish): such bytes become '?'. */
+static json_t *jstr(const char *s)
+{
+	json_t *j = json_string(s);
+	char *copy;
+	size_t i;
+
+	if (j || !s)
+		return j ? j : json_string("?");
+	copy = strdup(s);
+	if (!copy)
+		return json_string("?");
+	for (i = 0; copy[i]; i++)
+		if ((unsigned char)copy[i] >= 0x80)
+			copy[i] = '?';
+	j = json_string(copy);
+	free(copy);
+	return j ? j : json_string("?");
+}
+
 static json_t *strings(char *const *v, int n)
 {
 	json_t *a = json_array();
 	int i;
 
 	for (i = 0; i < n; i++)
-		json_array_append_new(a, json_string(v[i]));
+		json_array_append_new(a, jstr(v[i]));
 	return a;
 }
 
@@ -28,17 +49,17 @@ static json_t *supervise(const struct ward_config *cfg)
 	char b1[32], b2[32], line[80];
 	int i;
 
-	json_object_set_new(o, "restart", json_string(restarts[cfg->restart]));
-	json_object_set_new(o, "restart_delay", json_string(fmt_duration(cfg->restart_delay_ms, b1, sizeof b1)));
+	json_object_set_new(o, "restart", jstr(restarts[cfg->restart]));
+	json_object_set_new(o, "restart_delay", jstr(fmt_duration(cfg->restart_delay_ms, b1, sizeof b1)));
 	json_object_set_new(o, "restart_limit", json_integer(cfg->restart_limit));
-	json_object_set_new(o, "grace", json_string(fmt_duration(cfg->grace_ms, b1, sizeof b1)));
-	json_object_set_new(o, "forward_to", json_string(cfg->forward_to == FORWARD_GROUP ? "group" : "child"));
+	json_object_set_new(o, "grace", jstr(fmt_duration(cfg->grace_ms, b1, sizeof b1)));
+	json_object_set_new(o, "forward_to", jstr(cfg->forward_to == FORWARD_GROUP ? "group" : "child"));
 	for (i = 1; i < WARD_NSIG; i++) {
 		if (cfg->rewrite[i] < 0)
 			continue;
 		snprintf(line, sizeof line, "%s:%s", signal_name(i, b1, sizeof b1),
 			 cfg->rewrite[i] ? signal_name(cfg->rewrite[i], b2, sizeof b2) : "0");
-		json_array_append_new(rw, json_string(line));
+		json_array_append_new(rw, jstr(line));
 	}
 	json_object_set_new(o, "signal_rewrite", rw);
 	return o;
@@ -63,43 +84,43 @@ static json_t *agent(const struct sandbox *sb, const struct ward_config *cfg)
 			;
 		json_object_set_new(o, "command", strings(cfg->command, i));
 	} else {
-		json_object_set_new(o, "command", json_string("from ward's command line"));
+		json_object_set_new(o, "command", jstr("from ward's command line"));
 	}
 	if (sb->confining) {
 		const struct user_ids *u = &sb->confine.user;
 		json_t *user = json_object(), *groups = json_array();
-		json_object_set_new(user, "name", u->name[0] ? json_string(u->name) : json_null());
+		json_object_set_new(user, "name", u->name[0] ? jstr(u->name) : json_null());
 		json_object_set_new(user, "uid", json_integer(u->uid));
 		json_object_set_new(user, "gid", json_integer(u->gid));
 		for (i = 0; i < u->ngroups; i++)
 			json_array_append_new(groups, json_integer(u->groups[i]));
 		json_object_set_new(user, "groups", groups);
 		json_object_set_new(o, "user", user);
-		json_object_set_new(o, "capabilities", json_string("none (every set cleared, bounding and ambient too)"));
+		json_object_set_new(o, "capabilities", jstr("none (every set cleared, bounding and ambient too)"));
 		json_object_set_new(o, "no_new_privs", json_true());
 	} else {
-		json_object_set_new(o, "user", json_string("ward's own (no [agent] user)"));
-		json_object_set_new(o, "capabilities", json_string("ward's own"));
+		json_object_set_new(o, "user", jstr("ward's own (no [agent] user)"));
+		json_object_set_new(o, "capabilities", jstr("ward's own"));
 		json_object_set_new(o, "no_new_privs", json_false());
 	}
-	json_object_set_new(o, "cwd", json_string(cfg->cwd ? cfg->cwd : "the directory ward starts in"));
+	json_object_set_new(o, "cwd", jstr(cfg->cwd ? cfg->cwd : "the directory ward starts in"));
 	if (cfg->umask_set) {
 		snprintf(line, sizeof line, "%04o", cfg->umask);
-		json_object_set_new(o, "umask", json_string(line));
+		json_object_set_new(o, "umask", jstr(line));
 	} else {
-		json_object_set_new(o, "umask", json_string("inherited"));
+		json_object_set_new(o, "umask", jstr("inherited"));
 	}
 	if (cfg->has_agent) {
 		json_object_set_new(o, "env", strings(cfg->env, cfg->n_env));
 		json_object_set_new(o, "env_pass", strings(cfg->env_pass, cfg->n_env_pass));
 	} else {
-		json_object_set_new(o, "env", json_string("ward's own, passed through (no [agent] section)"));
+		json_object_set_new(o, "env", jstr("ward's own, passed through (no [agent] section)"));
 	}
 	for (i = 0; i < cfg->n_rlimits; i++) {
 		rlim_str(cfg->rlimits[i].soft, b1, sizeof b1);
 		rlim_str(cfg->rlimits[i].hard, b2, sizeof b2);
 		snprintf(line, sizeof line, "%s=%s:%s", rlimit_name(cfg->rlimits[i].resource), b1, b2);
-		json_array_append_new(rl, json_string(line));
+		json_array_append_new(rl, jstr(line));
 	}
 	json_object_set_new(o, "rlimits", rl);
 	json_object_set_new(o, "writable", strings(cfg->writable, cfg->n_writable));
@@ -114,7 +135,7 @@ static json_t *landlock(const struct sandbox *sb, const struct ward_config *cfg)
 	char names[512];
 	int i;
 
-	json_object_set_new(o, "mode", json_string(cfg->has_landlock ? ll_modes[p->mode] : "absent"));
+	json_object_set_new(o, "mode", jstr(cfg->has_landlock ? ll_modes[p->mode] : "absent"));
 	if (!cfg->has_landlock || p->mode == LL_OFF)
 		return o;
 	json_object_set_new(o, "kernel_abi", json_integer(rs->abi));
@@ -124,13 +145,13 @@ static json_t *landlock(const struct sandbox *sb, const struct ward_config *cfg)
 	json_object_set_new(o, "connect", evidence_ports(rs->connect, rs->n_connect));
 	json_object_set_new(o, "bind", evidence_ports(rs->bind, rs->n_bind));
 	if (p->scopes & LL_SCOPE_ABSTRACT_UNIX)
-		json_array_append_new(scope, json_string("abstract"));
+		json_array_append_new(scope, jstr("abstract"));
 	if (p->scopes & LL_SCOPE_SIGNAL)
-		json_array_append_new(scope, json_string("signal"));
+		json_array_append_new(scope, jstr("signal"));
 	json_object_set_new(o, "scope", scope);
-	json_object_set_new(o, "handled", json_string(ll_fs_names(rs->handled_fs, names, sizeof names)));
+	json_object_set_new(o, "handled", jstr(ll_fs_names(rs->handled_fs, names, sizeof names)));
 	for (i = 0; i < rs->n_notes; i++)
-		json_array_append_new(notes, json_string(rs->notes[i]));
+		json_array_append_new(notes, jstr(rs->notes[i]));
 	json_object_set_new(o, "degraded", notes);
 	return o;
 }
@@ -142,11 +163,11 @@ static json_t *seccomp(const struct sandbox *sb, const struct ward_config *cfg)
 	size_t i, n;
 
 	if (!cfg->has_seccomp || !cfg->seccomp.enabled) {
-		json_object_set_new(o, "mode", json_string(cfg->has_seccomp ? "off" : "absent"));
+		json_object_set_new(o, "mode", jstr(cfg->has_seccomp ? "off" : "absent"));
 		json_decref(list);
 		return o;
 	}
-	json_object_set_new(o, "mode", json_string("default"));
+	json_object_set_new(o, "mode", jstr("default"));
 	json_object_set_new(o, "rules", json_integer(sb->sc.n_rules));
 	json_object_set_new(o, "bpf_instructions", json_integer(sb->sc.len));
 	json_object_set_new(o, "deny", strings(cfg->seccomp.deny, cfg->seccomp.n_deny));
@@ -157,7 +178,7 @@ static json_t *seccomp(const struct sandbox *sb, const struct ward_config *cfg)
 		for (j = 0; j < cfg->seccomp.n_allow; j++)
 			allowed |= strcmp(cfg->seccomp.allow[j], names[i]) == 0;
 		if (!allowed)
-			json_array_append_new(list, json_string(names[i]));
+			json_array_append_new(list, jstr(names[i]));
 	}
 	json_object_set_new(o, "default_denied", list);
 	return o;
@@ -169,31 +190,31 @@ static json_t *bridge(const struct ward_config *cfg)
 	char line[512];
 	int i, m, h;
 
-	json_object_set_new(o, "user", json_string(cfg->bridge_user ? cfg->bridge_user : "65534 (default)"));
+	json_object_set_new(o, "user", jstr(cfg->bridge_user ? cfg->bridge_user : "65534 (default)"));
 	for (i = 0; i < cfg->n_routes; i++) {
 		const struct config_route *r = &cfg->routes[i];
 		json_t *ro = json_object(), *hdrs = json_array();
 		size_t off = 0;
 
-		json_object_set_new(ro, "name", json_string(r->name));
+		json_object_set_new(ro, "name", jstr(r->name));
 		snprintf(line, sizeof line, "127.0.0.1:%u", r->port);
-		json_object_set_new(ro, "listen", json_string(line));
-		json_object_set_new(ro, "upstream", json_string(r->up.desc));
+		json_object_set_new(ro, "listen", jstr(line));
+		json_object_set_new(ro, "upstream", jstr(r->up.desc));
 		line[0] = '\0';
 		for (m = 0; m < 32; m++)
 			if (r->methods & (1u << m))
 				off += (size_t)snprintf(line + off, sizeof line - off, "%s%s", off ? "," : "",
 							http_method_str((enum http_method)m));
-		json_object_set_new(ro, "methods", json_string(line));
-		json_object_set_new(ro, "path", json_string(r->path));
-		json_object_set_new(ro, "host", json_string(r->host ? r->host : r->up.default_host));
+		json_object_set_new(ro, "methods", jstr(line));
+		json_object_set_new(ro, "path", jstr(r->path));
+		json_object_set_new(ro, "host", jstr(r->host ? r->host : r->up.default_host));
 		for (h = 0; h < r->n_headers; h++) {
 			const char *colon = strchr(r->headers[h], ':');
 			const char *v = colon + 1 + strspn(colon + 1, " ");
 			/* never a secret: only where it comes from */
 			snprintf(line, sizeof line, "%.*s: %s", (int)(colon - r->headers[h]), r->headers[h],
 				 *v == '@' ? v : "(value hidden)");
-			json_array_append_new(hdrs, json_string(line));
+			json_array_append_new(hdrs, jstr(line));
 		}
 		json_object_set_new(ro, "headers", hdrs);
 		json_array_append_new(routes, ro);
@@ -210,11 +231,11 @@ static json_t *files(const struct ward_config *cfg)
 
 	for (i = 0; i < cfg->n_files; i++) {
 		json_t *f = json_object();
-		json_object_set_new(f, "name", json_string(cfg->files[i].name));
-		json_object_set_new(f, "source", json_string(cfg->files[i].source));
-		json_object_set_new(f, "target", json_string(cfg->files[i].target));
+		json_object_set_new(f, "name", jstr(cfg->files[i].name));
+		json_object_set_new(f, "source", jstr(cfg->files[i].source));
+		json_object_set_new(f, "target", jstr(cfg->files[i].target));
 		snprintf(mode, sizeof mode, "%04o", cfg->files[i].mode);
-		json_object_set_new(f, "mode", json_string(mode));
+		json_object_set_new(f, "mode", jstr(mode));
 		json_array_append_new(a, f);
 	}
 	return a;
@@ -229,7 +250,7 @@ static void warn(json_t *w, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
-	json_array_append_new(w, json_string(buf));
+	json_array_append_new(w, jstr(buf));
 }
 
 /* A path list entry that covers a whole system tree. */
@@ -323,7 +344,7 @@ json_t *report_policy(const struct sandbox *sb, const struct ward_config *cfg)
 {
 	json_t *o = json_object(), *mcp;
 
-	json_object_set_new(o, "config", cfg->path ? json_string(cfg->path) : json_null());
+	json_object_set_new(o, "config", cfg->path ? jstr(cfg->path) : json_null());
 	json_object_set_new(o, "kernel", json_pack("{s:i}", "landlock_abi", ll_abi()));
 	json_object_set_new(o, "supervise", supervise(cfg));
 	json_object_set_new(o, "agent", agent(sb, cfg));
@@ -333,18 +354,18 @@ json_t *report_policy(const struct sandbox *sb, const struct ward_config *cfg)
 	if (cfg->has_mcp) {
 		char port[16];
 		mcp = json_object();
-		json_object_set_new(mcp, "source", json_string(cfg->mcp_source));
-		json_object_set_new(mcp, "target", json_string(cfg->mcp_target));
-		json_object_set_new(mcp, "upstream", json_string(cfg->mcp_up.desc));
+		json_object_set_new(mcp, "source", jstr(cfg->mcp_source));
+		json_object_set_new(mcp, "target", jstr(cfg->mcp_target));
+		json_object_set_new(mcp, "upstream", jstr(cfg->mcp_up.desc));
 		snprintf(port, sizeof port, "%u", cfg->mcp_port);
-		json_object_set_new(mcp, "first_port", json_string(port));
+		json_object_set_new(mcp, "first_port", jstr(port));
 		json_object_set_new(mcp, "required", json_boolean(!cfg->mcp_optional));
 	} else {
 		mcp = json_null();
 	}
 	json_object_set_new(o, "mcp", mcp);
 	json_object_set_new(o, "files", files(cfg));
-	json_object_set_new(o, "evidence", cfg->evidence ? json_string(cfg->evidence) : json_null());
+	json_object_set_new(o, "evidence", cfg->evidence ? jstr(cfg->evidence) : json_null());
 	json_object_set_new(o, "warnings", weak_settings(sb, cfg));
 	return o;
 }
@@ -490,7 +511,8 @@ int report_print(const struct sandbox *sb, const struct ward_config *cfg, int as
 			char buf[1024];
 			json_array_foreach(f, j, e) {
 				flat(e, buf, sizeof buf);
-				row(out, &layer, json_string_value(json_object_get(e, "name")), buf);
+				const char *name = json_string_value(json_object_get(e, "name"));
+				row(out, &layer, name ? name : "?", buf);
 			}
 		}
 		if (cfg->evidence) {

@@ -154,6 +154,7 @@ int supervisor_start(struct supervisor *sv)
 		return -1;
 	}
 	sv->agent = pid;
+	sv->started[sv->n_started++ % WARD_RECENT_AGENTS] = pid;
 	sv->state = AGENT_RUNNING;
 	memset(&sv->notes, 0, sizeof sv->notes);
 	sv->started_at = now_ms();
@@ -547,7 +548,7 @@ fail:
 	return -1;
 }
 
-int supervisor_watch(struct supervisor *sv, int fd, void (*fn)(void *arg, pid_t agent), void *arg)
+int supervisor_watch(struct supervisor *sv, int fd, void (*fn)(void *arg, const pid_t *agents, int n), void *arg)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
 
@@ -595,7 +596,8 @@ int supervisor_run(struct supervisor *sv)
 			else if (ev[i].data.fd == sv->errfd && sv->errfd >= 0)
 				check_started(sv);
 			else if (ev[i].data.fd == sv->watch_fd && sv->watch_fd >= 0)
-				sv->on_watch(sv->watch_arg, sv->agent);
+				sv->on_watch(sv->watch_arg, sv->started,
+					     sv->n_started < WARD_RECENT_AGENTS ? (int)sv->n_started : WARD_RECENT_AGENTS);
 		}
 	}
 	stop_bridge(sv);

@@ -23,6 +23,8 @@ struct start_notes {
 /* Called once per start, right after the agent's exec succeeded. */
 typedef void (*start_hook)(void *arg, pid_t agent, const struct start_notes *notes);
 
+#define WARD_RECENT_AGENTS 8
+
 struct supervisor {
 	const struct ward_config *cfg;
 	char *const *argv;
@@ -46,8 +48,11 @@ struct supervisor {
 	/* one more descriptor to poll (the audit log), and what to do when
 	 * it is readable; -1: none */
 	int watch_fd;
-	void (*on_watch)(void *arg, pid_t agent);
+	void (*on_watch)(void *arg, const pid_t *agents, int n);
 	void *watch_arg;
+	/* the pids of the last agents started (they may have exited since) */
+	pid_t started[WARD_RECENT_AGENTS];
+	unsigned n_started;
 
 	int sfd, epfd, tfd;
 	pid_t self;
@@ -73,8 +78,9 @@ struct supervisor {
 int supervisor_init(struct supervisor *sv, const struct ward_config *cfg, char *const *argv,
 		    char *const *envp, const sigset_t *child_mask, int cwd_fd);
 
-/* Polls fd too: fn(arg, the agent's pid) when it is readable. 0 or -1. */
-int supervisor_watch(struct supervisor *sv, int fd, void (*fn)(void *arg, pid_t agent), void *arg);
+/* Polls fd too: fn(arg, the pids of the recent agents) when it is
+ * readable. 0 or -1. */
+int supervisor_watch(struct supervisor *sv, int fd, void (*fn)(void *arg, const pid_t *agents, int n), void *arg);
 
 /* Starts the agent; returns -1 if it could not even be forked. */
 int supervisor_start(struct supervisor *sv);

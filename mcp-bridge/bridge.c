@@ -25,7 +25,11 @@
 #define RESP_CAP (RESP_BUF + HTTP_MAX_HEAD + 64)
 #define PIPE_BIG ((size_t)1024 * 1024)
 
-enum conn_state { C_HEAD, C_CONNECTING, C_HANDSHAKE, C_RELAY, C_DRAIN };
+/* C_RETRY: a unix upstream's backlog was full (connect: EAGAIN); tried
+ * again every RETRY_MS, up to RETRY_MAX times, then 502. */
+enum conn_state { C_HEAD, C_RETRY, C_CONNECTING, C_HANDSHAKE, C_RELAY, C_DRAIN };
+#define RETRY_MS 10
+#define RETRY_MAX 200
 
 #define DRAIN_MS 2000		/* lingering close after a refusal */
 #define DRAIN_MAX (1 << 20)	/* bytes discarded at most */
@@ -47,13 +51,14 @@ struct conn {
 	int pipe_r, pipe_w;   /* response body: upstream -> pipe -> client, spliced */
 	size_t in_pipe;
 	int pipe_big;	      /* grown for a bulk body (the first MiB went through) */
+	int retries;	      /* connects refused with EAGAIN so far */
 	struct tls_conn *tls; /* a tls: upstream */
 	uint64_t bytes_in, bytes_out, started, deadline;
 	struct conn *next;
 };
 
 struct loop {
-	int epfd, n_conns, max_conns;
+	int epfd, n_conns, max_conns, n_retrying;
 	struct conn *conns;
 	struct conn *dead; /* closed in this batch of events, freed after it */
 };
@@ -160,12 +165,22 @@ static void audit(const struct conn *c)
 
 /* Closes both sides now; the memory goes after this batch of events, which
  * may still name the connection. */
+/* Out of C_RETRY (the loop polls quickly while any connection is in it). */
+static void leave_retry(struct loop *l, struct conn *c)
+{
+	if (c->state == C_RETRY) {
+		l->n_retrying--;
+		c->state = C_CONNECTING;
+	}
+}
+
 static void close_conn(struct loop *l, struct conn *c)
 {
 	struct conn **pp;
 
 	if (c->dead)
 		return;
+	leave_retry(l, c);
 	audit(c);
 	if (c->cfd >= 0)
 		close(c->cfd);
@@ -283,6 +298,33 @@ static void accept_one(struct loop *l, const struct bridge_route *r)
 }
 
 /* The whole head is in: check it, rewrite it, connect upstream. */
+/* Connects to the route's upstream, or waits to try again while a unix
+ * upstream's backlog is full (its connect answers EAGAIN at once, where
+ * TCP would queue). */
+static void connect_upstream(struct loop *l, struct conn *c)
+{
+	c->ufd = upstream_connect(&c->route->up);
+	if (c->ufd < 0 && errno == EAGAIN && c->retries < RETRY_MAX) {
+		if (c->state != C_RETRY)
+			l->n_retrying++;
+		c->state = C_RETRY;
+		c->retries++;
+		c->deadline = now_ms() + RETRY_MS;
+		rearm(l, c);
+		return;
+	}
+	leave_retry(l, c);
+	if (c->ufd < 0) {
+		log_warn("bridge: route=%s upstream %s: %s", c->route->name, c->route->up.desc,
+			 errno == EAGAIN ? "busy (its backlog stayed full for 2 s)" : strerror(errno));
+		refuse(l, c, 502, errno == EAGAIN ? "upstream busy" : "upstream unreachable");
+		return;
+	}
+	c->state = C_CONNECTING;
+	watch(l, c, 1, EPOLL_CTL_ADD, EPOLLOUT);
+	rearm(l, c);
+}
+
 static void head_complete(struct loop *l, struct conn *c)
 {
 	ssize_t n = http_req_feed(&c->req, c->head, c->head_len), h;
@@ -308,15 +350,7 @@ static void head_complete(struct loop *l, struct conn *c)
 	c->c2u_len += (size_t)n - c->req.head_len;
 	c->bytes_in = (uint64_t)n;
 	c->req_done = c->req.done;
-	c->ufd = upstream_connect(&c->route->up);
-	if (c->ufd < 0) {
-		log_warn("bridge: route=%s upstream %s: %s", c->route->name, c->route->up.desc, strerror(errno));
-		refuse(l, c, 502, "upstream unreachable");
-		return;
-	}
-	c->state = C_CONNECTING;
-	watch(l, c, 1, EPOLL_CTL_ADD, EPOLLOUT);
-	rearm(l, c);
+	connect_upstream(l, c);
 }
 
 static void on_client_read(struct loop *l, struct conn *c)
@@ -592,6 +626,8 @@ static void expire(struct loop *l)
 			refuse(l, c, 408, "request head not received in time");
 		else if (c->state == C_DRAIN && now >= c->deadline)
 			close_conn(l, c);
+		else if (c->state == C_RETRY && now >= c->deadline)
+			connect_upstream(l, c);
 	}
 }
 
@@ -623,8 +659,16 @@ int bridge_health(const struct bridge_routes *r)
 
 	for (i = 0; i < r->n; i++) {
 		struct pollfd p = { .fd = upstream_connect(&r->v[i].up), .events = POLLOUT };
-		int err = p.fd < 0 ? errno : 0;
+		int err = p.fd < 0 ? errno : 0, tries;
 		socklen_t len = sizeof err;
+
+		/* a unix upstream with a full backlog (several routes to it
+		 * were just checked): give it a moment */
+		for (tries = 0; p.fd < 0 && err == EAGAIN && tries < 50; tries++) {
+			usleep(RETRY_MS * 1000);
+			p.fd = upstream_connect(&r->v[i].up);
+			err = p.fd < 0 ? errno : 0;
+		}
 
 		if (p.fd >= 0) {
 			if (poll(&p, 1, 1000) != 1)
@@ -660,7 +704,7 @@ int bridge_run(const struct bridge_routes *r, int max_conns)
 	}
 	for (;;) {
 		struct epoll_event evs[64];
-		int n = epoll_wait(l.epfd, evs, 64, l.conns ? 1000 : -1), k;
+		int n = epoll_wait(l.epfd, evs, 64, l.n_retrying ? RETRY_MS : l.conns ? 1000 : -1), k;
 
 		if (n < 0 && errno != EINTR)
 			return -1;

@@ -158,7 +158,8 @@ static int on_headers_complete(http_parser *p)
 		return refuse(q, 400, "dot segments or encoded separators in the path");
 	if (!route_matches(r, &q->target))
 		return refuse(q, 404, "no route for this path");
-	if (!(r->methods & (1u << p->method)))
+	/* the mask has 32 bits: methods past them (UNLINK, SOURCE) are never allowed */
+	if (p->method >= 32 || !(r->methods & (1u << p->method)))
 		return refuse(q, 405, "method not allowed on this route");
 	return 0;
 }
@@ -429,7 +430,7 @@ int http_methods(const char *s, unsigned *bits)
 		size_t len = strcspn(s, " \t,");
 		int m, found = 0;
 		/* the route keeps a 32-bit mask: http-parser's methods 32 and
-		 * up (LINK, UNLINK, SOURCE) cannot be routed */
+		 * up (UNLINK, SOURCE) cannot be routed */
 		for (m = 0; m < 32 && len; m++) {
 			const char *name = http_method_str((enum http_method)m);
 			if (strlen(name) == len && strncasecmp(name, s, len) == 0 && m != HTTP_CONNECT) {

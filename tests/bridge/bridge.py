@@ -111,6 +111,7 @@ class Upstream:
 
         class S(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
             daemon_threads = True
+            request_queue_size = 128  # the bridge's start-up health check connects once per route
 
         if os.path.exists(path):
             os.unlink(path)
@@ -166,20 +167,66 @@ def req(method, target, headers="", body=b"", host="127.0.0.1"):
 
 # ---------------------------------------------------------------- cases
 
+class BusyUpstream:
+    """A unix-socket upstream with a backlog of 1 that accepts one
+    connection every 20 ms: a burst of clients finds its queue full
+    (connect answers EAGAIN at once for unix sockets)."""
+
+    def __init__(self, path):
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        if os.path.exists(path):
+            os.unlink(path)
+        self.s.bind(path)
+        self.s.listen(1)
+        os.chown(path, BRIDGE_UID, BRIDGE_UID)
+        os.chmod(path, 0o600)
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def close(self):
+        self.s.close()
+
+    def _run(self):
+        while True:
+            try:
+                c, _ = self.s.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(c,), daemon=True).start()
+            time.sleep(0.02)
+
+    def _serve(self, c):
+        head = b""
+        while b"\r\n\r\n" not in head:
+            d = c.recv(4096)
+            if not d:
+                break
+            head += d
+        try:
+            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbusy")
+        except OSError:
+            pass  # the bridge's start-up health check hangs up at once
+        c.close()
+
+
 def wire_cases(a, work):
     up = Upstream(os.path.join(work, "up.sock"))
+    busy = BusyUpstream(os.path.join(work, "busy.sock"))
     secret = os.path.join(work, "token")
     with open(secret, "w") as f:
         f.write("Bearer route-secret\n")
-    ports = {n: p for n, p in zip(["echo", "sse", "die", "garbage", "down", "prefix", "stall", "big"],
-                                           range(17801, 17809))}
+    ports = {n: p for n, p in zip(["echo", "sse", "die", "garbage", "down", "prefix", "stall", "big", "busy"],
+                                           range(17801, 17810))}
     conf = os.path.join(work, "bridge.conf")
     routes = ""
     for name, port in ports.items():
-        upstream = f"unix:{up.path}" if name != "down" else f"unix:{work}/nobody-listens.sock"
+        upstream = {"down": f"unix:{work}/nobody-listens.sock", "busy": f"unix:{work}/busy.sock"}.get(
+            name, f"unix:{up.path}")
         path = {"echo": "/echo?agent=a1", "prefix": "/api/"}.get(name, f"/{name}")
         extra = f"header = Authorization: @{secret}\nhost = upstream.test:6767\n" if name == "echo" else ""
         routes += f"[route {name}]\nlisten = 127.0.0.1:{port}\nupstream = {upstream}\npath = {path}\n{extra}"
+    # more routes than PID 1 once kept descriptors for across a bridge restart
+    for i in range(12):
+        routes += f"[route pad{i}]\nlisten = 127.0.0.1:{17860 + i}\nupstream = unix:{up.path}\npath = /pad{i}\n"
     with open(conf, "w") as f:
         f.write(routes)
     w = subprocess.Popen([a.ward, "-c", conf, "--", "sleep", "300"], stderr=subprocess.PIPE)
@@ -208,6 +255,11 @@ def wire_cases(a, work):
             report(f"target {target} -> 404", status(r) == 404 and b'"reason"' in r, f"status {status(r)}")
         r = exchange(P, req("PUT", "/echo?agent=a1", body=b"{}"))
         report("PUT -> 405 with Allow", status(r) == 405 and b"Allow: DELETE, GET, POST" in r, f"status {status(r)}")
+        # methods past http-parser's bit 31 must not alias allowed ones (SOURCE = 33 -> GET's bit)
+        n0 = len(up.seen)
+        st = [status(exchange(P, req(m, "/echo?agent=a1", body=b"{}"))) for m in ("SOURCE", "UNLINK")]
+        report("SOURCE and UNLINK -> 405 (no aliasing of GET and DELETE)", st == [405, 405] and len(up.seen) == n0,
+               f"statuses {st}, upstream saw {len(up.seen) - n0}")
 
         n0 = len(up.seen)
         refusals = [
@@ -275,6 +327,19 @@ def wire_cases(a, work):
                f"got {len(r)} bytes")
         r = exchange(ports["garbage"], req("GET", "/garbage"))
         report("upstream answers garbage -> 502", status(r) == 502, f"status {status(r)}")
+        # a burst against an upstream whose backlog is full: the bridge waits
+        # for room (unix connect says EAGAIN at once) instead of answering 502
+        got = []
+
+        def one_busy():
+            got.append(status(exchange(ports["busy"], req("GET", "/busy"), timeout=10, shut=False)))
+        burst = [threading.Thread(target=one_busy) for _ in range(30)]
+        for t in burst:
+            t.start()
+        for t in burst:
+            t.join()
+        report("a burst of 30 against an upstream with a full backlog: all answered, no 502",
+               got == [200] * 30, f"statuses {sorted(set(got))}, {got.count(200)} of 30 answered 200")
         want = bytes(range(256)) * 4096
         bad = []
         for i in range(20):  # the first read of the response fills the bridge's buffer
@@ -358,7 +423,8 @@ def wire_cases(a, work):
             except OSError:
                 pass
         agent_alive = agent and os.path.exists(f"/proc/{agent[0]}")
-        report("bridge killed: restarted, agent still running, next request works", status(r) == 200 and agent_alive,
+        report("bridge killed (21 routes): restarted, agent still running, next request works",
+               status(r) == 200 and agent_alive,
                f"status {status(r)}, agent alive {agent_alive}")
     finally:
         w.send_signal(signal.SIGTERM)
@@ -367,11 +433,14 @@ def wire_cases(a, work):
         except subprocess.TimeoutExpired:
             w.kill()
         err = w.stderr.read().decode()
+        busy.close()  # its descriptor is free again for the cases after (one dup2()s onto fd 5)
     audit = [l for l in err.splitlines() if "bridge: route=echo method=POST" in l and "status=200" in l]
     report("one audit line per request (route, method, target, status, bytes, time, JSON-RPC method)",
            any("rpc=tools/list" in l and "in=" in l and "out=" in l and "ms=" in l for l in audit),
            audit[0] if audit else "none")
     report("ward exits with the agent's status after TERM", w.returncode == 143, f"rc {w.returncode}")
+    if os.environ.get("BRIDGE_DEBUG"):
+        print(err[-3000:])
 
 
 def sdk_case(a, work):

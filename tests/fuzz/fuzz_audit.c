@@ -12,6 +12,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int quiet;
+	static const pid_t agents[2] = { 4242, 4343 };
 	struct denials d;
 	char rec[1100];
 	size_t off = 0;
@@ -33,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			len = sizeof rec - 1;
 		memcpy(rec, data + off, len);
 		rec[len] = '\0';
-		denials_record(&d, type, rec, 4242);
+		denials_record(&d, type, rec, agents, 2);
 		off += len + 1;
 	}
 	return 0;

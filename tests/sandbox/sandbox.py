@@ -385,7 +385,7 @@ def denials_from_audit(a, root, conf, rw):
     finally:
         audit(was)
     line = [l for l in r.stderr.splitlines() if "denied by landlock" in l]
-    want = f"denied by landlock: fs.make_reg on {root}/ro; to allow it: write = {root}/ro"
+    want = f"denied by landlock: fs.make_reg on {root}/ro; a rule that would allow it: write = {root}/ro"
     hit = [l for l in line if want in l]
     ok = r.returncode == 5 and len(hit) == 1
     report("cli: log_level = debug reports Landlock denials from the audit log", "pass" if ok else "FAIL",

@@ -92,6 +92,9 @@ static void test_refusals(void)
 	CHECK(refused("POST /mcp/agents?callerAgentId=a1#f HTTP/1.1\r\n" OK_HEAD "\r\n", 404));
 	CHECK(refused("PUT /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "\r\n", 405));
 	CHECK(refused("OPTIONS /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "\r\n", 405));
+	/* methods past bit 31 of the route mask (SOURCE is 33: its bit would be GET's) */
+	CHECK(refused("SOURCE /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "\r\n", 405));
+	CHECK(refused("UNLINK /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "\r\n", 405));
 	/* forms and methods that tunnel */
 	CHECK(refused("POST http://127.0.0.1:6767/mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "\r\n", 400));
 	CHECK(refused("CONNECT 127.0.0.1:22 HTTP/1.1\r\n" OK_HEAD "\r\n", 403));
