@@ -290,6 +290,14 @@ def docker(a, d, run):
         check("docker: docker stop ends the session cleanly within the grace period",
               bool(st) and rc is not None and rc != 137 and took < 12,
               f"status {rc} after {took:.1f} s (grace 10 s; 137 would mean killed); {s.tail()}")
+        # a read-only container: TMPDIR is not writable, and ward says so before Pi could crash on it
+        r = subprocess.run(["docker", "run", "--rm", "--read-only", "-e", f"E2E_MCP_TOKEN={TOKEN}", "-v", f"{run}:/run/ward",
+                            "-v", "ward-e2e-agent:/var/lib/pi", "-v", f"{ws}:{ws}", "-w", ws, "ward-pi:latest"],
+                           env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        lines = [l for l in r.stderr.splitlines() if "writable = " in l]
+        check("docker --read-only: ward refuses before Pi starts (TMPDIR on a read-only filesystem), exit 3",
+              r.returncode == 3 and any("/tmp" in l and "read-only filesystem" in l for l in lines)
+              and r.stdout == "", lines[0] if lines else f"rc {r.returncode}: {r.stderr.strip()[-200:]}")
         escape_in_image(a, d, env)
     finally:
         subprocess.run(["docker", "volume", "rm", "-f", "ward-e2e-agent"], env=env, capture_output=True)
