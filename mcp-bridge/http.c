@@ -234,6 +234,28 @@ ssize_t http_req_feed(struct http_req *q, const char *data, size_t len)
 	return (ssize_t)n;
 }
 
+uint64_t http_req_body_left(const struct http_req *q)
+{
+	const http_parser *p = &q->parser;
+
+	if (!q->headers_done || q->done || q->status || (p->flags & F_CHUNKED) || p->uses_transfer_encoding ||
+	    !(p->flags & F_CONTENTLENGTH) || p->content_length == UINT64_MAX)
+		return 0;
+	return p->content_length;
+}
+
+void http_req_body_skipped(struct http_req *q, uint64_t n)
+{
+	uint64_t left = http_req_body_left(q);
+
+	if (n > left)
+		n = left;
+	q->parser.content_length -= n;
+	q->body_bytes += n;
+	if (q->parser.content_length == 0 && n)
+		q->done = 1;
+}
+
 static int hop_by_hop(const struct span *f)
 {
 	static const char *const names[] = { "Host", "Connection", "Keep-Alive", "Proxy-Connection",

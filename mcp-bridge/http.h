@@ -54,6 +54,15 @@ void http_req_init(struct http_req *q, const struct http_route *r);
  * not this request's: they are never forwarded. */
 ssize_t http_req_feed(struct http_req *q, const char *data, size_t len);
 
+/* Bytes of a Content-Length body still to come: 0 before the head is
+ * parsed, once the request is done, and for a chunked body (which is
+ * always parsed). */
+uint64_t http_req_body_left(const struct http_req *q);
+
+/* n (<= http_req_body_left()) of those bytes were passed on without being
+ * fed (spliced): counted, and the request is done when none are left. */
+void http_req_body_skipped(struct http_req *q, uint64_t n);
+
 /* Length of the head in buf (through the blank line), 0 if not complete. */
 size_t http_head_end(const char *buf, size_t len);
 

@@ -42,11 +42,12 @@ class Relays:
     unix socket; socat TCP-LISTEN:socat_port,fork -> it; ward running a
     [route] on ward_port -> it. stop() ends all three."""
 
-    def __init__(self, ward, upstream_code, socat_port, ward_port, prefix="ward-bench-", backlog=1024):
+    def __init__(self, ward, upstream_code, socat_port, ward_port, prefix="ward-bench-", backlog=1024,
+                 upstream_args=()):
         self.work = tempfile.mkdtemp(prefix=prefix)
         os.chmod(self.work, 0o755)
         self.sock = os.path.join(self.work, "up.sock")
-        self.up = subprocess.Popen([sys.executable, "-c", upstream_code, self.sock])
+        self.up = subprocess.Popen([sys.executable, "-c", upstream_code, self.sock, *upstream_args])
         while not os.path.exists(self.sock):
             time.sleep(0.01)
         self.socat = subprocess.Popen([

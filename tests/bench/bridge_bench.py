@@ -2,8 +2,8 @@
 """The bridge against socat and a direct connection, side by side, one run.
 
 The same upstream (HTTP on a unix socket, in a process of its own) is
-reached three ways: directly, through `socat TCP-LISTEN -> UNIX-CONNECT`,
-and through a ward route. Measured: a 256 MiB POST, a 256 MiB streamed
+reached four ways: directly over TCP and over its unix socket, through
+`socat TCP-LISTEN -> UNIX-CONNECT`, and through a ward route. Measured: a 256 MiB POST, a 256 MiB streamed
 response, the latency of small requests (a new connection each, as the
 bridge serves one request per connection), memory per idle connection.
 Reports medians and ratios; asserts nothing.
@@ -26,6 +26,8 @@ import os, socket, sys, threading
 path = sys.argv[1]
 if os.path.exists(path): os.unlink(path)
 s = socket.socket(socket.AF_UNIX); s.bind(path); s.listen(1024); os.chmod(path, 0o666)
+t = socket.socket(); t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+t.bind(("127.0.0.1", int(sys.argv[2]))); t.listen(1024)
 def serve(c):
     head = b""
     while b"\r\n\r\n" not in head:
@@ -39,10 +41,11 @@ def serve(c):
         k, _, v = l.partition(b":")
         if k.strip().lower() == b"content-length": n = int(v)
     got = len(rest)
+    sink = memoryview(bytearray(1 << 20))
     while got < n:
-        d = c.recv(1 << 20)
-        if not d: break
-        got += len(d)
+        k = c.recv_into(sink)
+        if not k: break
+        got += k
     if first[1].startswith(b"/stream"):
         total = int(first[1].split(b"=")[1])
         c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: %d\r\n\r\n" % total)
@@ -52,14 +55,17 @@ def serve(c):
     else:
         c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
     c.close()
-while True:
-    c, _ = s.accept()
-    threading.Thread(target=serve, args=(c,), daemon=True).start()
+def accept(ls):
+    while True:
+        c, _ = ls.accept()
+        threading.Thread(target=serve, args=(c,), daemon=True).start()
+threading.Thread(target=accept, args=(t,), daemon=True).start()
+accept(s)
 '''
 
 
 def connect(kind, target):
-    if kind == "direct":
+    if kind == "direct-unix":
         s = socket.socket(socket.AF_UNIX)
         s.connect(target)
     else:
@@ -67,13 +73,19 @@ def connect(kind, target):
     return s
 
 
+SINK = memoryview(bytearray(1 << 20))
+
+
 def read_all(s):
+    """Reads to the end into one buffer (no allocation per read: a fresh
+    1 MiB bytes object per recv made the endpoints' speed swing with
+    malloc's mmap threshold)."""
     n = 0
     while True:
-        d = s.recv(1 << 20)
-        if not d:
+        k = s.recv_into(SINK)
+        if not k:
             return n
-        n += len(d)
+        n += k
 
 
 def post_big(kind, target):
@@ -122,23 +134,25 @@ def idle_memory(kind, target, serving_pids, n=500):
     return (after - before) / n
 
 
+KINDS = ("direct-tcp", "direct-unix", "socat", "ward")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ward", required=True)
     ap.add_argument("--out", help="append the report to this markdown file")
-    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=25)
     ap.add_argument("--json", help="also write the samples here (for tests/bench/plot.py)")
     a = ap.parse_args()
-    rel = Relays(a.ward, UPSTREAM, 17901, 17902, prefix="ward-bbench-")
-    sock = rel.sock
-
-    paths = {"direct": sock, "socat": 17901, "ward": 17902}
+    rel = Relays(a.ward, UPSTREAM, 17901, 17902, prefix="ward-bbench-", upstream_args=("17903",))
+    paths = {"direct-tcp": 17903, "direct-unix": rel.sock, "socat": 17901, "ward": 17902}
     res = {k: {"post": [], "stream": [], "lat": [], "idle": None} for k in paths}
     try:
-        for _ in range(a.runs):
-            for k, t in paths.items():
-                res[k]["post"].append(post_big(k, t))
-                res[k]["stream"].append(stream_big(k, t))
+        for i in range(a.runs):
+            # the order turns each run: none is always first after a pause
+            for k in KINDS[i % 4:] + KINDS[:i % 4]:
+                res[k]["post"].append(post_big(k, paths[k]))
+                res[k]["stream"].append(stream_big(k, paths[k]))
         for k, t in paths.items():
             res[k]["lat"] = small(k, t, 2000)
         res["socat"]["idle"] = idle_memory("socat", 17901, rel.socat_pids)
@@ -152,28 +166,37 @@ def main():
         return statistics.quantiles(v, n=100)[q - 1]
 
     lines = ["", "## Bridge: ward route vs socat vs direct, one run", "",
-             f"Upstream: HTTP on a unix socket (a Python process). `direct` connects to it, `socat` is "
-             f"`TCP-LISTEN,fork -> UNIX-CONNECT`, `ward` is a `[route]`. {a.runs} runs of 256 MiB each way; "
-             f"2000 small requests, a new connection each. Command: `make bench`.", "",
-             "| metric | direct | socat | ward | ward/socat | ward/direct |", "|---|---|---|---|---|---|"]
+             "Upstream: an HTTP server (a Python process) listening on a unix socket and on 127.0.0.1. "
+             "`direct TCP` connects to it on 127.0.0.1, as an agent outside a sandbox reaches an MCP server at "
+             "`http://127.0.0.1:PORT`; `direct unix` connects to its unix socket; `socat` is "
+             "`TCP-LISTEN,fork -> UNIX-CONNECT` and `ward` a `[route]` to the unix socket: both take TCP from the "
+             f"client and pass it on to the unix socket. {a.runs} runs of 256 MiB each way, the order turning each run; "
+             "2000 small requests, a new connection each. Command: `make bench`.", "",
+             "| metric | direct TCP | direct unix | socat | ward | ward/socat | ward/direct TCP | ward/direct unix |",
+             "|---|---|---|---|---|---|---|---|"]
     for key, label, unit in (("post", "256 MiB POST", "MiB/s"), ("stream", "256 MiB streamed response", "MiB/s")):
-        d, s, w = (med(res[k][key]) for k in ("direct", "socat", "ward"))
-        rng = {k: f"{min(res[k][key]):.0f}–{max(res[k][key]):.0f}" for k in ("direct", "socat", "ward")}
-        lines.append(f"| {label} ({unit}), median (min–max) | {d:.0f} ({rng['direct']}) | {s:.0f} ({rng['socat']}) | "
-                     f"{w:.0f} ({rng['ward']}) | {w / s:.2f} | {w / d:.2f} |")
+        m = {k: med(res[k][key]) for k in KINDS}
+        rng = {k: f"{min(res[k][key]):.0f}–{max(res[k][key]):.0f}" for k in KINDS}
+        lines.append(f"| {label} ({unit}), median (min–max) | " +
+                     " | ".join(f"{m[k]:.0f} ({rng[k]})" for k in KINDS) +
+                     f" | {m['ward'] / m['socat']:.2f} | {m['ward'] / m['direct-tcp']:.2f} | "
+                     f"{m['ward'] / m['direct-unix']:.2f} |")
     for q, name in ((50, "p50"), (99, "p99")):
-        d, s, w = (pct(res[k]["lat"], q) for k in ("direct", "socat", "ward"))
-        lines.append(f"| small request latency {name} (µs) | {d:.0f} | {s:.0f} | {w:.0f} | {w / s:.2f} | {w / d:.2f} |")
+        v = {k: pct(res[k]["lat"], q) for k in KINDS}
+        lines.append(f"| small request latency {name} (µs) | " + " | ".join(f"{v[k]:.0f}" for k in KINDS) +
+                     f" | {v['ward'] / v['socat']:.2f} | {v['ward'] / v['direct-tcp']:.2f} | "
+                     f"{v['ward'] / v['direct-unix']:.2f} |")
     s_idle, w_idle = res["socat"]["idle"], res["ward"]["idle"]
-    lines.append(f"| memory per idle connection (KiB RSS) | - | {s_idle:.1f} | {w_idle:.1f} | "
-                 f"{(w_idle / s_idle) if s_idle else float('nan'):.2f} | - |")
-    lines += ["", "Throughput above 1.0 ×socat means the bridge is faster; latency and memory below 1.0 mean it "
-              "is ahead. socat forks a process per connection, so its idle cost is a process each; the bridge "
-              "holds a 16 KiB head buffer and its connection state per idle client (a 256 KiB request and a 64 KiB response buffer "
-              "come with the first request, and response bodies are spliced through a pipe). The Python "
-              "endpoints bound the direct figures and make them noisy: compare within one run. On 2 cores the direct "
-              "path has two processes, one per core; through socat or the bridge three share them, so `direct` "
-              "swings between runs (see min–max) with how the scheduler places them.", ""]
+    lines.append(f"| memory per idle connection (KiB RSS) | - | - | {s_idle:.1f} | {w_idle:.1f} | "
+                 f"{(w_idle / s_idle) if s_idle else float('nan'):.2f} | - | - |")
+    lines += ["", "Throughput above 1.0 means the bridge is faster; latency and memory below 1.0 mean it is ahead. "
+              "socat forks a process per connection, so its idle cost is a process each; the bridge holds a 16 KiB "
+              "head buffer and its connection state per idle client (a 256 KiB request and a 64 KiB response "
+              "buffer come with the first request). Bodies of 64 KiB or more framed by Content-Length, and every "
+              "response body, are spliced through a pipe and never enter the bridge's memory. The endpoints read "
+              "into one reused buffer. A relay is a second hop on the same 2 cores: `direct TCP` is the path the "
+              "agent's URL has without a sandbox, `direct unix` (no TCP at all) the floor of any relay that takes "
+              "TCP in.", ""]
     write_results("\n".join(lines), a.out, a.json, res)
     return 0
 

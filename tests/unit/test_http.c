@@ -197,9 +197,51 @@ static void test_pin(void)
 	CHECK(tls_parse_pin("sha1:00ff10ab0123456789abcdef0123456789abcdef0123456789abcdef01234567", out) == -1);
 }
 
+/* A Content-Length body passed on without being fed (spliced): what is
+ * left, counted down, done at zero; chunked and bodiless requests have
+ * nothing to splice. */
+static void test_body_left(void)
+{
+	struct http_req q;
+	const char *head = "POST /v1/x HTTP/1.1\r\nHost: h\r\nContent-Length: 100000\r\n\r\n";
+	ssize_t n;
+
+	http_req_init(&q, &prefix);
+	CHECK(http_req_body_left(&q) == 0); /* nothing parsed yet */
+	n = http_req_feed(&q, head, strlen(head));
+	CHECK(n == (ssize_t)strlen(head) && !q.done);
+	CHECK(http_req_body_left(&q) == 100000);
+	n = http_req_feed(&q, "abcde", 5); /* some of it fed */
+	CHECK(n == 5 && http_req_body_left(&q) == 99995 && q.body_bytes == 5);
+	http_req_body_skipped(&q, 90000);
+	CHECK(!q.done && http_req_body_left(&q) == 9995 && q.body_bytes == 90005);
+	/* the parser goes on where the skipped bytes end */
+	n = http_req_feed(&q, "xyz", 3);
+	CHECK(n == 3 && http_req_body_left(&q) == 9992);
+	http_req_body_skipped(&q, 1u << 30); /* more than is left: only what is */
+	CHECK(q.done && http_req_body_left(&q) == 0 && q.body_bytes == 100000);
+	CHECK(http_req_feed(&q, "GET / HTTP/1.1\r\n", 16) == 0); /* nothing after it is ours */
+
+	http_req_init(&q, &prefix);
+	head = "POST /v1/x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n";
+	CHECK(http_req_feed(&q, head, strlen(head)) == (ssize_t)strlen(head));
+	CHECK(!q.done && http_req_body_left(&q) == 0);
+	head = "5\r\nhello\r\n";
+	CHECK(http_req_feed(&q, head, strlen(head)) == (ssize_t)strlen(head));
+	CHECK(http_req_body_left(&q) == 0); /* a chunk's length is not the body's */
+
+	http_req_init(&q, &prefix);
+	head = "POST /v1/x HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n";
+	CHECK(http_req_feed(&q, head, strlen(head)) > 0 && q.done && http_req_body_left(&q) == 0);
+	http_req_init(&q, &prefix);
+	head = "POST /v2/x HTTP/1.1\r\nHost: h\r\nContent-Length: 9\r\n\r\n"; /* refused */
+	CHECK(http_req_feed(&q, head, strlen(head)) < 0 && http_req_body_left(&q) == 0);
+}
+
 int main(void)
 {
 	test_pin();
+	test_body_left();
 	test_good();
 	test_refusals();
 	test_response();
