@@ -61,6 +61,7 @@ struct conn {
 	char *u2c; /* to the client: rewritten response head, then bytes */
 	size_t u2c_len, u2c_off;
 	int req_done, client_eof, up_eof, resp_head_done, status, dead;
+	int client_fin;	      /* the client closed its side after its request (EPOLLRDHUP) */
 	int req_cut;	      /* the upstream stopped taking the request before its end */
 	int audited;	      /* its audit line is written (when its answer was complete) */
 	size_t u2c_room;      /* how much of u2c is read into: RESP_BUF, or BULK_BUF */
@@ -177,6 +178,9 @@ static void rearm(struct loop *l, struct conn *c)
 		 * slots taken by partial pages) would otherwise spin */
 		if (!c->req_done && !c->client_eof && (c->rpipe_r >= 0 ? !c->in_rpipe : c->c2u_len < REQ_BUF))
 			ce |= EPOLLIN;
+		/* once the request is in: told when the client closes its side */
+		if (c->req_done && !c->client_fin)
+			ce |= EPOLLRDHUP;
 		if (c->u2c_len > c->u2c_off)
 			ce |= EPOLLOUT;
 		if (c->c2u_len > c->c2u_off || c->in_rpipe)
@@ -340,6 +344,29 @@ static void drain(struct loop *l, struct conn *c)
 	close_conn(l, c);
 }
 
+/* At the connection limit: connections whose client has closed its side
+ * (a FIN after the whole request) go before a new client is refused. Most
+ * are gone for good, noticed only when the next bytes for them (an SSE
+ * event) would be refused; a client that half-closed and still reads loses
+ * its answer, only when the limit is reached. */
+static void evict_closed(struct loop *l)
+{
+	struct conn *c = l->conns, *next;
+	int n = 0;
+
+	for (; c; c = next) {
+		next = c->next;
+		if (c->state == C_RELAY && c->client_fin) {
+			c->req.why = "closed at the connection limit: its client had closed its side";
+			close_conn(l, c);
+			n++;
+		}
+	}
+	if (n)
+		log_warn("bridge: at the limit of %d connections: closed %d whose client had closed its side",
+			 l->max_conns, n);
+}
+
 static void accept_one(struct loop *l, const struct bridge_route *r)
 {
 	int fd = accept4(r->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -347,12 +374,21 @@ static void accept_one(struct loop *l, const struct bridge_route *r)
 
 	if (fd < 0)
 		return;
+	if (l->n_conns >= l->max_conns)
+		evict_closed(l);
 	if (l->n_conns >= l->max_conns) {
 		char out[512];
 		int n = http_refusal(503, "too many connections", 0, out, sizeof out);
 		log_warn("bridge: route=%s refused a connection: %d open", r->name, l->n_conns);
 		if (n > 0)
 			(void)send(fd, out, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+		/* no lingering here (no room for it): what the client has sent
+		 * already is read out, so the close ends with a FIN, not a
+		 * reset that could destroy the answer before it is read */
+		(void)shutdown(fd, SHUT_WR);
+		for (n = 0; n < 16; n++)
+			if (recv(fd, out, sizeof out, MSG_DONTWAIT) <= 0)
+				break;
 		close(fd);
 		return;
 	}
@@ -634,6 +670,23 @@ static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 	if (!upstream && c->state == C_HEAD) {
 		on_client_read(l, c);
 		return;
+	}
+	/* the client's side reset or fully closed (epoll always reports it): no
+	 * answer can reach it, so nothing more is relayed. (A FIN alone may be
+	 * a client that half-closed and still reads: it is served.) */
+	if (!upstream && (ev & (EPOLLERR | EPOLLHUP))) {
+		if (!c->req.why)
+			c->req.why = "client went away";
+		close_conn(l, c);
+		return;
+	}
+	if (!upstream && (ev & EPOLLRDHUP) && c->req_done) {
+		c->client_fin = 1; /* it may still read (a half-close): served on */
+		ev &= ~(unsigned)EPOLLRDHUP;
+		if (!(ev & (EPOLLIN | EPOLLOUT))) {
+			rearm(l, c);
+			return;
+		}
 	}
 	if (upstream && c->state == C_CONNECTING) {
 		int err = 0;

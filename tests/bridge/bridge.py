@@ -10,6 +10,7 @@ MCP server through the bridge.
 import argparse
 import json
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -51,6 +52,7 @@ class Upstream:
         self.stall_seen = threading.Event()     # a /stall request arrived
         self.stall_release = threading.Event()  # ... and may now be answered
         self.early_answered = threading.Event()
+        self.hold_release = threading.Event()
         up = self
 
         class H(socketserver.StreamRequestHandler):
@@ -104,6 +106,10 @@ class Upstream:
                     up.release.wait(10)  # the client must have the first event before this
                     ev = b"data: second\n\n"
                     w(b"%x\r\n%s\r\n0\r\n\r\n" % (len(ev), ev))
+                elif target.startswith("/hold"):
+                    # one event, then open until released
+                    w(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: first\n\n")
+                    up.hold_release.wait(60)
                 elif target.startswith("/die"):
                     w(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\npartial")
                     self.request.shutdown(socket.SHUT_RDWR)
@@ -241,7 +247,7 @@ def wire_cases(a, work):
     with open(secret, "w") as f:
         f.write("Bearer route-secret\n")
     ports = {n: p for n, p in zip(["echo", "sse", "die", "garbage", "down", "prefix", "stall", "big", "busy",
-                                   "early", "bulk"], range(17801, 17812))}
+                                   "early", "bulk", "hold"], range(17801, 17813))}
     conf = os.path.join(work, "bridge.conf")
     routes = ""
     for name, port in ports.items():
@@ -498,6 +504,35 @@ def wire_cases(a, work):
             pass
         slow.close()
         report("slowloris: the head deadline answers 408", status(data) == 408, f"status {status(data)} after {time.monotonic() - t0:.1f}s")
+
+        # the connection limit (1024): full of live streams, a new client is
+        # refused 503; once those clients have closed their side (the
+        # upstream has nothing more for them yet) they make room
+        holds, live, refused_at = [], 0, None
+        for i in range(1100):
+            hs = socket.create_connection(("127.0.0.1", ports["hold"]), timeout=10)
+            hs.sendall(req("GET", "/hold"))
+            got = b""
+            while b"first" not in got:
+                d = hs.recv(4096)
+                if not d:
+                    break
+                got += d
+            holds.append(hs)
+            if b"first" not in got:
+                refused_at = status(got)
+                break
+            live += 1
+        at_limit = status(exchange(P, req("POST", "/echo?agent=a1", body=b"{}")))
+        for hs in holds:
+            hs.close()
+        time.sleep(0.3)
+        after = status(exchange(P, req("POST", "/echo?agent=a1", body=b"{}")))
+        up.hold_release.set()
+        report("connection limit: live streams fill it, then 503; once their clients close, a new client is served",
+               1000 <= live <= 1024 and refused_at == 503 and at_limit == 503 and after == 200,
+               f"{live} live streams, the next {refused_at}, a request at the limit {at_limit}, "
+               f"after the clients closed {after}")
 
         # the bridge as the kernel sees it
         bridge = [int(p) for p in open(f"/proc/{w.pid}/task/{w.pid}/children").read().split()
@@ -858,6 +893,9 @@ def main():
     if os.geteuid() != 0:
         print("bridge: needs root")
         return 2
+    # the connection-limit case holds 1024 clients and their upstream side
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 8192)), hard))
     work = tempfile.mkdtemp(prefix="ward-bridge-")
     os.chmod(work, 0o755)
     try:
