@@ -137,6 +137,12 @@ def idle_memory(kind, target, serving_pids, n=500):
 KINDS = ("direct-tcp", "direct-unix", "socat", "ward")
 
 
+def cpu_s(pid):
+    """User + system CPU seconds of a live process."""
+    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ward", required=True)
@@ -146,13 +152,17 @@ def main():
     a = ap.parse_args()
     rel = Relays(a.ward, UPSTREAM, 17901, 17902, prefix="ward-bbench-", upstream_args=("17903",))
     paths = {"direct-tcp": 17903, "direct-unix": rel.sock, "socat": 17901, "ward": 17902}
-    res = {k: {"post": [], "stream": [], "lat": [], "idle": None} for k in paths}
+    res = {k: {"post": [], "stream": [], "lat": [], "idle": None, "cpu_up": 0.0, "cpu_bridge": 0.0} for k in paths}
+    bridge = rel.bridge_pids()[0]
     try:
         for i in range(a.runs):
             # the order turns each run: none is always first after a pause
             for k in KINDS[i % 4:] + KINDS[:i % 4]:
                 res[k]["post"].append(post_big(k, paths[k]))
+                up0, br0 = cpu_s(rel.up.pid), cpu_s(bridge)
                 res[k]["stream"].append(stream_big(k, paths[k]))
+                res[k]["cpu_up"] += cpu_s(rel.up.pid) - up0
+                res[k]["cpu_bridge"] += cpu_s(bridge) - br0
         for k, t in paths.items():
             res[k]["lat"] = small(k, t, 2000)
         res["socat"]["idle"] = idle_memory("socat", 17901, rel.socat_pids)
@@ -186,6 +196,12 @@ def main():
         lines.append(f"| small request latency {name} (µs) | " + " | ".join(f"{v[k]:.0f}" for k in KINDS) +
                      f" | {v['ward'] / v['socat']:.2f} | {v['ward'] / v['direct-tcp']:.2f} | "
                      f"{v['ward'] / v['direct-unix']:.2f} |")
+    gib = a.runs * SIZE / (1 << 30)
+    lines.append(f"| CPU per GiB streamed: the upstream (s) | {res['direct-tcp']['cpu_up'] / gib:.2f} | "
+                 f"{res['direct-unix']['cpu_up'] / gib:.2f} | {res['socat']['cpu_up'] / gib:.2f} | "
+                 f"{res['ward']['cpu_up'] / gib:.2f} | - | - | - |")
+    lines.append(f"| CPU per GiB streamed: the relay (s) | - | - | - | {res['ward']['cpu_bridge'] / gib:.2f} | - | "
+                 f"{res['ward']['cpu_bridge'] / max(res['direct-tcp']['cpu_up'], 1e-9):.2f} | - |")
     s_idle, w_idle = res["socat"]["idle"], res["ward"]["idle"]
     lines.append(f"| memory per idle connection (KiB RSS) | - | - | {s_idle:.1f} | {w_idle:.1f} | "
                  f"{(w_idle / s_idle) if s_idle else float('nan'):.2f} | - | - |")
@@ -196,7 +212,11 @@ def main():
               "response body, are spliced through a pipe and never enter the bridge's memory. The endpoints read "
               "into one reused buffer. A relay is a second hop on the same 2 cores: `direct TCP` is the path the "
               "agent's URL has without a sandbox, `direct unix` (no TCP at all) the floor of any relay that takes "
-              "TCP in.", ""]
+              "TCP in. The CPU rows (from /proc, summed over the streamed runs) show where a stream's time goes: "
+              "sending into TCP is the costly part, paid by the upstream itself in `direct TCP` and by the bridge "
+              "when relayed, and the bridge pays a read from the unix socket on top, on the same core: that is "
+              "the gap to `direct TCP` for a stream. (A reader thread to move that read to the other core was "
+              "tried: with blocking hand-offs it was slower on 2 cores, and it is not in the bridge.)", ""]
     write_results("\n".join(lines), a.out, a.json, res)
     return 0
 
