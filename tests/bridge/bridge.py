@@ -39,6 +39,17 @@ def report(name, ok, detail=""):
     print(f"{st:4} {name}: {detail}", flush=True)
 
 
+def recv_until(sock, marker, size=65536):
+    """Reads until marker is in what came, or the peer closes; returns it all."""
+    got = b""
+    while marker not in got:
+        d = sock.recv(size)
+        if not d:
+            break
+        got += d
+    return got
+
+
 # ---------------------------------------------------------------- upstream
 
 class Upstream:
@@ -57,12 +68,9 @@ class Upstream:
 
         class H(socketserver.StreamRequestHandler):
             def handle(self):
-                head = b""
-                while b"\r\n\r\n" not in head:
-                    d = self.request.recv(65536)
-                    if not d:
-                        return
-                    head += d
+                head = recv_until(self.request, b"\r\n\r\n")
+                if b"\r\n\r\n" not in head:
+                    return
                 head, _, rest = head.partition(b"\r\n\r\n")
                 lines = head.decode().split("\r\n")
                 method, target, _ = lines[0].split(" ")
@@ -227,12 +235,7 @@ class BusyUpstream:
             time.sleep(0.02)
 
     def _serve(self, c):
-        head = b""
-        while b"\r\n\r\n" not in head:
-            d = c.recv(4096)
-            if not d:
-                break
-            head += d
+        recv_until(c, b"\r\n\r\n", 4096)
         try:
             c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nbusy")
         except OSError:
@@ -400,12 +403,7 @@ def wire_cases(a, work):
         # SSE: the first event arrives before the upstream sends the second
         s = socket.create_connection(("127.0.0.1", ports["sse"]), timeout=5)
         s.sendall(req("GET", "/sse", "Accept: text/event-stream\r\n"))
-        got = b""
-        while b"first" not in got:
-            d = s.recv(4096)
-            if not d:
-                break
-            got += d
+        got = recv_until(s, b"first", 4096)
         first_before_second = b"first" in got and b"second" not in got
         up.release.set()
         while True:
@@ -512,12 +510,7 @@ def wire_cases(a, work):
         for i in range(1100):
             hs = socket.create_connection(("127.0.0.1", ports["hold"]), timeout=10)
             hs.sendall(req("GET", "/hold"))
-            got = b""
-            while b"first" not in got:
-                d = hs.recv(4096)
-                if not d:
-                    break
-                got += d
+            got = recv_until(hs, b"first", 4096)
             holds.append(hs)
             if b"first" not in got:
                 refused_at = status(got)
@@ -833,12 +826,9 @@ def tls_case(a, work):
                 conn = ctx.wrap_socket(self.request, server_side=True)
             except (ssl.SSLError, OSError):
                 return
-            head = b""
-            while b"\r\n\r\n" not in head:
-                d = conn.recv(65536)
-                if not d:
-                    return
-                head += d
+            head = recv_until(conn, b"\r\n\r\n")
+            if b"\r\n\r\n" not in head:
+                return
             seen.append(head.decode())
             body = b"over tls: " + head.split(b"\r\n")[0]
             conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
