@@ -190,7 +190,7 @@ int bridgeproc_prepare(struct bridgeproc *b, const struct ward_config *cfg, cons
 
 static void __attribute__((noreturn)) bridge_child(struct bridgeproc *b, int rfd)
 {
-	int keep[64], nk = 0, i;
+	int keep[64], nk = 0, i, max_conns;
 	sigset_t none;
 
 	prctl(PR_SET_NAME, "ward-bridge", 0, 0, 0);
@@ -206,13 +206,16 @@ static void __attribute__((noreturn)) bridge_child(struct bridgeproc *b, int rfd
 	sigemptyset(&none);
 	if (setsid() < 0 && errno != EPERM)
 		_exit(3);
+	max_conns = bridge_conn_limit(b->routes.n);
+	if (max_conns < BRIDGE_MAX_CONNS)
+		log_warn("bridge: at most %d connections at once (the file descriptor limit)", max_conns);
 	if (privdrop_credentials(&b->confine, rfd) != 0 || privdrop_lock(&b->confine, rfd) != 0)
 		_exit(3);
 	b->health_ok = bridge_health(&b->routes);
 	spawn_report(rfd, NOTE_READY, 0, b->health_ok);
 	close(rfd);
 	sigprocmask(SIG_SETMASK, &none, NULL); /* TERM ends the bridge */
-	if (bridge_run(&b->routes, BRIDGE_MAX_CONNS) != 0)
+	if (bridge_run(&b->routes, max_conns) != 0)
 		log_error("bridge: event loop: %s", strerror(errno));
 	_exit(1);
 }

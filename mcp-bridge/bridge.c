@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,6 +46,7 @@ enum conn_state { C_HEAD, C_RETRY, C_CONNECTING, C_HANDSHAKE, C_RELAY, C_DRAIN }
 #define RETRY_MAX 200
 
 #define DRAIN_MS 2000		/* lingering close after a refusal */
+#define CUT_WAIT_MS 10000	/* an upstream that stopped reading the request has this long to answer */
 #define DRAIN_MAX (1 << 20)	/* bytes discarded at most */
 
 /* One client connection and, once its head is accepted, its upstream. The
@@ -67,6 +69,7 @@ struct conn {
 	size_t u2c_room;      /* how much of u2c is read into: RESP_BUF, or BULK_BUF */
 	int filled;	      /* the last read from upstream filled u2c */
 	unsigned events[2];   /* what the client [0] and upstream [1] are polled for */
+	int up_polled;	      /* ufd is in the epoll set */
 	int rpipe_r, rpipe_w; /* request body: client -> pipe -> upstream, spliced */
 	size_t in_rpipe;
 	int retries;	      /* connects refused with EAGAIN so far */
@@ -77,6 +80,7 @@ struct conn {
 
 struct loop {
 	int epfd, n_conns, max_conns, n_retrying, n_bulk;
+	int spare; /* a descriptor held back, given up to turn a client away when none are left */
 	struct conn *conns;
 	struct conn *dead; /* closed in this batch of events, freed after it */
 };
@@ -138,13 +142,15 @@ static int up_flush(struct conn *c)
  * the upstream answers is relayed, and if it answers nothing, 502. */
 static void drop_request(struct conn *c)
 {
-	c->c2u_len = c->c2u_off = 0;
-	c->in_rpipe = 0;
-	if (!c->req.done) {
+	if (!c->req.done || c->c2u_len > c->c2u_off || c->in_rpipe) {
+		if (!c->req_cut)
+			c->deadline = now_ms() + CUT_WAIT_MS;
 		c->req_cut = 1;
 		if (!c->req.why)
 			c->req.why = "upstream stopped reading the request";
 	}
+	c->c2u_len = c->c2u_off = 0;
+	c->in_rpipe = 0;
 	c->req_done = 1;
 }
 
@@ -158,11 +164,38 @@ static void *tag(struct conn *c, int upstream)
 static void watch(struct loop *l, struct conn *c, int upstream, int op, unsigned events)
 {
 	struct epoll_event ev = { .events = events, .data.ptr = tag(c, upstream) };
+	int fd = upstream ? c->ufd : c->cfd;
 
+	if (upstream) {
+		/* Nothing wanted of the upstream (the client has not taken
+		 * what we hold): out of the set, since epoll reports a hangup
+		 * whatever it is asked, and an upstream that has closed would
+		 * wake the loop for nothing until the client reads. */
+		if (op == EPOLL_CTL_MOD && !events) {
+			if (c->up_polled && epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL) == 0)
+				c->up_polled = 0;
+			return;
+		}
+		if (!c->up_polled)
+			op = EPOLL_CTL_ADD;
+	}
 	if (op == EPOLL_CTL_MOD && c->events[upstream] == events)
 		return; /* as it is: no system call */
+	if (epoll_ctl(l->epfd, op, fd, &ev) != 0)
+		return;
 	c->events[upstream] = events;
-	(void)epoll_ctl(l->epfd, op, upstream ? c->ufd : c->cfd, &ev);
+	if (upstream)
+		c->up_polled = 1;
+}
+
+/* The upstream socket is done with (closing it takes it out of the set). */
+static void close_upstream(struct conn *c)
+{
+	if (c->ufd >= 0) {
+		close(c->ufd);
+		c->ufd = -1;
+	}
+	c->up_polled = 0;
 }
 
 /* What each side should be polled for now (backpressure: read only when
@@ -309,15 +342,18 @@ static void linger(struct loop *l, struct conn *c)
 		audit(c);
 		c->audited = 1;
 	}
-	if (c->ufd >= 0) {
-		close(c->ufd);
-		c->ufd = -1;
-	}
+	close_upstream(c);
 	if (c->client_eof || shutdown(c->cfd, SHUT_WR) != 0) {
 		close_conn(l, c);
 		return;
 	}
 	/* the relay buffers are done with (after the FIN: not in its way) */
+	if (c->rpipe_r >= 0) {
+		close(c->rpipe_r);
+		close(c->rpipe_w);
+		c->rpipe_r = c->rpipe_w = -1;
+		c->in_rpipe = 0;
+	}
 	drop_bulk(l, c);
 	free(c->c2u);
 	free(c->u2c);
@@ -367,29 +403,47 @@ static void evict_closed(struct loop *l)
 			 l->max_conns, n);
 }
 
+/* A client refused before it has a connection: 503, then no lingering
+ * (there is no room for it), but what it has sent already is read out, so
+ * the close ends with a FIN, not a reset that could destroy the answer
+ * before it is read. */
+static void turn_away(const struct bridge_route *r, int fd, int open, const char *why)
+{
+	char out[512];
+	int n = http_refusal(503, why, 0, out, sizeof out);
+
+	log_warn("bridge: route=%s refused a connection (%s): %d open", r->name, why, open);
+	if (n > 0)
+		(void)send(fd, out, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	(void)shutdown(fd, SHUT_WR);
+	for (n = 0; n < 16; n++)
+		if (recv(fd, out, sizeof out, MSG_DONTWAIT) <= 0)
+			break;
+	close(fd);
+}
+
 static void accept_one(struct loop *l, const struct bridge_route *r)
 {
 	int fd = accept4(r->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	struct conn *c;
 
-	if (fd < 0)
+	if (fd < 0) {
+		/* Out of descriptors: the client would stay queued and its
+		 * listener wake the loop for nothing. The spare descriptor
+		 * makes room to answer it 503. */
+		if ((errno == EMFILE || errno == ENFILE) && l->spare >= 0) {
+			close(l->spare);
+			fd = accept4(r->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+			if (fd >= 0)
+				turn_away(r, fd, l->n_conns, "out of file descriptors");
+			l->spare = fcntl(l->epfd, F_DUPFD_CLOEXEC, 0);
+		}
 		return;
+	}
 	if (l->n_conns >= l->max_conns)
 		evict_closed(l);
 	if (l->n_conns >= l->max_conns) {
-		char out[512];
-		int n = http_refusal(503, "too many connections", 0, out, sizeof out);
-		log_warn("bridge: route=%s refused a connection: %d open", r->name, l->n_conns);
-		if (n > 0)
-			(void)send(fd, out, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
-		/* no lingering here (no room for it): what the client has sent
-		 * already is read out, so the close ends with a FIN, not a
-		 * reset that could destroy the answer before it is read */
-		(void)shutdown(fd, SHUT_WR);
-		for (n = 0; n < 16; n++)
-			if (recv(fd, out, sizeof out, MSG_DONTWAIT) <= 0)
-				break;
-		close(fd);
+		turn_away(r, fd, l->n_conns, "too many connections");
 		return;
 	}
 	c = calloc(1, sizeof *c);
@@ -768,7 +822,29 @@ static void expire(struct loop *l)
 			close_conn(l, c);
 		else if (c->state == C_RETRY && now >= c->deadline)
 			connect_upstream(l, c);
+		else if (c->state == C_RELAY && c->req_cut && !c->resp_head_done && now >= c->deadline)
+			refuse(l, c, 502, "upstream stopped reading the request and did not answer");
 	}
+}
+
+int bridge_conn_limit(int n_routes)
+{
+	struct rlimit rl;
+	rlim_t fds;
+	long room;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return BRIDGE_MAX_CONNS;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rlim_t want = rl.rlim_max;
+		rl.rlim_cur = want;
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0 || getrlimit(RLIMIT_NOFILE, &rl) != 0)
+			rl.rlim_cur = 0;
+	}
+	fds = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (1u << 20) ? (1u << 20) : rl.rlim_cur;
+	/* the listeners, the log, epoll, the spare and a margin, then 4 a connection */
+	room = ((long)fds - n_routes - 16) / 4;
+	return room < 1 ? 1 : room < BRIDGE_MAX_CONNS ? (int)room : BRIDGE_MAX_CONNS;
 }
 
 int bridge_listen(struct bridge_routes *r, char *err, size_t errsize)
@@ -835,6 +911,7 @@ int bridge_run(const struct bridge_routes *r, int max_conns)
 	l.epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (l.epfd < 0)
 		return -1;
+	l.spare = fcntl(l.epfd, F_DUPFD_CLOEXEC, 0);
 	for (i = 0; i < r->n; i++) {
 		ev.events = EPOLLIN;
 		/* listeners are tagged with their route index + 1, below any heap pointer */

@@ -34,6 +34,11 @@ struct bridge_routes {
 /* Opens every route's listener (PID 1, before the agent exists). */
 int bridge_listen(struct bridge_routes *r, char *err, size_t errsize);
 
+/* Before the bridge is locked down: raises its soft RLIMIT_NOFILE to the
+ * hard one and returns how many connections fit (a client, an upstream and
+ * a request pipe each), at most BRIDGE_MAX_CONNS. */
+int bridge_conn_limit(int n_routes);
+
 /* The bridge's event loop; returns only on a fatal setup error. */
 int bridge_run(const struct bridge_routes *r, int max_conns);
 

@@ -39,6 +39,18 @@ def report(name, ok, detail=""):
     print(f"{st:4} {name}: {detail}", flush=True)
 
 
+def bridge_pids(ward_pid):
+    """The ward-bridge processes among ward's children."""
+    return [int(p) for p in open(f"/proc/{ward_pid}/task/{ward_pid}/children").read().split()
+            if open(f"/proc/{p}/comm").read().strip() == "ward-bridge"]
+
+
+def cpu_s(pid):
+    """User + system CPU seconds a process has used (/proc/PID/stat)."""
+    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def recv_until(sock, marker, size=65536):
     """Reads until marker is in what came, or the peer closes; returns it all."""
     got = b""
@@ -64,6 +76,8 @@ class Upstream:
         self.stall_release = threading.Event()  # ... and may now be answered
         self.early_answered = threading.Event()
         self.hold_release = threading.Event()
+        self.bulk_done = threading.Event()
+        self.fill_done = threading.Event()
         up = self
 
         class H(socketserver.StreamRequestHandler):
@@ -78,6 +92,17 @@ class Upstream:
                 for l in lines[1:]:
                     k, _, v = l.partition(":")
                     hdrs.setdefault(k.strip().lower(), []).append(v.strip())
+                if target.startswith("/mute"):
+                    # takes 100 kB of the body, then stops reading (the
+                    # bridge's next send fails), never answers, stays open
+                    while len(rest) < 100000:
+                        d = self.request.recv(65536)
+                        if not d:
+                            break
+                        rest += d
+                    self.request.shutdown(socket.SHUT_RD)
+                    up.hold_release.wait(30)
+                    return
                 if target.startswith("/early"):
                     # answers before the body, reads none of it, and goes
                     up.early_answered.set()
@@ -142,6 +167,23 @@ class Upstream:
                         w(body[off:off + n])
                         off += n
                         k += 1
+                    up.bulk_done.set()  # all of it written; the handler closes
+                elif target.startswith("/fill"):
+                    # writes until the bridge stops taking (its client
+                    # reads nothing), then closes with its data unread
+                    w(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % (1 << 30))
+                    self.request.setblocking(False)
+                    chunk, stalled = b"f" * 65536, None
+                    while stalled is None or time.monotonic() - stalled < 0.3:
+                        try:
+                            self.request.send(chunk)
+                            stalled = None
+                        except BlockingIOError:
+                            stalled = stalled or time.monotonic()
+                            time.sleep(0.01)
+                        except OSError:
+                            break
+                    up.fill_done.set()
                 elif target.startswith("/garbage"):
                     w(b"\x00\x01 not http at all\r\n\r\n")
                 else:
@@ -243,6 +285,54 @@ class BusyUpstream:
         c.close()
 
 
+def fd_limit_case(a, work, up):
+    """A bridge under a small RLIMIT_NOFILE keeps its connection limit within
+    it: clients past it get 503 (not a queue the loop spins on), and it
+    says so at start."""
+    conf = os.path.join(work, "fdlimit.conf")
+    with open(conf, "w") as f:
+        f.write(f"[route hold]\nlisten = 127.0.0.1:17899\nupstream = unix:{up.path}\npath = /hold\n")
+    log = os.path.join(work, "fdlimit.log")
+    up.hold_release.clear()
+    with open(log, "w") as lf:
+        w = subprocess.Popen([a.ward, "-c", conf, "--", "sleep", "120"], stderr=lf,
+                             preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64)))
+    try:
+        for _ in range(200):
+            try:
+                socket.create_connection(("127.0.0.1", 17899), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.02)
+        want = (64 - 1 - 16) // 4  # bridge_conn_limit(): 4 a connection, after routes and a margin
+        holds, statuses = [], []
+        for _ in range(want + 8):
+            hs = socket.create_connection(("127.0.0.1", 17899), timeout=10)
+            hs.sendall(req("GET", "/hold"))
+            got = recv_until(hs, b"first", 4096)
+            statuses.append(200 if b"first" in got else status(got))
+            holds.append(hs)
+        bp = bridge_pids(w.pid)
+        c0 = cpu_s(bp[0]) if bp else 0.0
+        time.sleep(1.0)
+        used = (cpu_s(bp[0]) - c0) if bp else -1
+        for hs in holds:
+            hs.close()
+        up.hold_release.set()
+        time.sleep(0.3)
+        hs = socket.create_connection(("127.0.0.1", 17899), timeout=10)
+        hs.sendall(req("GET", "/hold"))
+        after = b"first" in recv_until(hs, b"first", 4096)
+        hs.close()
+    finally:
+        w.send_signal(signal.SIGTERM)
+        w.wait(timeout=20)
+    said = f"at most {want} connections" in open(log).read()
+    report(f"RLIMIT_NOFILE 64: at most {want} connections, the rest 503, no spinning; served again after",
+           statuses == [200] * want + [503] * 8 and 0 <= used < 0.5 and after and said,
+           f"statuses {statuses}, bridge CPU over 1 s {used:.2f} s, served after: {after}, said at start: {said}")
+
+
 def wire_cases(a, work):
     up = Upstream(os.path.join(work, "up.sock"))
     busy = BusyUpstream(os.path.join(work, "busy.sock"))
@@ -250,7 +340,7 @@ def wire_cases(a, work):
     with open(secret, "w") as f:
         f.write("Bearer route-secret\n")
     ports = {n: p for n, p in zip(["echo", "sse", "die", "garbage", "down", "prefix", "stall", "big", "busy",
-                                   "early", "bulk", "hold"], range(17801, 17813))}
+                                   "early", "bulk", "hold", "mute", "fill"], range(17801, 17815))}
     conf = os.path.join(work, "bridge.conf")
     routes = ""
     for name, port in ports.items():
@@ -457,6 +547,50 @@ def wire_cases(a, work):
         report("four 16 MiB bodies at once, written in uneven pieces: each byte for byte", all(good),
                f"whole: {good}, sizes {[len(o.partition(bytes([13, 10, 13, 10]))[2]) if o else None for o in outs]}")
 
+        # an upstream that closes while the bridge holds what its client has
+        # not read (its buffer full, data still queued from the upstream):
+        # the bridge waits without spinning, since epoll reports the
+        # upstream's hangup whatever it is asked
+        s = socket.create_connection(("127.0.0.1", ports["fill"]), timeout=30)
+        s.sendall(req("GET", "/fill"))
+        filled = up.fill_done.wait(30)
+        time.sleep(0.3)  # the handler returns: the upstream's socket closes
+        bp = bridge_pids(w.pid)
+        c0 = cpu_s(bp[0]) if bp else 0.0
+        time.sleep(1.5)
+        used = (cpu_s(bp[0]) - c0) if bp else -1
+        n = 0
+        try:
+            while True:
+                d = s.recv(1 << 20)
+                if not d:
+                    break
+                n += len(d)
+        except OSError:
+            n = -n
+        s.close()
+        report("upstream closes while the bridge holds its client's unread data: no spinning, what came is delivered",
+               filled and bool(bp) and 0 <= used < 0.5 and n > 0,
+               f"upstream stalled and closed: {filled}; bridge CPU over 1.5 s: {used:.2f} s; client got {n} bytes, then EOF")
+
+        # an upstream that stops reading the request and never answers: 502
+        # once it has had 10 s to answer (the rest of the body is sent after
+        # it stopped, so the bridge's send fails)
+        s = socket.create_connection(("127.0.0.1", ports["mute"]), timeout=30)
+        t0 = time.monotonic()
+        s.sendall(b"POST /mute HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % (1 << 20) + b"z" * 100000)
+        time.sleep(0.5)
+        try:
+            s.sendall(b"z" * ((1 << 20) - 100000))
+        except OSError:
+            pass
+        r = recv_until(s, b"}")
+        took = time.monotonic() - t0
+        s.close()
+        report("upstream stops reading the body and never answers: 502 after its 10 s",
+               status(r) == 502 and b"did not answer" in r and 9 < took < 25,
+               f"status {status(r)} after {took:.1f} s")
+
         # an upstream that stalls holds only its own client: other requests are
         # answered meanwhile, and the stalled one completes once it answers
         st = socket.create_connection(("127.0.0.1", ports["stall"]), timeout=30)
@@ -527,9 +661,10 @@ def wire_cases(a, work):
                f"{live} live streams, the next {refused_at}, a request at the limit {at_limit}, "
                f"after the clients closed {after}")
 
+        fd_limit_case(a, work, up)
+
         # the bridge as the kernel sees it
-        bridge = [int(p) for p in open(f"/proc/{w.pid}/task/{w.pid}/children").read().split()
-                  if open(f"/proc/{p}/comm").read().strip() == "ward-bridge"]
+        bridge = bridge_pids(w.pid)
         st = {}
         if bridge:
             for line in open(f"/proc/{bridge[0]}/status"):
