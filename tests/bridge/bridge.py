@@ -52,6 +52,16 @@ def cpu_s(pid):
     return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def wait_port(port, tries=200):
+    """Until something accepts on 127.0.0.1:port (the bridge is up)."""
+    for _ in range(tries):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.02)
+
+
 def recv_until(sock, marker, size=65536):
     """Reads until marker is in what came, or the peer closes; returns it all."""
     got = b""
@@ -302,12 +312,7 @@ def fd_limit_case(a, work, up):
         w = subprocess.Popen([a.ward, "-c", conf, "--", "sleep", "120"], stderr=lf,
                              preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64)))
     try:
-        for _ in range(200):
-            try:
-                socket.create_connection(("127.0.0.1", 17899), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.02)
+        wait_port(17899)
         want = (64 - 1 - 16) // 4  # bridge_conn_limit(): 4 a connection, after routes and a margin
         holds, statuses = [], []
         for _ in range(want + 8):
@@ -359,12 +364,7 @@ def wire_cases(a, work):
     with open(conf, "w") as f:
         f.write(routes)
     w = subprocess.Popen([a.ward, "-c", conf, "--", "sleep", "300"], stderr=subprocess.PIPE)
-    for _ in range(200):
-        try:
-            socket.create_connection(("127.0.0.1", ports["echo"]), timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.02)
+    wait_port(ports["echo"])
     P = ports["echo"]
     try:
         # a good request: the route's token replaces the agent's, Host is rewritten
@@ -1021,12 +1021,7 @@ def tls_case(a, work):
             f.write(f"[route {name}]\nlisten = 127.0.0.1:{lport}\nupstream = tls:127.0.0.1:{port}\npath = /v1/\n"
                     f"header = Authorization: Bearer model-key\n{extra}")
     w = subprocess.Popen([a.ward, "-c", conf, "--", "sleep", "60"], stderr=subprocess.PIPE)
-    for _ in range(200):
-        try:
-            socket.create_connection(("127.0.0.1", 17861), timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.02)
+    wait_port(17861)
     try:
         for name, (lport, _, want) in routes.items():
             r = exchange(lport, req("POST", "/v1/chat/completions", body=b'{"model":"x"}'))
