@@ -62,6 +62,19 @@ def wait_port(port, tries=200):
             time.sleep(0.02)
 
 
+def recv_all(sock, size=65536):
+    """Reads to the end: what came, and the error that ended it early (or None)."""
+    got = b""
+    try:
+        while True:
+            d = sock.recv(size)
+            if not d:
+                return got, None
+            got += d
+    except OSError as e:
+        return got, e
+
+
 def recv_until(sock, marker, size=65536):
     """Reads until marker is in what came, or the peer closes; returns it all."""
     got = b""
@@ -87,7 +100,6 @@ class Upstream:
         self.stall_release = threading.Event()  # ... and may now be answered
         self.early_answered = threading.Event()
         self.hold_release = threading.Event()
-        self.bulk_done = threading.Event()
         self.fill_done = threading.Event()
         up = self
 
@@ -178,7 +190,6 @@ class Upstream:
                         w(body[off:off + n])
                         off += n
                         k += 1
-                    up.bulk_done.set()  # all of it written; the handler closes
                 elif target.startswith("/fill"):
                     # writes until the bridge stops taking (its client
                     # reads nothing), then closes with its data unread
@@ -228,18 +239,14 @@ def exchange(port, data, timeout=5.0, shut=True):
             s.shutdown(socket.SHUT_WR)
         except OSError:
             pass  # reset already (a 503 at the limit does not linger): read what came
-    out = b""
-    try:
-        while True:
-            d = s.recv(65536)
-            if not d:
-                break
-            out += d
-    except socket.timeout:
-        out += b"<timeout>"
-    except ConnectionResetError:
-        out += b"<reset>"
+    out, e = recv_all(s)
     s.close()
+    if isinstance(e, socket.timeout):
+        out += b"<timeout>"
+    elif isinstance(e, ConnectionResetError):
+        out += b"<reset>"
+    elif e:
+        raise e
     return out
 
 
@@ -499,14 +506,8 @@ def wire_cases(a, work):
         s = socket.create_connection(("127.0.0.1", ports["early"]), timeout=10)
         t = threading.Thread(target=send_body, args=(s,))
         t.start()
-        resp = b""
-        try:
-            while True:
-                d = s.recv(65536)
-                if not d:
-                    break
-                resp += d
-        except OSError as e:
+        resp, e = recv_all(s)
+        if e:
             resp += f"<{e.__class__.__name__}>".encode()
         t.join(15)
         s.close()
@@ -528,11 +529,7 @@ def wire_cases(a, work):
         got = recv_until(s, b"first", 4096)
         first_before_second = b"first" in got and b"second" not in got
         up.release.set()
-        while True:
-            d = s.recv(4096)
-            if not d:
-                break
-            got += d
+        got += recv_all(s, 4096)[0]
         s.close()
         report("SSE streamed unbuffered, then to the end", first_before_second and b"second" in got and got.endswith(b"0\r\n\r\n"),
                f"first event alone: {first_before_second}, complete: {got.endswith(b'0' + bytes([13, 10, 13, 10]))}")
@@ -591,15 +588,8 @@ def wire_cases(a, work):
         c0 = cpu_s(bp[0]) if bp else 0.0
         time.sleep(1.5)
         used = (cpu_s(bp[0]) - c0) if bp else -1
-        n = 0
-        try:
-            while True:
-                d = s.recv(1 << 20)
-                if not d:
-                    break
-                n += len(d)
-        except OSError:
-            n = -n
+        rest, e = recv_all(s, 1 << 20)
+        n = -1 if e else len(rest)
         s.close()
         report("upstream closes while the bridge holds its client's unread data: no spinning, what came is delivered",
                filled and bool(bp) and 0 <= used < 0.5 and n > 0,
@@ -630,12 +620,7 @@ def wire_cases(a, work):
         seen = up.stall_seen.wait(5)
         rs = [status(exchange(P, req("POST", "/echo?agent=a1", body=b"{}"))) for _ in range(20)]
         up.stall_release.set()
-        late = b""
-        while True:
-            d = st.recv(4096)
-            if not d:
-                break
-            late += d
+        late = recv_all(st, 4096)[0]
         st.close()
         report("upstream stalls: 20 other requests answered meanwhile, the stalled one completes later",
                seen and rs == [200] * 20 and late.endswith(b"late") and status(late) == 200,
