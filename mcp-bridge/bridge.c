@@ -255,6 +255,16 @@ static void leave_retry(struct loop *l, struct conn *c)
 	}
 }
 
+static void close_rpipe(struct conn *c)
+{
+	if (c->rpipe_r >= 0) {
+		close(c->rpipe_r);
+		close(c->rpipe_w);
+	}
+	c->rpipe_r = c->rpipe_w = -1;
+	c->in_rpipe = 0;
+}
+
 /* A connection's bulk buffer counts against BULK_MAX until it ends. */
 static void drop_bulk(struct loop *l, struct conn *c)
 {
@@ -277,11 +287,8 @@ static void close_conn(struct loop *l, struct conn *c)
 		close(c->cfd);
 	if (c->ufd >= 0)
 		close(c->ufd);
-	if (c->rpipe_r >= 0) {
-		close(c->rpipe_r);
-		close(c->rpipe_w);
-	}
-	c->cfd = c->ufd = c->rpipe_r = c->rpipe_w = -1;
+	close_rpipe(c);
+	c->cfd = c->ufd = -1;
 	for (pp = &l->conns; *pp; pp = &(*pp)->next)
 		if (*pp == c) {
 			*pp = c->next;
@@ -348,12 +355,7 @@ static void linger(struct loop *l, struct conn *c)
 		return;
 	}
 	/* the relay buffers are done with (after the FIN: not in its way) */
-	if (c->rpipe_r >= 0) {
-		close(c->rpipe_r);
-		close(c->rpipe_w);
-		c->rpipe_r = c->rpipe_w = -1;
-		c->in_rpipe = 0;
-	}
+	close_rpipe(c);
 	drop_bulk(l, c);
 	free(c->c2u);
 	free(c->u2c);
@@ -467,7 +469,6 @@ static void accept_one(struct loop *l, const struct bridge_route *r)
 	watch(l, c, 0, EPOLL_CTL_ADD, EPOLLIN);
 }
 
-/* The whole head is in: check it, rewrite it, connect upstream. */
 /* Connects to the route's upstream, or waits to try again while a unix
  * upstream's backlog is full (its connect answers EAGAIN at once, where
  * TCP would queue). */
@@ -495,6 +496,7 @@ static void connect_upstream(struct loop *l, struct conn *c)
 	rearm(l, c);
 }
 
+/* The whole head is in: check it, rewrite it, connect upstream. */
 static void head_complete(struct loop *l, struct conn *c)
 {
 	ssize_t n = http_req_feed(&c->req, c->head, c->head_len), h;

@@ -23,7 +23,17 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from hostside import serve_unix  # noqa: E402
+import hostside  # noqa: E402
+
+SERVERS = []  # every server started, ended in main() whatever happens
+
+
+def serve_unix(*args, **kw):
+    """hostside.serve_unix, remembered: a harness error must not leave a
+    server behind holding the test's output open."""
+    p = hostside.serve_unix(*args, **kw)
+    SERVERS.append(p)
+    return p
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NODE_DIR = os.path.join(HERE, "..", "node")
@@ -838,12 +848,10 @@ target = {target}
 upstream = unix:{sock}
 listen = 127.0.0.1:17850
 """)
-    fd = os.open(src, os.O_RDONLY)
-    os.dup2(fd, 5)
-    os.close(fd)
-    p = subprocess.run([a.ward, "-c", conf], capture_output=True, timeout=60, pass_fds=(5,),
-                       env=dict(os.environ, WARD_TEST_MCP_TOKEN="host-only-secret"))
-    os.close(5)
+    # fd 5 is opened by a shell in the child: a dup2() onto a fixed number
+    # here could meet another thread's open (EBUSY)
+    p = subprocess.run(["sh", "-c", 'exec "$0" -c "$1" 5<"$2"', a.ward, conf, src], capture_output=True,
+                       timeout=60, env=dict(os.environ, WARD_TEST_MCP_TOKEN="host-only-secret"))
     srv.terminate()
     srv.wait(timeout=10)
     out = p.stdout.decode()
@@ -1045,6 +1053,10 @@ def main():
         traceback.print_exc()  # where the harness broke
         report("harness", False, repr(e))
     finally:
+        for p in SERVERS:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
         shutil.rmtree(work, ignore_errors=True)
     passed = sum(r[1] == "pass" for r in results)
     failed = sum(r[1] == "FAIL" for r in results)
