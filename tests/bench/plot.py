@@ -79,7 +79,10 @@ def bridge_plot(d, out_tp, out_lat):
     kinds = [k for k in ("direct-tcp", "direct-unix", "direct", "socat", "ward") if k in d]
     bars([["what"] + kinds,
           ["256 MiB POST"] + [f"{med(d[k]['post']):.0f}" for k in kinds],
-          ["256 MiB streamed response"] + [f"{med(d[k]['stream']):.0f}" for k in kinds]],
+          ["256 MiB streamed response"] + [f"{med(d[k]['stream']):.0f}" for k in kinds]] +
+         [[f"SSE, {e >> 10 or e} {'KiB' if e >= 1024 else 'B'} events"] + [f"{med(d[k][f'events{e}']):.0f}"
+                                                                           for k in kinds]
+          for e in (256, 4096, 65536) if all(d[k].get(f"events{e}") for k in kinds)],
          "bridge throughput (MiB/s, higher is better)", out_tp, "set yrange [0:*]\n")
 
     def pct(v, q):
