@@ -24,7 +24,7 @@ SIZE = 256 << 20
 CHUNK = 1 << 20
 
 UPSTREAM = r'''
-import os, socket, sys, threading
+import os, socket, sys, threading, time
 path = sys.argv[1]
 if os.path.exists(path): os.unlink(path)
 s = socket.socket(socket.AF_UNIX); s.bind(path); s.listen(1024); os.chmod(path, 0o666)
@@ -48,7 +48,14 @@ def serve(c):
         k = c.recv_into(sink)
         if not k: break
         got += k
-    if first[1].startswith(b"/events"):
+    if first[1].startswith(b"/ticks"):
+        # n events a millisecond apart, each carrying when it was written
+        n = int(first[1].split(b"=")[1])
+        c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\r\n")
+        for _ in range(n):
+            c.sendall(b"data: %d\n\n" % time.monotonic_ns())
+            time.sleep(0.001)
+    elif first[1].startswith(b"/events"):
         # an SSE stream as an MCP server writes one: an event per write,
         # no Content-Length, the end of the stream is the end of the body
         q = dict(kv.split(b"=") for kv in first[1].split(b"?")[1].split(b"&"))
@@ -139,6 +146,26 @@ def sse_events(kind, target, event):
     return got / dt / (1 << 20)
 
 
+def event_latency(kind, target, n):
+    """Microseconds from the upstream's write of each SSE event to its
+    arrival at the client (both read CLOCK_MONOTONIC)."""
+    s = connect(kind, target)
+    s.sendall(b"GET /ticks?n=%d HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n" % n)
+    buf, lat = b"", []
+    while True:
+        d = s.recv(65536)
+        now = time.monotonic_ns()
+        if not d:
+            break
+        buf += d
+        while b"\n\n" in buf:
+            ev, _, buf = buf.partition(b"\n\n")
+            if b"data: " in ev:
+                lat.append((now - int(ev.rsplit(b"data: ", 1)[1])) / 1000)
+    s.close()
+    return lat
+
+
 def small(kind, target, n):
     lat = []
     for _ in range(n):
@@ -180,7 +207,7 @@ def main():
     a = ap.parse_args()
     rel = Relays(a.ward, UPSTREAM, 17901, 17902, prefix="ward-bbench-", upstream_args=("17903",))
     paths = {"direct-tcp": 17903, "direct-unix": rel.sock, "socat": 17901, "ward": 17902}
-    res = {k: {"post": [], "stream": [], "lat": [], "idle": None, "cpu_up": 0.0, "cpu_bridge": 0.0,
+    res = {k: {"post": [], "stream": [], "lat": [], "evlat": [], "idle": None, "cpu_up": 0.0, "cpu_bridge": 0.0,
                **{f"events{e}": [] for e in EVENT_SIZES}} for k in paths}
     bridge = rel.bridge_pids()[0]
     try:
@@ -201,6 +228,9 @@ def main():
                     res[k][f"events{e}"].append(sse_events(k, paths[k], e))
         for k, t in paths.items():
             res[k]["lat"] = small(k, t, 2000)
+        for i in range(4):
+            for k in KINDS[i:] + KINDS[:i]:
+                res[k]["evlat"] += event_latency(k, paths[k], 250)
         res["socat"]["idle"] = idle_memory("socat", 17901, rel.socat_pids)
         res["ward"]["idle"] = idle_memory("ward", 17902, rel.bridge_pids)
     finally:
@@ -218,7 +248,8 @@ def main():
              "`TCP-LISTEN,fork -> UNIX-CONNECT` and `ward` a `[route]` to the unix socket: both take TCP from the "
              f"client and pass it on to the unix socket. {a.runs} runs of 256 MiB each way (the streamed response in "
              "1 MiB writes) and of SSE responses written an event at a time, the order turning each run; "
-             "2000 small requests, a new connection each. Command: `make bench`.", "",
+             "2000 small requests, a new connection each; 1000 SSE events a millisecond apart, each stamped "
+             "with the time it was written. Command: `make bench`.", "",
              "| metric | direct TCP | direct unix | socat | ward | ward/socat | ward/direct TCP | ward/direct unix |",
              "|---|---|---|---|---|---|---|---|"]
     for key, label, unit in (("post", "256 MiB POST", "MiB/s"), ("stream", "256 MiB streamed response", "MiB/s")) + \
@@ -230,11 +261,12 @@ def main():
                      " | ".join(f"{m[k]:.0f} ({rng[k]})" for k in KINDS) +
                      f" | {m['ward'] / m['socat']:.2f} | {m['ward'] / m['direct-tcp']:.2f} | "
                      f"{m['ward'] / m['direct-unix']:.2f} |")
-    for q, name in ((50, "p50"), (99, "p99")):
-        v = {k: pct(res[k]["lat"], q) for k in KINDS}
-        lines.append(f"| small request latency {name} (µs) | " + " | ".join(f"{v[k]:.0f}" for k in KINDS) +
-                     f" | {v['ward'] / v['socat']:.2f} | {v['ward'] / v['direct-tcp']:.2f} | "
-                     f"{v['ward'] / v['direct-unix']:.2f} |")
+    for key, what in (("lat", "small request latency"), ("evlat", "SSE event latency, write to arrival")):
+        for q, name in ((50, "p50"), (99, "p99")):
+            v = {k: pct(res[k][key], q) for k in KINDS}
+            lines.append(f"| {what} {name} (µs) | " + " | ".join(f"{v[k]:.0f}" for k in KINDS) +
+                         f" | {v['ward'] / v['socat']:.2f} | {v['ward'] / v['direct-tcp']:.2f} | "
+                         f"{v['ward'] / v['direct-unix']:.2f} |")
     gib = a.runs * SIZE / (1 << 30)
     lines.append(f"| CPU per GiB streamed: the upstream (s) | {res['direct-tcp']['cpu_up'] / gib:.2f} | "
                  f"{res['direct-unix']['cpu_up'] / gib:.2f} | {res['socat']['cpu_up'] / gib:.2f} | "
@@ -259,7 +291,9 @@ def main():
               "tried: with blocking hand-offs it was slower on 2 cores, and it is not in the bridge.) In the SSE "
               "rows the upstream writes one event per call, as an MCP server does. For small events the cost "
               "per event (a system call and a wake-up at each hop) decides, not the copying, and these rows "
-              "move most from run to run; large events behave like the streamed response.", ""]
+              "move most from run to run; large events behave like the streamed response. A relay that "
+              "forwards each event as soon as it comes (the event latency rows) reads small events one or "
+              "a few at a time, where a slower one gathers more per read.", ""]
     write_results("\n".join(lines), a.out, a.json, res)
     return 0
 
