@@ -216,15 +216,16 @@ static void rearm(struct loop *l, struct conn *c)
 			ce |= EPOLLRDHUP;
 		if (c->u2c_len > c->u2c_off)
 			ce |= EPOLLOUT;
+		/* TLS: a write or a read that blocked waits for what it said */
 		if (c->c2u_len > c->c2u_off || c->in_rpipe)
-			ue |= EPOLLOUT;
+			ue |= c->tls && c->tls->want_wr ? c->tls->want_wr : EPOLLOUT;
 		if (!c->up_eof && c->u2c_len < c->u2c_room)
-			ue |= EPOLLIN;
+			ue |= c->tls && c->tls->want_rd ? c->tls->want_rd : EPOLLIN;
 	}
 	if (c->state == C_CONNECTING)
 		ue = EPOLLOUT;
-	if (c->state == C_HANDSHAKE || (c->tls && c->state == C_RELAY && ue))
-		ue |= EPOLLIN | (c->c2u_len > c->c2u_off || c->state == C_HANDSHAKE ? EPOLLOUT : 0);
+	if (c->state == C_HANDSHAKE)
+		ue = c->tls->want_hs ? c->tls->want_hs : EPOLLOUT;
 	watch(l, c, 0, EPOLL_CTL_MOD, ce);
 	if (c->ufd >= 0)
 		watch(l, c, 1, EPOLL_CTL_MOD, ue);
@@ -501,8 +502,8 @@ static void head_complete(struct loop *l, struct conn *c)
 {
 	ssize_t n = http_req_feed(&c->req, c->head, c->head_len), h;
 
-	if (n < 0) {
-		refuse(l, c, c->req.status, c->req.why ? c->req.why : "bad request");
+	if (n < 0 || (size_t)n < c->req.head_len) {
+		refuse(l, c, n < 0 ? c->req.status : 400, n < 0 && c->req.why ? c->req.why : "bad request");
 		return;
 	}
 	c->c2u = malloc(REQ_BUF);
@@ -678,6 +679,8 @@ static void on_upstream_read(struct loop *l, struct conn *c)
 			refuse(l, c, 502, "upstream reset the connection");
 			return;
 		}
+		if (!c->req.why) /* the answer is cut: the audit line says so */
+			c->req.why = "upstream reset the connection during the response";
 		c->up_eof = 1;
 	} else {
 		c->u2c_len += (size_t)n;
@@ -783,7 +786,7 @@ static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 	if (upstream) {
 		if ((ev & (EPOLLOUT | EPOLLIN)) && up_flush(c) < 0)
 			drop_request(c);
-		if (ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+		if ((ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) || (c->tls && (ev & c->tls->want_rd))) {
 			on_upstream_read(l, c);
 			return;
 		}

@@ -205,24 +205,55 @@ size_t http_head_end(const char *buf, size_t len)
 	return e ? (size_t)(e - buf) + 4 : 0;
 }
 
+/* Lines end in CRLF only, and none continues the one before (obs-fold).
+ * http-parser takes a bare LF (or CR) as a line end and joins folded lines by
+ * leaving the CRLF out of the value it reports, so either would make its
+ * view of the head differ from the bytes the bridge forwards. head is up
+ * to and with the blank line. */
+static const char *head_irregular(const char *head, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (head[i] == '\r' && (i + 1 == len || head[i + 1] != '\n'))
+			return "a bare CR in the head";
+		if (head[i] == '\n' && (i == 0 || head[i - 1] != '\r'))
+			return "a line ends in a bare LF";
+		if (head[i] == '\n' && i + 1 < len && (head[i + 1] == ' ' || head[i + 1] == '\t'))
+			return "a folded header line (obs-fold)";
+	}
+	return NULL;
+}
+
 ssize_t http_req_feed(struct http_req *q, const char *data, size_t len)
 {
 	size_t n;
 	enum http_errno e;
+	int head_now = !q->headers_done;
 
 	if (q->done)
 		return 0;
-	if (!q->headers_done) {
+	if (head_now) {
 		q->head_len = http_head_end(data, len);
 		if (!q->head_len) {
 			q->status = 400;
 			q->why = "incomplete head";
 			return -1;
 		}
+		if ((q->why = head_irregular(data, q->head_len)) != NULL) {
+			q->status = 400;
+			return -1;
+		}
 	}
 	n = http_parser_execute(&q->parser, &q->settings, data, len);
 	if (q->status)
 		return -1;
+	if (head_now && q->headers_done && n < q->head_len) {
+		/* the parser ended the head before the blank line we found */
+		q->status = 400;
+		q->why = "malformed head";
+		return -1;
+	}
 	e = HTTP_PARSER_ERRNO(&q->parser);
 	if (e == HPE_PAUSED && q->done)
 		return (ssize_t)n;
@@ -321,7 +352,13 @@ const char *http_req_rpc_method(const struct http_req *q, char *buf, size_t size
 	o = json_loadb(q->peek, q->peek_len, 0, NULL);
 	m = json_is_object(o) ? json_object_get(o, "method") : NULL;
 	if (json_is_string(m)) {
+		char *c;
+
 		snprintf(buf, size, "%s", json_string_value(m));
+		/* it goes into a log line: nothing that could end or forge one */
+		for (c = buf; *c; c++)
+			if ((unsigned char)*c <= ' ' || (unsigned char)*c >= 0x7f)
+				*c = '?';
 		s = buf;
 	}
 	json_decref(o);
@@ -382,6 +419,8 @@ ssize_t http_resp_head(const char *in, size_t len, char *out, size_t size, size_
 
 	if (!head)
 		return len >= HTTP_MAX_HEAD ? -1 : 0;
+	if (head_irregular(in, head))
+		return -1;
 	memset(&c, 0, sizeof c);
 	http_parser_init(&p, HTTP_RESPONSE);
 	p.data = &c;

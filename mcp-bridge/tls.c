@@ -7,6 +7,7 @@
 #include <mbedtls/sha256.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -118,11 +119,19 @@ int tls_conn_start(struct tls_conn *c, const struct tls_route *t, int fd)
 	return 0;
 }
 
+/* Records in *want what the call that returned rc waits for (0 if it did
+ * not block); 1 if it would block. */
+static int blocked(unsigned *want, int rc)
+{
+	*want = rc == MBEDTLS_ERR_SSL_WANT_READ ? EPOLLIN : rc == MBEDTLS_ERR_SSL_WANT_WRITE ? EPOLLOUT : 0;
+	return *want != 0;
+}
+
 int tls_handshake(struct tls_conn *c, const char **why)
 {
 	int rc = mbedtls_ssl_handshake(&c->ssl);
 
-	if (rc == MBEDTLS_ERR_SSL_WANT_READ || rc == MBEDTLS_ERR_SSL_WANT_WRITE)
+	if (blocked(&c->want_hs, rc))
 		return 1;
 	if (rc != 0) {
 		*why = rc == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED ? "upstream certificate not trusted"
@@ -146,24 +155,20 @@ ssize_t tls_read(struct tls_conn *c, void *buf, size_t len)
 {
 	int rc = mbedtls_ssl_read(&c->ssl, buf, len);
 
+	if (blocked(&c->want_rd, rc))
+		return -1;
 	if (rc > 0)
 		return rc;
-	if (rc == 0 || rc == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY)
-		return 0;
-	if (rc == MBEDTLS_ERR_SSL_WANT_READ || rc == MBEDTLS_ERR_SSL_WANT_WRITE)
-		return -1;
-	return -2;
+	return rc == 0 || rc == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY ? 0 : -2;
 }
 
 ssize_t tls_write(struct tls_conn *c, const void *buf, size_t len)
 {
 	int rc = mbedtls_ssl_write(&c->ssl, buf, len);
 
-	if (rc >= 0)
-		return rc;
-	if (rc == MBEDTLS_ERR_SSL_WANT_READ || rc == MBEDTLS_ERR_SSL_WANT_WRITE)
+	if (blocked(&c->want_wr, rc))
 		return -1;
-	return -2;
+	return rc >= 0 ? rc : -2;
 }
 
 size_t tls_pending(struct tls_conn *c)

@@ -27,6 +27,11 @@ struct tls_conn {
 	mbedtls_ssl_context ssl;
 	int fd;
 	const struct tls_route *route;
+	/* What the handshake, a read and a write wait for on the socket when
+	 * they could not go on: EPOLLIN or EPOLLOUT (0: not blocked). A TLS
+	 * read may need the socket writable and a write readable; the loop
+	 * polls for just that, not for every readiness, which it would spin on. */
+	unsigned want_hs, want_rd, want_wr;
 };
 
 /* ca: a PEM bundle (NULL: the default); pin: "sha256:HEX" or NULL. */

@@ -426,6 +426,34 @@ def wire_cases(a, work):
             report(f"{name} -> {want}", status(r) == want and b"application/json" in r, f"status {status(r)}")
         report("no refused request reached the upstream", len(up.seen) == n0, f"upstream saw {len(up.seen) - n0}")
 
+        # heads that http-parser reads otherwise than their bytes say: a bare
+        # LF (the parser ended the head early, and the bridge crashed copying
+        # what it took for the body) and folded lines (the fold ended the head
+        # the upstream saw early, so the bridge's own lines, the route's token
+        # among them, went up as a body, and a request hidden behind them ran)
+        bp0 = bridge_pids(w.pid)
+        n0 = len(up.seen)
+        hidden = b"GET /admin HTTP/1.1\r\nHost: x\r\n\r\n"
+        folded = (b"POST /echo?agent=a1 HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\nX: a\r\n b\r\n c\r\n d\r\n\r\n"
+                  % (20 + len(hidden) + 120)) + b"A" * 20 + hidden + b"B" * 120
+        tricky = [
+            ("a head ended by bare LFs", b"GET /echo?agent=a1 HTTP/1.1\nHost: x\n\n\r\n\r\n"),
+            ("a bare LF in a header line", b"POST /echo?agent=a1 HTTP/1.1\r\nHost: x\nContent-Length: 2\r\n\r\n{}"),
+            ("folded header lines hiding a request", folded),
+            ("a tab-folded line", req("POST", "/echo?agent=a1", "X-A: 1\r\n\t2\r\n", b"{}")),
+        ]
+        for name, data in tricky:
+            r = exchange(P, data)
+            report(f"{name} -> 400", status(r) == 400 and b"route-secret" not in r, f"status {status(r)}")
+        time.sleep(0.2)
+        report("none of them reached the upstream, and the bridge still runs (same process)",
+               len(up.seen) == n0 and bp0 and bridge_pids(w.pid) == bp0,
+               f"upstream saw {len(up.seen) - n0}, bridge {bp0} -> {bridge_pids(w.pid)}")
+        # a JSON-RPC method with a line break cannot forge an audit line
+        r = exchange(P, req("POST", "/echo?agent=a1", "Content-Type: application/json\r\n",
+                            b'{"jsonrpc":"2.0","id":9,"method":"tools/list\\nward: bridge: route=forged status=200"}'))
+        report("a JSON-RPC method with a line break is relayed", status(r) == 200, f"status {status(r)}")
+
         # bad chunking: the head passes, the body does not; nothing more goes up
         n0 = len(up.seen)
         r = exchange(P, req("POST", "/echo?agent=a1", "Transfer-Encoding: chunked\r\n", b"zz\r\nhello\r\n0\r\n\r\n"))
@@ -733,6 +761,10 @@ def wire_cases(a, work):
     report("one audit line per request (route, method, target, status, bytes, time, JSON-RPC method)",
            any("rpc=tools/list" in l and "in=" in l and "out=" in l and "ms=" in l for l in audit),
            audit[0] if audit else "none")
+    forged = [l for l in err.splitlines() if l.startswith("ward: bridge: route=forged")]
+    kept = [l for l in err.splitlines() if "rpc=tools/list?ward:?bridge:?route=forged" in l]
+    report("the audit line keeps the JSON-RPC method on its line, control characters and blanks as ?",
+           not forged and len(kept) == 1, f"forged lines {forged}, audit {kept}")
     report("ward exits with the agent's status after TERM", w.returncode == 143, f"rc {w.returncode}")
     if os.environ.get("BRIDGE_DEBUG"):
         print(err[-3000:])
@@ -989,6 +1021,17 @@ def tls_case(a, work):
             head = recv_until(conn, b"\r\n\r\n")
             if b"\r\n\r\n" not in head:
                 return
+            if head.startswith(b"POST /v1/flood"):
+                # answers a lot before reading any of the body, until nobody takes it
+                conn.settimeout(3)
+                try:
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % (64 << 20))
+                    while True:
+                        conn.sendall(b"f" * 65536)
+                except (OSError, ssl.SSLError):
+                    pass
+                conn.close()
+                return
             seen.append(head.decode())
             body = b"over tls: " + head.split(b"\r\n")[0]
             conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
@@ -1023,6 +1066,28 @@ def tls_case(a, work):
         report("tls: the upstream saw the injected key and its own name as Host",
                bool(seen) and "Authorization: Bearer model-key" in seen[0] and f"Host: upstream.test:{port}" in seen[0],
                f"{len(seen)} request(s) reached it")
+        # Body bytes waiting for an upstream that does not read them, and its
+        # answer waiting for a client that does not read either: the bridge
+        # waits on both sides. It once polled a TLS upstream for input it had
+        # no room for, and spun.
+        c = socket.socket()
+        c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        c.connect(("127.0.0.1", 17861))
+        c.settimeout(1)
+        try:
+            # more than the sockets between the bridge and the upstream hold
+            c.sendall(b"POST /v1/flood HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % (64 << 20)
+                      + b"b" * (32 << 20))
+        except socket.timeout:
+            pass  # as much as the bridge took
+        time.sleep(0.5)
+        bp = bridge_pids(w.pid)
+        t0 = cpu_s(bp[0]) if bp else 0
+        time.sleep(1.5)
+        spent = cpu_s(bp[0]) - t0 if bp else -1
+        c.close()
+        report("tls: both sides stalled, the bridge waits (CPU in 1.5 s under 0.3 s)", bp and 0 <= spent < 0.3,
+               f"{spent:.2f} s")
     finally:
         w.send_signal(signal.SIGTERM)
         w.wait(timeout=15)

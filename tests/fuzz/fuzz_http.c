@@ -29,6 +29,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	head = http_head_end((const char *)data, size < HTTP_MAX_HEAD ? size : HTTP_MAX_HEAD);
 	if (head) {
 		ssize_t n = http_req_feed(&q, (const char *)data, head + (size - head) / 2);
+		/* what the bridge relies on: an accepted head is all parsed,
+		 * through the blank line it found (it copies from there on) */
+		if (n >= 0 && (q.head_len != head || (size_t)n < head))
+			abort();
 		pos = head + (size - head) / 2;
 		while (n >= 0 && !q.done && pos < size) {
 			size_t piece = 1 + (data[pos] % 64);
@@ -51,8 +55,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (q.headers_done && !q.status)
 			(void)http_req_upstream_head(&q, out, sizeof out);
-		if (q.done)
-			(void)http_req_rpc_method(&q, m, sizeof m);
+		if (q.done && http_req_rpc_method(&q, m, sizeof m))
+			/* it goes into a log line */
+			for (pos = 0; m[pos]; pos++)
+				if ((unsigned char)m[pos] <= ' ' || (unsigned char)m[pos] >= 0x7f)
+					abort();
 	}
 	(void)http_resp_head((const char *)data, size, out, sizeof out, &ol, &status);
 	return 0;

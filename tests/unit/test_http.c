@@ -123,6 +123,17 @@ static void test_refusals(void)
 	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/2.0\r\n" OK_HEAD "\r\n", 400));
 	CHECK(refused("BREW /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "\r\n", 400));
 	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "Bad Header\r\n\r\n", 400));
+	/* line ends other than CRLF, and folded lines: http-parser takes both,
+	 * with a view of the head that differs from the bytes (a head ended
+	 * by a bare LF crashed the bridge; folds hid its own lines in a body) */
+	CHECK(refused("GET /mcp/agents?callerAgentId=a1 HTTP/1.1\nHost: x\n\n\r\n\r\n", 400));
+	CHECK(refused("GET /mcp/agents?callerAgentId=a1 HTTP/1.1\r\nHost: x\n\r\n", 400));
+	CHECK(refused("GET /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "X-A: 1\n\n\r\n\r\n", 400));
+	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "Content-Length: 4\r\n"
+		      "X: a\r\n b\r\n c\r\n\r\nABCD", 400));
+	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "X: a\r\n\tb\r\n\r\n", 400));
+	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n " OK_HEAD "\r\n", 400));
+	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "X: a\r\n\rX-B: c\r\n\r\n", 400));
 	{
 		char big[4096] = "POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD;
 		int i;
@@ -159,6 +170,11 @@ static void test_response(void)
 	CHECK(strstr(out, "Connection: close\r\n\r\n") != NULL);
 	CHECK(http_resp_head("HTTP/1.1 200 OK\r\n", 17, out, sizeof out, &ol, &status) == 0);
 	CHECK(http_resp_head("garbage\r\n\r\n", 11, out, sizeof out, &ol, &status) == -1);
+	/* the same for responses: a bare LF or a folded line is a malformed head */
+#define BARE_LF "HTTP/1.1 200 OK\nX: 1\n\nabc\r\n\r\n"
+#define FOLDED "HTTP/1.1 200 OK\r\nX: 1\r\n 2\r\n\r\n"
+	CHECK(http_resp_head(BARE_LF, strlen(BARE_LF), out, sizeof out, &ol, &status) == -1);
+	CHECK(http_resp_head(FOLDED, strlen(FOLDED), out, sizeof out, &ol, &status) == -1);
 
 	n = http_refusal(405, "method not allowed on this route", route.methods, ref, sizeof ref);
 	CHECK(n > 0 && strstr(ref, "HTTP/1.1 405 Method Not Allowed\r\n") == ref);
