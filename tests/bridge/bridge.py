@@ -136,6 +136,13 @@ class Upstream:
                     self.request.shutdown(socket.SHUT_RD)
                     up.hold_release.wait(30)
                     return
+                if target.startswith("/rst"):
+                    # half an answer, then gone with the body unread: the
+                    # bridge's next read is a reset
+                    self.request.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\npartial")
+                    time.sleep(0.2)
+                    self.request.close()
+                    return
                 if target.startswith("/early"):
                     # answers before the body, reads none of it, and goes
                     up.early_answered.set()
@@ -366,7 +373,7 @@ def wire_cases(a, work):
     with open(secret, "w") as f:
         f.write("Bearer route-secret\n")
     ports = {n: p for n, p in zip(["echo", "sse", "die", "garbage", "down", "prefix", "stall", "big", "busy",
-                                   "early", "bulk", "hold", "mute", "fill"], range(17801, 17815))}
+                                   "early", "bulk", "hold", "mute", "fill", "rst"], range(17801, 17816))}
     conf = os.path.join(work, "bridge.conf")
     routes = ""
     for name, port in ports.items():
@@ -453,6 +460,11 @@ def wire_cases(a, work):
         r = exchange(P, req("POST", "/echo?agent=a1", "Content-Type: application/json\r\n",
                             b'{"jsonrpc":"2.0","id":9,"method":"tools/list\\nward: bridge: route=forged status=200"}'))
         report("a JSON-RPC method with a line break is relayed", status(r) == 200, f"status {status(r)}")
+        # an upstream that resets the connection mid-answer: the client gets
+        # what came, and the audit line says the answer was cut
+        r = exchange(ports["rst"], req("POST", "/rst", body=b"x" * 200000), timeout=5)
+        report("an upstream reset mid-answer: the client gets what came", status(r) == 200 and b"partial" in r,
+               f"status {status(r)}")
 
         # bad chunking: the head passes, the body does not; nothing more goes up
         n0 = len(up.seen)
@@ -761,6 +773,9 @@ def wire_cases(a, work):
     report("one audit line per request (route, method, target, status, bytes, time, JSON-RPC method)",
            any("rpc=tools/list" in l and "in=" in l and "out=" in l and "ms=" in l for l in audit),
            audit[0] if audit else "none")
+    cut = [l for l in err.splitlines() if "route=rst " in l]
+    report("its audit line says the answer was cut", any("reason=upstream reset the connection during the response"
+                                                         in l for l in cut), cut[0] if cut else "none")
     forged = [l for l in err.splitlines() if l.startswith("ward: bridge: route=forged")]
     kept = [l for l in err.splitlines() if "rpc=tools/list?ward:?bridge:?route=forged" in l]
     report("the audit line keeps the JSON-RPC method on its line, control characters and blanks as ?",
