@@ -190,18 +190,33 @@ int bridgeproc_prepare(struct bridgeproc *b, const struct ward_config *cfg, cons
 
 static void __attribute__((noreturn)) bridge_child(struct bridgeproc *b, int rfd)
 {
-	int keep[64], nk = 0, i, max_conns;
+	int *keep = calloc((size_t)b->routes.n + 3, sizeof *keep), nk = 0, i, max_conns, null;
 	sigset_t none;
 
 	prctl(PR_SET_NAME, "ward-bridge", 0, 0, 0);
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	for (i = 0; i < b->routes.n && nk < 60; i++)
+	if (!keep)
+		_exit(3);
+	/* every listener, however many routes there are */
+	for (i = 0; i < b->routes.n; i++)
 		keep[nk++] = b->routes.v[i].lfd;
 	keep[nk++] = rfd;
 	keep[nk++] = log_fd();
 	if (b->ll.fd >= 0)
 		keep[nk++] = b->ll.fd;
 	close_fds_except(keep, nk);
+	free(keep);
+	/* Nothing of PID 1's but what it serves with: no environment, and not
+	 * the agent's stdin and stdout (its RPC channel), which it cannot
+	 * need; stderr only if that is where the log goes. */
+	for (i = 0; environ && environ[i]; i++) /* /proc/PID/environ shows the strings */
+		explicit_bzero(environ[i], strlen(environ[i]));
+	clearenv();
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || (log_fd() != 2 && dup2(null, 2) < 0))
+		_exit(3);
+	if (null > 2)
+		close(null);
 	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&none);
 	if (setsid() < 0 && errno != EPERM)

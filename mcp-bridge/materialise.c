@@ -111,6 +111,10 @@ static int split_url(const char *url, char *authority, size_t asize, char *targe
 		return -1;
 	memcpy(authority, p, alen);
 	authority[alen] = '\0';
+	/* it becomes the Host line upstream: no blank, control byte or backslash */
+	for (alen = 0; authority[alen]; alen++)
+		if ((unsigned char)authority[alen] <= ' ' || authority[alen] == 0x7f || authority[alen] == '\\')
+			return -1;
 	if (strchr(slash, '#'))
 		return -1;
 	if (snprintf(target, tsize, "%s%s", *slash == '?' ? "/" : "", *slash ? slash : "/") >= (int)tsize)
@@ -174,8 +178,9 @@ static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, un
 	if (json_is_string(type) && strcmp(json_string_value(type), "sse") == 0)
 		return fail(r, "server %s: legacy SSE cannot be bridged (two paths); use streamable HTTP", name);
 	if (split_url(json_string_value(url), authority, sizeof authority, target, sizeof target) != 0)
-		return fail(r, "server %s: url '%s' cannot be bridged (want http[s]://host[:port]/path[?query])",
-			    name, json_string_value(url));
+		/* the URL itself is not repeated: it may carry a password or a token */
+		return fail(r, "server %s: its url cannot be bridged (want http[s]://host[:port]/path[?query], "
+			    "no user, no fragment)", name);
 	if (headers && !json_is_object(headers))
 		return fail(r, "server %s: headers must be an object", name);
 	lines = calloc(json_object_size(headers) + 2, sizeof *lines);
@@ -206,6 +211,10 @@ static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, un
 			free_lines(lines, n);
 			return fail(r, "server %s: bearerTokenEnv names a variable ward's environment lacks", name);
 		}
+		if (strpbrk(tok, "\r\n")) {
+			free_lines(lines, n);
+			return fail(r, "server %s: the bearer token holds a line break", name);
+		}
 		if (asprintf(&lines[n], "Authorization: Bearer %s", tok) < 0)
 			lines[n] = NULL;
 		if (lines[n])
@@ -233,8 +242,14 @@ int mcp_rewrite(const char *text, size_t len, unsigned first_port, struct mcp_re
 	unsigned port = first_port;
 
 	memset(r, 0, sizeof *r);
-	if (!root)
+	if (!root) {
+		/* jansson's text goes on to quote the input near the error,
+		 * which may be a secret: only what is wrong and where */
+		char *near = strstr(jerr.text, " near ");
+		if (near)
+			*near = '\0';
 		return fail(r, "line %d column %d: %s", jerr.line, jerr.column, jerr.text);
+	}
 	servers = json_object_get(root, "mcpServers");
 	if (!json_is_object(root) || !json_is_object(servers)) {
 		fail(r, "want an object with an \"mcpServers\" object");
@@ -302,7 +317,7 @@ void mcp_result_free(struct mcp_result *r)
 int mcp_read_source(const char *source, char **buf, size_t *len, char *err, size_t errsize)
 {
 	size_t cap = 65536, n = 0;
-	ssize_t got;
+	ssize_t got = 0;
 	int fd;
 
 	if (strncmp(source, "fd:", 3) == 0) {
@@ -325,7 +340,9 @@ int mcp_read_source(const char *source, char **buf, size_t *len, char *err, size
 		}
 	}
 	*buf = malloc(cap);
-	while (*buf && (got = read(fd, *buf + n, cap - n)) > 0) {
+	while (*buf && ((got = read(fd, *buf + n, cap - n)) > 0 || (got < 0 && errno == EINTR))) {
+		if (got < 0)
+			continue;
 		n += (size_t)got;
 		if (n == cap) {
 			char *nb;
@@ -341,6 +358,14 @@ int mcp_read_source(const char *source, char **buf, size_t *len, char *err, size
 				free(*buf);
 			*buf = nb;
 		}
+	}
+	if (*buf && got < 0) {
+		/* a directory, an I/O error: not an empty file */
+		snprintf(err, errsize, "source %s: %s", source, strerror(errno));
+		free(*buf);
+		*buf = NULL;
+		close(fd);
+		return -1;
 	}
 	close(fd); /* read once: the descriptor is gone afterwards */
 	if (!*buf) {

@@ -664,8 +664,16 @@ def case_private_files(ctx, init):
         rc, err = r.wait(), r.stderr().strip()
         if rc != 2 or len(err.splitlines()) != 1 or "fd:9" not in err or os.path.exists(t2) or os.path.exists(marker):
             bad.append(f"bad fd: rc={rc} {err!r} notes written: {os.path.exists(t2)}")
+        # a source that cannot be read (a directory): an error, not an empty file
+        conf = f"[agent]\nuser = 65534:65534\n[file notes]\nsource = {d}\ntarget = {t2}\n"
+        r = Run(with_config(init, conf), ["touch", marker], pid1=False, wait_ready=False)
+        rc, err = r.wait(), r.stderr().strip()
+        if rc != 2 or len(err.splitlines()) != 1 or "directory" not in err or os.path.exists(t2) \
+                or os.path.exists(marker):
+            bad.append(f"directory source: rc={rc} {err!r} written: {os.path.exists(t2)}")
         return (PASS if not bad else FAIL), ("two files for uid 65534 (0400, 0600), fd 7 closed; a missing "
-                                             "fd: exit 2, nothing written" if not bad else "; ".join(bad))
+                                             "fd or a directory as source: exit 2, nothing written"
+                                             if not bad else "; ".join(bad))
     finally:
         shutil.rmtree(d, ignore_errors=True)
 

@@ -382,9 +382,11 @@ def wire_cases(a, work):
         path = {"echo": "/echo?agent=a1", "prefix": "/api/"}.get(name, f"/{name}")
         extra = f"header = Authorization: @{secret}\nhost = upstream.test:6767\n" if name == "echo" else ""
         routes += f"[route {name}]\nlisten = 127.0.0.1:{port}\nupstream = {upstream}\npath = {path}\n{extra}"
-    # more routes than PID 1 once kept descriptors for across a bridge restart
-    for i in range(12):
-        routes += f"[route pad{i}]\nlisten = 127.0.0.1:{17860 + i}\nupstream = unix:{up.path}\npath = /pad{i}\n"
+    # more routes than PID 1 once kept descriptors for across a bridge
+    # restart, and than the bridge once kept listeners for (60)
+    N_PAD = 60
+    for i in range(N_PAD):
+        routes += f"[route pad{i}]\nlisten = 127.0.0.1:{17920 + i}\nupstream = unix:{up.path}\npath = /pad{i}\n"
     with open(conf, "w") as f:
         f.write(routes)
     w = subprocess.Popen([a.ward, "-c", conf, "--", "sleep", "300"], stderr=subprocess.PIPE)
@@ -742,6 +744,13 @@ def wire_cases(a, work):
         report("bridge runs as its own uid, no capability, no_new_privs, its seccomp filter (/proc)", bool(ok),
                f"uid {st.get('Uid', '?').split()[0]}, CapEff {st.get('CapEff')}, NoNewPrivs {st.get('NoNewPrivs')}, "
                f"Seccomp {st.get('Seccomp')}")
+        # nothing of PID 1's it does not serve with: no environment (ward's
+        # may hold the host's tokens), not the agent's stdin and stdout
+        env = open(f"/proc/{bridge[0]}/environ", "rb").read() if bridge else b"?"
+        std = [os.readlink(f"/proc/{bridge[0]}/fd/{i}") for i in (0, 1)] if bridge else []
+        report("bridge has no environment, and /dev/null as stdin and stdout (/proc)",
+               env.strip(b"\0") == b"" and std == ["/dev/null", "/dev/null"],
+               f"environ {len(env.strip(bytes(1)))} bytes other than NUL, fds 0 1 {std}")
 
         # killed: restarted, the agent untouched, requests work again
         agent = [int(p) for p in open(f"/proc/{w.pid}/task/{w.pid}/children").read().split()
@@ -758,9 +767,13 @@ def wire_cases(a, work):
             except OSError:
                 pass
         agent_alive = agent and os.path.exists(f"/proc/{agent[0]}")
-        report("bridge killed (21 routes): restarted, agent still running, next request works",
+        n_routes = len(ports) + N_PAD
+        report(f"bridge killed ({n_routes} routes): restarted, agent still running, next request works",
                status(r) == 200 and agent_alive,
                f"status {status(r)}, agent alive {agent_alive}")
+        last = [status(exchange(17920 + i, req("POST", f"/pad{i}", body=b"{}"), timeout=3)) for i in (0, N_PAD - 1)]
+        report(f"every one of the {n_routes} routes is served (the first and the last padding route answer)",
+               last == [200, 200], f"statuses {last}")
     finally:
         w.send_signal(signal.SIGTERM)
         try:

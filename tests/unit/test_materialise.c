@@ -96,6 +96,8 @@ static void test_interpolation(void)
 	mcp_result_free(&r);
 }
 
+static char last_err[sizeof ((struct mcp_result *)0)->err];
+
 static int refused(const char *text, const char *why)
 {
 	struct mcp_result r;
@@ -103,8 +105,17 @@ static int refused(const char *text, const char *why)
 
 	if (!ok)
 		fprintf(stderr, "want '%s', got '%s' for %s\n", why, r.err, text);
+	snprintf(last_err, sizeof last_err, "%s", r.err);
 	mcp_result_free(&r);
 	return ok;
+}
+
+/* the last refusal's message holds s */
+static int said(const char *s)
+{
+	if (strstr(last_err, s))
+		fprintf(stderr, "the message repeats '%s': %s\n", s, last_err);
+	return strstr(last_err, s) != NULL;
 }
 
 static void test_refusals(void)
@@ -128,6 +139,15 @@ static void test_refusals(void)
 	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":[]}}}", "headers must be an object"));
 	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"bearerTokenEnv\":\"WARD_NOPE_XYZ\"}}}", "bearerTokenEnv"));
 	CHECK(refused("{\"mcpServers\":{\"a\":{\"command\":\"x\"},\"a\":{\"command\":\"y\"}}}", "duplicate"));
+	/* lines upstream: a bearer token or a host with a line break would add its own */
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"bearerToken\":\"t\\r\\nX-I: 1\"}}}", "line break"));
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h\\r\\nX-I: 1/x\"}}}", "cannot be bridged"));
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h x/x\"}}}", "cannot be bridged"));
+	/* what the messages must not repeat: a password in a URL, the input near a JSON error */
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://u:SECRETPW@h/x\"}}}", "cannot be bridged") &&
+	      !said("SECRETPW"));
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":{\"A\":SECRET7}}}}", "line 1") &&
+	      !said("SECRET7"));
 }
 
 int main(void)
