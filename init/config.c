@@ -626,6 +626,8 @@ static int set_route(struct parse_ctx *ctx, const char *k, const char *v, const 
 		char **nv;
 		if (!colon || colon == v || strcspn(v, " \t") < (size_t)(colon - v) || !colon[1])
 			return *why = "expected Name: value (value may be @PATH or @fd:N)", -1;
+		if (http_header_reserved(v, (size_t)(colon - v)))
+			return *why = "the bridge writes this header itself (framing, Host, hop-by-hop)", -1;
 		nv = realloc(r->headers, (size_t)(r->n_headers + 1) * sizeof *nv);
 		if (!nv)
 			return *why = "out of memory", -1;

@@ -299,6 +299,18 @@ static int hop_by_hop(const struct span *f)
 	return 0;
 }
 
+int http_header_reserved(const char *name, size_t len)
+{
+	static const char *const own[] = { "Content-Length", "Transfer-Encoding", "Upgrade" };
+	const struct span f = { name, len };
+	size_t i;
+
+	for (i = 0; i < sizeof own / sizeof own[0]; i++)
+		if (field_is(&f, own[i]))
+			return 1;
+	return hop_by_hop(&f);
+}
+
 static int injected(const struct http_route *r, const struct span *f)
 {
 	int i;

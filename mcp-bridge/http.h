@@ -66,6 +66,11 @@ void http_req_body_skipped(struct http_req *q, uint64_t n);
 /* Length of the head in buf (through the blank line), 0 if not complete. */
 size_t http_head_end(const char *buf, size_t len);
 
+/* Headers the bridge writes itself, which a route's configured headers may
+ * not set: framing (Content-Length, Transfer-Encoding), Host, and the
+ * hop-by-hop ones. 1 if NAME (len bytes) is one. */
+int http_header_reserved(const char *name, size_t len);
+
 /* The head to send upstream: request line, the client's headers except
  * Host, Connection and hop-by-hop ones and those the route injects, then
  * Host, the injected lines, "Connection: close". Returns its length, or -1

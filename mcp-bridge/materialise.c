@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "http.h"
+
 #define MCP_MAX_SIZE (1 << 20)
 
 static int fail(struct mcp_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -191,6 +193,10 @@ static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, un
 		if (!json_is_string(val) || !*key || strpbrk(key, " :\t\r\n")) {
 			free_lines(lines, n);
 			return fail(r, "server %s: header %s: want a string value and a plain name", name, key);
+		}
+		if (http_header_reserved(key, strlen(key))) {
+			free_lines(lines, n);
+			return fail(r, "server %s: header %s: the bridge writes it itself", name, key);
 		}
 		v = interpolate(json_string_value(val), r);
 		if (!v || asprintf(&lines[n], "%s: %s", key, v) < 0) {

@@ -222,6 +222,12 @@ static void test_errors(void)
 	CHECK(err("[route m]\nmethods = FETCH\n", "ward: t.conf:2: methods: 'FETCH': expected HTTP methods"));
 	CHECK(err("[route m]\npath = mcp\n", "ward: t.conf:2: path: 'mcp': expected an origin-form target"));
 	CHECK(err("[route m]\nheader = NoColon\n", "ward: t.conf:2: header: 'NoColon': expected Name: value"));
+	/* headers the bridge frames itself: a configured one would frame the body anew */
+	CHECK(err("[route m]\nheader = Content-Length: 0\n",
+		  "ward: t.conf:2: header: 'Content-Length: 0': the bridge writes this header itself"));
+	CHECK(err("[route m]\nheader = transfer-encoding: chunked\n",
+		  "ward: t.conf:2: header: 'transfer-encoding: chunked': the bridge writes this header itself"));
+	CHECK(err("[route m]\nheader = Host: h\n", "ward: t.conf:2: header: 'Host: h': the bridge writes this header itself"));
 	CHECK(err("[route m]\npath = /a\npath = /b\n", "ward: t.conf:3: path: '/b': set twice in this route"));
 	CHECK(err("[route a.b]\nlisten = 127.0.0.1:1\nupstream = unix:/s\npath = /\n", "ward: t.conf:1: [route a.b]: route names are"));
 	CHECK(err("[route a]\nlisten = 127.0.0.1:7900\nupstream = unix:/s\npath = /\n[route b]\nlisten = 127.0.0.1:7900\nupstream = unix:/s\npath = /\n",

@@ -139,6 +139,8 @@ static void test_refusals(void)
 	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":[]}}}", "headers must be an object"));
 	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"bearerTokenEnv\":\"WARD_NOPE_XYZ\"}}}", "bearerTokenEnv"));
 	CHECK(refused("{\"mcpServers\":{\"a\":{\"command\":\"x\"},\"a\":{\"command\":\"y\"}}}", "duplicate"));
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":{\"Content-Length\":\"0\"}}}}",
+		      "writes it itself"));
 	/* lines upstream: a bearer token or a host with a line break would add its own */
 	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"bearerToken\":\"t\\r\\nX-I: 1\"}}}", "line break"));
 	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h\\r\\nX-I: 1/x\"}}}", "cannot be bridged"));
