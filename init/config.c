@@ -599,8 +599,9 @@ static int set_route(struct parse_ctx *ctx, const char *k, const char *v, const 
 	} else if (strcmp(k, "path") == 0) {
 		if (r->path)
 			return *why = "set twice in this route", -1;
-		if (v[0] != '/' || strpbrk(v, " \t#"))
-			return *why = "expected an origin-form target like /mcp or /v1/", -1;
+		if (!http_target_ok(v))
+			return *why = "expected an origin-form target like /mcp or /v1/ (no dot segments or "
+				      "encoded separators: the bridge would refuse every request)", -1;
 		r->path = strdup(v);
 	} else if (strcmp(k, "tls_ca") == 0) {
 		if (r->tls_ca)

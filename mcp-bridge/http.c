@@ -95,6 +95,18 @@ static int path_suspicious(const char *p, size_t n)
 	return 0;
 }
 
+int http_target_ok(const char *t)
+{
+	size_t i, n = strlen(t);
+
+	if (t[0] != '/')
+		return 0;
+	for (i = 0; i < n; i++)
+		if ((unsigned char)t[i] <= ' ' || t[i] == 0x7f || t[i] == '#')
+			return 0;
+	return !path_suspicious(t, n);
+}
+
 static int route_matches(const struct http_route *r, const struct span *t)
 {
 	size_t rl = strlen(r->path);

@@ -66,6 +66,11 @@ void http_req_body_skipped(struct http_req *q, uint64_t n);
 /* Length of the head in buf (through the blank line), 0 if not complete. */
 size_t http_head_end(const char *buf, size_t len);
 
+/* 1 if t is a target the bridge would let through: origin-form, no blank,
+ * control byte or fragment, none of the paths it refuses (dot segments,
+ * encoded dots and separators, backslashes). Routes are checked with it. */
+int http_target_ok(const char *t);
+
 /* Headers the bridge writes itself, which a route's configured headers may
  * not set: framing (Content-Length, Transfer-Encoding), Host, and the
  * hop-by-hop ones. 1 if NAME (len bytes) is one. */

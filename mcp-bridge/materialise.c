@@ -95,6 +95,21 @@ static char *interpolate(const char *v, struct mcp_result *r)
 	return out;
 }
 
+/* HOST, HOST:PORT or [V6]:PORT, the port 1-65535 */
+static int port_ok(const char *authority)
+{
+	const char *colon = strrchr(authority, ':'), *bracket = strrchr(authority, ']');
+	char *end;
+	unsigned long v;
+
+	if (!colon || (bracket && colon < bracket))
+		return 1;
+	if (!isdigit((unsigned char)colon[1]))
+		return 0;
+	v = strtoul(colon + 1, &end, 10);
+	return *end == '\0' && v >= 1 && v <= 65535;
+}
+
 /* http://HOST[:PORT]/PATH?QUERY -> authority and target. */
 static int split_url(const char *url, char *authority, size_t asize, char *target, size_t tsize)
 {
@@ -120,6 +135,9 @@ static int split_url(const char *url, char *authority, size_t asize, char *targe
 	if (strchr(slash, '#'))
 		return -1;
 	if (snprintf(target, tsize, "%s%s", *slash == '?' ? "/" : "", *slash ? slash : "/") >= (int)tsize)
+		return -1;
+	/* a path the bridge would refuse, or a port that cannot be */
+	if (!http_target_ok(target) || !port_ok(authority))
 		return -1;
 	return 0;
 }
@@ -352,14 +370,16 @@ int mcp_read_source(const char *source, char **buf, size_t *len, char *err, size
 		n += (size_t)got;
 		if (n == cap) {
 			char *nb;
-			if (cap >= MCP_MAX_SIZE) {
+			/* room for one byte past the limit: 1 MiB exactly is fine */
+			if (n > MCP_MAX_SIZE) {
 				snprintf(err, errsize, "source %s: larger than 1 MiB", source);
 				free(*buf);
 				*buf = NULL;
 				close(fd);
 				return -1;
 			}
-			nb = realloc(*buf, cap *= 2);
+			cap = cap * 2 > MCP_MAX_SIZE ? MCP_MAX_SIZE + 1 : cap * 2;
+			nb = realloc(*buf, cap);
 			if (!nb)
 				free(*buf);
 			*buf = nb;

@@ -221,6 +221,9 @@ static void test_errors(void)
 	CHECK(err("[route m]\nupstream = vsock:x:1\n", "ward: t.conf:2: upstream: 'vsock:x:1': expected vsock:CID:PORT"));
 	CHECK(err("[route m]\nmethods = FETCH\n", "ward: t.conf:2: methods: 'FETCH': expected HTTP methods"));
 	CHECK(err("[route m]\npath = mcp\n", "ward: t.conf:2: path: 'mcp': expected an origin-form target"));
+	/* paths the bridge refuses in every request: such a route could serve nothing */
+	CHECK(err("[route m]\npath = /api/../mcp\n", "ward: t.conf:2: path: '/api/../mcp': expected an origin-form target"));
+	CHECK(err("[route m]\npath = /a%2fb\n", "ward: t.conf:2: path: '/a%2fb': expected an origin-form target"));
 	CHECK(err("[route m]\nheader = NoColon\n", "ward: t.conf:2: header: 'NoColon': expected Name: value"));
 	/* headers the bridge frames itself: a configured one would frame the body anew */
 	CHECK(err("[route m]\nheader = Content-Length: 0\n",

@@ -2,6 +2,7 @@
  * passes through, where secrets go, every refusal. */
 #include <jansson.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "../../mcp-bridge/materialise.h"
 #include "unit.h"
@@ -141,6 +142,18 @@ static void test_refusals(void)
 	CHECK(refused("{\"mcpServers\":{\"a\":{\"command\":\"x\"},\"a\":{\"command\":\"y\"}}}", "duplicate"));
 	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":{\"Content-Length\":\"0\"}}}}",
 		      "writes it itself"));
+	/* URLs no request could reach through the bridge: refused at start, not at each request */
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/a/../b\"}}}", "cannot be bridged"));
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/a%2Fb\"}}}", "cannot be bridged"));
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h:99999/x\"}}}", "cannot be bridged"));
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h:0/x\"}}}", "cannot be bridged"));
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h:/x\"}}}", "cannot be bridged"));
+	{
+		struct mcp_result r;
+		CHECK(rewrite("{\"mcpServers\":{\"a\":{\"url\":\"http://[::1]:6767/mcp\"}}}", &r) == 0 && r.n_routes == 1 &&
+		      strcmp(r.routes[0].host, "[::1]:6767") == 0);
+		mcp_result_free(&r);
+	}
 	/* lines upstream: a bearer token or a host with a line break would add its own */
 	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"bearerToken\":\"t\\r\\nX-I: 1\"}}}", "line break"));
 	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h\\r\\nX-I: 1/x\"}}}", "cannot be bridged"));
@@ -152,11 +165,46 @@ static void test_refusals(void)
 	      !said("SECRET7"));
 }
 
+/* Sources up to 1 MiB are read whole; one byte more is refused; a
+ * directory is an error, not an empty file. */
+static void test_source_size(void)
+{
+	char path[] = "/tmp/ward-src-XXXXXX", err[256], *buf = NULL, dir[] = "/tmp/ward-srcdir-XXXXXX";
+	size_t len = 0, sizes[] = { 1 << 20, (1 << 20) + 1 };
+	int fd = mkstemp(path), i;
+	char *data = malloc((1 << 20) + 1);
+
+	CHECK(fd >= 0 && data != NULL);
+	if (fd < 0 || !data) {
+		free(data);
+		return;
+	}
+	memset(data, 'j', (1 << 20) + 1);
+	for (i = 0; i < 2; i++) {
+		CHECK(ftruncate(fd, 0) == 0 && pwrite(fd, data, sizes[i], 0) == (ssize_t)sizes[i]);
+		buf = NULL;
+		len = 0;
+		if (i == 0)
+			CHECK(mcp_read_source(path, &buf, &len, err, sizeof err) == 0 && len == sizes[i]);
+		else
+			CHECK(mcp_read_source(path, &buf, &len, err, sizeof err) == -1 && strstr(err, "larger than 1 MiB"));
+		free(buf);
+	}
+	close(fd);
+	unlink(path);
+	free(data);
+	CHECK(mkdtemp(dir) != NULL);
+	buf = NULL;
+	CHECK(mcp_read_source(dir, &buf, &len, err, sizeof err) == -1 && strstr(err, "directory") && !buf);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	test_builtin();
 	test_adapter();
 	test_interpolation();
 	test_refusals();
+	test_source_size();
 	return unit_done("test_materialise");
 }
