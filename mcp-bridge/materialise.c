@@ -159,10 +159,17 @@ static int add_route(struct mcp_result *r, const char *server, unsigned port, co
 	nv->port = port;
 	nv->host = strdup(authority);
 	nv->path = strdup(target);
+	if (!nv->host || !nv->path) {
+		/* not counted: the headers stay the caller's to free */
+		free(nv->name);
+		free(nv->host);
+		free(nv->path);
+		return -1;
+	}
 	nv->headers = headers;
 	nv->n_headers = n_headers;
 	r->n_routes++;
-	return nv->host && nv->path ? 0 : -1;
+	return 0;
 }
 
 static void free_lines(char **lines, int n)
