@@ -12,7 +12,7 @@ B        := build
 
 INIT_SRCS := init/config.c init/config_print.c init/log.c init/parse.c init/procs.c init/spawn.c \
              init/supervise.c init/vm.c init/users.c init/privdrop.c init/sysfilter.c \
-             init/sandbox.c init/denials.c init/preflight.c init/report.c init/explain.c init/evidence.c init/sysfilter_build.c init/bridgeproc.c \
+             init/sandbox.c init/privfiles.c init/denials.c init/preflight.c init/report.c init/explain.c init/evidence.c init/sysfilter_build.c init/bridgeproc.c \
              landlock/landlock.c mcp-bridge/http.c mcp-bridge/upstream.c mcp-bridge/bridge.c \
              mcp-bridge/materialise.c mcp-bridge/tls.c
 INIT_OBJS := $(INIT_SRCS:%.c=$(B)/%.o) $(B)/filters.o

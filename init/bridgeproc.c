@@ -110,7 +110,11 @@ static int build_routes(struct bridgeproc *b, const struct ward_config *cfg)
 		if (c->up.kind == UP_TLS) {
 			/* CA roots are read now: the bridge opens no file later */
 			char name[256], err[512];
-			snprintf(name, sizeof name, "%.*s", (int)strcspn(r->http.host, ":"), r->http.host);
+			if (host_server_name(r->http.host, name, sizeof name) != 0) {
+				log_error("%s:%d: [route %s] the Host it sends names no TLS server (HOST, HOST:PORT "
+					  "or [IPV6]:PORT)", cfg->path, c->line, c->name);
+				return 2;
+			}
 			r->tls = calloc(1, sizeof *r->tls);
 			if (!r->tls)
 				return 3;

@@ -619,8 +619,13 @@ static int set_route(struct parse_ctx *ctx, const char *k, const char *v, const 
 	} else if (strcmp(k, "host") == 0) {
 		if (r->host)
 			return *why = "set twice in this route", -1;
-		if (strpbrk(v, " \t\r\n/"))
-			return *why = "expected HOST or HOST:PORT", -1;
+		char name[256];
+		const char *b;
+		for (b = v; *b; b++)
+			if ((unsigned char)*b <= ' ' || *b == 0x7f || *b == '/' || *b == '@')
+				break;
+		if (*b || host_server_name(v, name, sizeof name) != 0)
+			return *why = "expected HOST, HOST:PORT or [IPV6]:PORT", -1;
 		r->host = strdup(v);
 	} else {
 		const char *colon = strchr(v, ':');
@@ -884,6 +889,12 @@ static void validate(struct parse_ctx *ctx)
 		if (strspn(r->name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") !=
 		    strlen(r->name)) {
 			fail(ctx, r->line, "[route %s]: route names are letters, digits, _ and -", r->name);
+			return;
+		}
+		if (strncmp(r->name, "mcp-", 4) == 0) {
+			/* the audit log names an [mcp] server's route mcp-SERVER */
+			fail(ctx, r->line, "[route %s]: names beginning with mcp- are the [mcp] servers' routes",
+			     r->name);
 			return;
 		}
 		if (missing) {

@@ -9,10 +9,10 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "../mcp-bridge/materialise.h"
 #include "log.h"
 #include "parse.h"
 #include "preflight.h"
+#include "privfiles.h"
 
 static int resolve_user(struct sandbox *sb, const struct ward_config *cfg, int check)
 {
@@ -60,117 +60,6 @@ void sandbox_init(struct sandbox *sb)
 	sb->bridge.ll.fd = -1;
 }
 
-/* [mcp]: the host's mcp.json becomes routes (added to cfg) and the agent's
- * copy, written before anything runs. */
-static int materialise(struct sandbox *sb, struct ward_config *cfg)
-{
-	struct mcp_result res;
-	char err[1024], *text = NULL;
-	size_t len = 0;
-	uid_t uid = sb->confining ? sb->confine.user.uid : getuid();
-	gid_t gid = sb->confining ? sb->confine.user.gid : getgid();
-	int i, j;
-
-	if (mcp_read_source(cfg->mcp_source, &text, &len, err, sizeof err) != 0) {
-		log_error("%s:%d: [mcp] %s", cfg->path, cfg->mcp_line, err);
-		return 2;
-	}
-	if (mcp_rewrite(text, len, cfg->mcp_port, &res) != 0) {
-		log_error("%s:%d: [mcp] source %s: %s", cfg->path, cfg->mcp_line, cfg->mcp_source, res.err);
-		explicit_bzero(text, len);
-		free(text);
-		mcp_result_free(&res);
-		return 2;
-	}
-	explicit_bzero(text, len);
-	free(text);
-	for (i = 0; i < res.n_routes; i++) {
-		struct config_route *nv, *r;
-		for (j = 0; j < cfg->n_routes; j++)
-			if (cfg->routes[j].port == res.routes[i].port) {
-				log_error("%s:%d: [mcp] listen: port %u of server %s is also route %s's", cfg->path,
-					  cfg->mcp_line, res.routes[i].port, res.routes[i].name, cfg->routes[j].name);
-				mcp_result_free(&res);
-				return 2;
-			}
-		nv = realloc(cfg->routes, (size_t)(cfg->n_routes + 1) * sizeof *nv);
-		if (!nv) {
-			mcp_result_free(&res);
-			return 3;
-		}
-		cfg->routes = nv;
-		r = &nv[cfg->n_routes++];
-		memset(r, 0, sizeof *r);
-		/* ownership moves to the config */
-		r->name = res.routes[i].name;
-		r->host = res.routes[i].host;
-		r->path = res.routes[i].path;
-		r->headers = res.routes[i].headers;
-		r->n_headers = res.routes[i].n_headers;
-		r->port = res.routes[i].port;
-		r->up = cfg->mcp_up;
-		r->has_up = 1;
-		r->line = cfg->mcp_line;
-		r->resolved = 1;
-		r->methods = (1u << HTTP_POST) | (1u << HTTP_GET) | (1u << HTTP_DELETE);
-		memset(&res.routes[i], 0, sizeof res.routes[i]);
-	}
-	if (mcp_write_target(cfg->mcp_target, res.text, uid, gid, err, sizeof err) != 0) {
-		log_error("%s:%d: [mcp] %s", cfg->path, cfg->mcp_line, err);
-		mcp_result_free(&res);
-		return 2;
-	}
-	log_info("mcp: %s -> %s: %d server(s) through the bridge", cfg->mcp_source, cfg->mcp_target,
-		 res.n_routes);
-	mcp_result_free(&res);
-	return 0;
-}
-
-/* [file NAME]: every source is read (each descriptor once) before any
- * target is written, so a bad one leaves nothing behind. */
-static int materialise_files(const struct sandbox *sb, const struct ward_config *cfg)
-{
-	char err[1024], **data;
-	size_t *len;
-	uid_t uid = sb->confining ? sb->confine.user.uid : getuid();
-	gid_t gid = sb->confining ? sb->confine.user.gid : getgid();
-	int i, rc = 0;
-
-	if (!cfg->n_files)
-		return 0;
-	data = calloc((size_t)cfg->n_files, sizeof *data);
-	len = calloc((size_t)cfg->n_files, sizeof *len);
-	if (!data || !len) {
-		free(data);
-		free(len);
-		log_error("out of memory");
-		return 3;
-	}
-	for (i = 0; i < cfg->n_files && !rc; i++)
-		if (mcp_read_source(cfg->files[i].source, &data[i], &len[i], err, sizeof err) != 0) {
-			log_error("%s:%d: [file %s] %s", cfg->path, cfg->files[i].line, cfg->files[i].name, err);
-			rc = 2;
-		}
-	for (i = 0; i < cfg->n_files && !rc; i++) {
-		if (private_file_write(cfg->files[i].target, data[i], len[i], cfg->files[i].mode, uid, gid, err,
-				       sizeof err) != 0) {
-			log_error("%s:%d: [file %s] %s", cfg->path, cfg->files[i].line, cfg->files[i].name, err);
-			rc = 2;
-		} else {
-			log_info("file %s: %s -> %s (%zu bytes, mode %04o)", cfg->files[i].name, cfg->files[i].source,
-				 cfg->files[i].target, len[i], cfg->files[i].mode);
-		}
-	}
-	for (i = 0; i < cfg->n_files; i++) {
-		if (data[i])
-			explicit_bzero(data[i], len[i]);
-		free(data[i]);
-	}
-	free(data);
-	free(len);
-	return rc;
-}
-
 int sandbox_prepare(struct sandbox *sb, struct ward_config *cfg, int vm, int check)
 {
 	char err[1024];
@@ -196,16 +85,19 @@ int sandbox_prepare(struct sandbox *sb, struct ward_config *cfg, int vm, int che
 		sb->ev.sc = &sb->sc;
 		sb->ev.sc_init = &sb->sc_init;
 	}
-	if (!check && (rc = materialise_files(sb, cfg)) != 0)
-		return rc;
-	if (!check && cfg->has_mcp && cfg->mcp_optional && strncmp(cfg->mcp_source, "fd:", 3) != 0 &&
-	    access(cfg->mcp_source, F_OK) != 0) {
-		log_info("mcp: %s is not there (required = no): no MCP servers", cfg->mcp_source);
-	} else if (!check && cfg->has_mcp && (rc = materialise(sb, cfg)) != 0) {
-		return rc;
+	if (!check) {
+		/* every source read and every route ready before a target is written */
+		struct privfiles pf;
+		rc = privfiles_read(&pf, cfg);
+		if (!rc)
+			rc = bridgeproc_prepare(&sb->bridge, cfg, sb->confining ? &sb->confine.user : NULL);
+		if (!rc)
+			rc = privfiles_write(&pf, cfg, sb->confining ? sb->confine.user.uid : getuid(),
+					     sb->confining ? sb->confine.user.gid : getgid());
+		privfiles_free(&pf);
+		if (rc)
+			return rc;
 	}
-	if (!check && (rc = bridgeproc_prepare(&sb->bridge, cfg, sb->confining ? &sb->confine.user : NULL)) != 0)
-		return rc;
 	if (cfg->has_landlock && cfg->landlock.mode != LL_OFF) {
 		/* the agent may connect to the bridge's ports */
 		struct ll_policy pol = cfg->landlock;

@@ -12,15 +12,28 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+/* A decimal number of digits only, from s up to end (strtoul alone would
+ * take a leading blank or sign); -1 if empty, anything else or > max. */
+static int number_of(const char *s, const char *end, unsigned long max, unsigned long *out)
+{
+	unsigned long v = 0;
+
+	if (s == end)
+		return -1;
+	for (; s < end; s++) {
+		if (*s < '0' || *s > '9' || v > (max - (unsigned long)(*s - '0')) / 10)
+			return -1;
+		v = v * 10 + (unsigned long)(*s - '0');
+	}
+	*out = v;
+	return 0;
+}
+
 static int port_of(const char *s, unsigned *port)
 {
-	char *end;
 	unsigned long v;
 
-	if (!*s)
-		return -1;
-	v = strtoul(s, &end, 10);
-	if (*end || v == 0 || v > 65535 || s[0] == '-' || s[0] == '+')
+	if (number_of(s, s + strlen(s), 65535, &v) != 0 || v == 0)
 		return -1;
 	*port = (unsigned)v;
 	return 0;
@@ -71,14 +84,10 @@ int upstream_parse(const char *spec, struct upstream *u, const char **why)
 	if (strncmp(spec, "vsock:", 6) == 0) {
 		struct sockaddr_vm *a = (struct sockaddr_vm *)&u->addr;
 		const char *colon = strchr(spec + 6, ':');
-		char *end;
 		unsigned long cid;
 		unsigned port;
 
-		if (!colon)
-			return *why = "expected vsock:CID:PORT", -1;
-		cid = strtoul(spec + 6, &end, 10);
-		if (end != colon || spec[6] == '-' || cid > 0xffffffffUL || port_of(colon + 1, &port) != 0)
+		if (!colon || number_of(spec + 6, colon, 0xffffffffUL, &cid) != 0 || port_of(colon + 1, &port) != 0)
 			return *why = "expected vsock:CID:PORT", -1;
 		memset(a, 0, sizeof *a);
 		a->svm_family = AF_VSOCK;
@@ -90,6 +99,34 @@ int upstream_parse(const char *spec, struct upstream *u, const char **why)
 		return 0;
 	}
 	return *why = "expected unix:PATH, tcp:IP:PORT, tls:IP:PORT or vsock:CID:PORT", -1;
+}
+
+int host_server_name(const char *host, char *name, size_t size)
+{
+	size_t n;
+	const char *rest;
+
+	if (host[0] == '[') {
+		const char *close = strchr(host, ']');
+		if (!close || close == host + 1)
+			return -1;
+		host++;
+		n = (size_t)(close - host);
+		rest = close + 1;
+	} else {
+		n = strcspn(host, ":");
+		rest = host + n;
+	}
+	if (n == 0 || n >= size || memchr(host, '[', n) || memchr(host, ']', n))
+		return -1;
+	if (*rest) {
+		unsigned port;
+		if (*rest != ':' || port_of(rest + 1, &port) != 0)
+			return -1;
+	}
+	memcpy(name, host, n);
+	name[n] = '\0';
+	return 0;
 }
 
 int upstream_connect(const struct upstream *u)

@@ -671,8 +671,25 @@ def case_private_files(ctx, init):
         if rc != 2 or len(err.splitlines()) != 1 or "directory" not in err or os.path.exists(t2) \
                 or os.path.exists(marker):
             bad.append(f"directory source: rc={rc} {err!r} written: {os.path.exists(t2)}")
+        # an error found after the [file] sources were read (a bad mcp.json, a route's
+        # secret file missing): exit 2 and still no target written (they were, before)
+        bad_json = os.path.join(d, "mcp.json")
+        with open(bad_json, "w") as f:
+            f.write('{"mcpServers": {"x": {"url": "http://127.0.0.1:6767/mcp"}')
+        for what, extra, word in (
+                ("bad mcp.json", f"[mcp]\nsource = {bad_json}\ntarget = {d}/agent/mcp.json\n"
+                                 "upstream = unix:/run/nowhere.sock\n", "[mcp]"),
+                ("missing route secret", "[ward]\nbridge_user = 65533\n[route m]\nlisten = 127.0.0.1:17999\nupstream = unix:/run/nowhere.sock\n"
+                                         f"path = /\nheader = Authorization: @{d}/no-such-secret\n", "no-such-secret")):
+            conf = f"[agent]\nuser = 65534:65534\n[file notes]\nsource = {src}\ntarget = {t2}\n" + extra
+            r = Run(with_config(init, conf), ["touch", marker], pid1=False, wait_ready=False)
+            rc, err = r.wait(), r.stderr().strip()
+            if rc != 2 or len(err.splitlines()) != 1 or word not in err or os.path.exists(t2) \
+                    or os.path.exists(marker):
+                bad.append(f"{what}: rc={rc} {err!r} notes written: {os.path.exists(t2)}")
         return (PASS if not bad else FAIL), ("two files for uid 65534 (0400, 0600), fd 7 closed; a missing "
-                                             "fd or a directory as source: exit 2, nothing written"
+                                             "fd, a directory as source, a bad mcp.json or a missing route "
+                                             "secret: exit 2, nothing written"
                                              if not bad else "; ".join(bad))
     finally:
         shutil.rmtree(d, ignore_errors=True)
@@ -982,7 +999,8 @@ CASES = [
     ("B29", "restart=always, then TERM stops it for good", case_restart_always_then_term),
     ("B30", "bad config: one line FILE:LINE: key: reason, exit 2, nothing started", case_bad_config),
     ("B33", "rlimit above the runtime's hard limit: one line, exit 2, nothing started", case_rlimit_above_hard),
-    ("B34", "[file NAME]: private files for the agent user, read once, all or nothing", case_private_files),
+    ("B34", "[file NAME]: private files for the agent user, read once, all or nothing (with [mcp], [route])",
+     case_private_files),
     ("B35", "[file] target on a read-only or full filesystem: exit 2, nothing started or left", case_materialise_faults),
     ("B43", "[agent] writable: read-only, full, foreign or uncovered dirs stop ward first", case_writable_dirs),
     ("B36", "10 000 signals at the init, child stopped and continued: child's code", case_signal_storm),

@@ -219,6 +219,25 @@ static void test_errors(void)
 	CHECK(err("[route m]\nupstream = tcp:example.com:80\n", "ward: t.conf:2: upstream: 'tcp:example.com:80': tcp: takes a numeric"));
 	CHECK(err("[route m]\nupstream = unix:rel.sock\n", "ward: t.conf:2: upstream: 'unix:rel.sock': unix: needs an absolute"));
 	CHECK(err("[route m]\nupstream = vsock:x:1\n", "ward: t.conf:2: upstream: 'vsock:x:1': expected vsock:CID:PORT"));
+	/* numbers are digits only: strtoul alone took a blank or a sign */
+	CHECK(err("[route m]\nupstream = tcp:127.0.0.1: 80\n", "ward: t.conf:2: upstream: 'tcp:127.0.0.1: 80': expected tcp:IP:PORT"));
+	CHECK(err("[route m]\nupstream = tcp:127.0.0.1:+80\n", "ward: t.conf:2: upstream: 'tcp:127.0.0.1:+80': expected tcp:IP:PORT"));
+	CHECK(err("[route m]\nupstream = vsock: 2:5000\n", "ward: t.conf:2: upstream: 'vsock: 2:5000': expected vsock:CID:PORT"));
+	CHECK(err("[route m]\nupstream = vsock:+2:5000\n", "ward: t.conf:2: upstream: 'vsock:+2:5000': expected vsock:CID:PORT"));
+	CHECK(err("[route m]\nupstream = vsock:4294967296:5000\n", "ward: t.conf:2: upstream: 'vsock:4294967296:5000': expected vsock:CID"));
+	CHECK(err("[route m]\nupstream = tcp:127.0.0.1:65536\n", "ward: t.conf:2: upstream: 'tcp:127.0.0.1:65536': expected tcp:IP:PORT"));
+	CHECK(ok("[route m]\nlisten = 127.0.0.1:7900\nupstream = vsock:4294967295:65535\npath = /\n"));
+	/* host: the TLS server name is taken from it, an IPv6 one in brackets */
+	CHECK(ok("[route m]\nlisten = 127.0.0.1:7900\nupstream = tls:127.0.0.1:443\npath = /\nhost = [::1]:443\n"));
+	CHECK(err("[route m]\nhost = [::1\n", "ward: t.conf:2: host: '[::1': expected HOST, HOST:PORT or [IPV6]:PORT"));
+	CHECK(err("[route m]\nhost = ::1\n", "ward: t.conf:2: host: '::1': expected HOST"));
+	CHECK(err("[route m]\nhost = h:1:2\n", "ward: t.conf:2: host: 'h:1:2': expected HOST"));
+	CHECK(err("[route m]\nhost = h:0\n", "ward: t.conf:2: host: 'h:0': expected HOST"));
+	CHECK(err("[route m]\nhost = u@h\n", "ward: t.conf:2: host: 'u@h': expected HOST"));
+	CHECK(err("[route m]\nhost = h\x01\n", "ward: t.conf:2: host: 'h\x01': expected HOST"));
+	/* an [mcp] server's route is mcp-SERVER: a [route] of that name would share its log lines */
+	CHECK(err("[route mcp-x]\nlisten = 127.0.0.1:7900\nupstream = unix:/s\npath = /\n",
+		  "ward: t.conf:1: [route mcp-x]: names beginning with mcp- are the [mcp] servers' routes"));
 	CHECK(err("[route m]\nmethods = FETCH\n", "ward: t.conf:2: methods: 'FETCH': expected HTTP methods"));
 	CHECK(err("[route m]\npath = mcp\n", "ward: t.conf:2: path: 'mcp': expected an origin-form target"));
 	/* paths the bridge refuses in every request: such a route could serve nothing */

@@ -4,6 +4,7 @@
 
 #include "../../mcp-bridge/http.h"
 #include "../../mcp-bridge/tls.h"
+#include "../../mcp-bridge/upstream.h"
 #include "unit.h"
 
 static char *inject[] = { "Authorization: Bearer s3cret" };
@@ -254,8 +255,32 @@ static void test_body_left(void)
 	CHECK(http_req_feed(&q, head, strlen(head)) < 0 && http_req_body_left(&q) == 0);
 }
 
+/* The TLS server name a route's Host gives (bridgeproc.c). */
+static void test_server_name(void)
+{
+	char n[16];
+
+	CHECK(host_server_name("api.example.com:443", n, sizeof n) == 0 && strcmp(n, "api.example.com") == 0);
+	CHECK(host_server_name("h", n, sizeof n) == 0 && strcmp(n, "h") == 0);
+	CHECK(host_server_name("127.0.0.1:8443", n, sizeof n) == 0 && strcmp(n, "127.0.0.1") == 0);
+	CHECK(host_server_name("[::1]:443", n, sizeof n) == 0 && strcmp(n, "::1") == 0); /* it was "[" */
+	CHECK(host_server_name("[fe80::1]", n, sizeof n) == 0 && strcmp(n, "fe80::1") == 0);
+	CHECK(host_server_name("[::1", n, sizeof n) == -1);
+	CHECK(host_server_name("[]:443", n, sizeof n) == -1);
+	CHECK(host_server_name("[::1]x", n, sizeof n) == -1);
+	CHECK(host_server_name("[[::1]]", n, sizeof n) == -1);
+	CHECK(host_server_name("::1", n, sizeof n) == -1);
+	CHECK(host_server_name(":443", n, sizeof n) == -1);
+	CHECK(host_server_name("h:", n, sizeof n) == -1);
+	CHECK(host_server_name("h: 443", n, sizeof n) == -1);
+	CHECK(host_server_name("h:70000", n, sizeof n) == -1);
+	CHECK(host_server_name("a-name-too-long-for-16", n, sizeof n) == -1);
+	CHECK(host_server_name("fifteen-chars-x", n, sizeof n) == 0 && strcmp(n, "fifteen-chars-x") == 0);
+}
+
 int main(void)
 {
+	test_server_name();
 	test_pin();
 	test_body_left();
 	test_good();

@@ -1,0 +1,130 @@
+#define _GNU_SOURCE
+#include "privfiles.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../mcp-bridge/http.h"
+#include "log.h"
+
+/* The host's mcp.json -> routes (added to cfg) and the agent's copy, kept
+ * in pf until privfiles_write. */
+static int read_mcp(struct privfiles *pf, struct ward_config *cfg)
+{
+	struct mcp_result *res = &pf->mcp_res;
+	char err[1024], *text = NULL;
+	size_t len = 0;
+	int i, j, rc;
+
+	if (cfg->mcp_optional && strncmp(cfg->mcp_source, "fd:", 3) != 0 && access(cfg->mcp_source, F_OK) != 0) {
+		log_info("mcp: %s is not there (required = no): no MCP servers", cfg->mcp_source);
+		return 0;
+	}
+	if (mcp_read_source(cfg->mcp_source, &text, &len, err, sizeof err) != 0) {
+		log_error("%s:%d: [mcp] %s", cfg->path, cfg->mcp_line, err);
+		return 2;
+	}
+	rc = mcp_rewrite(text, len, cfg->mcp_port, res);
+	explicit_bzero(text, len);
+	free(text);
+	if (rc != 0) {
+		log_error("%s:%d: [mcp] source %s: %s", cfg->path, cfg->mcp_line, cfg->mcp_source, res->err);
+		return 2;
+	}
+	for (i = 0; i < res->n_routes; i++) {
+		struct config_route *nv, *r;
+		for (j = 0; j < cfg->n_routes; j++)
+			if (cfg->routes[j].port == res->routes[i].port) {
+				log_error("%s:%d: [mcp] listen: port %u of server %s is also route %s's", cfg->path,
+					  cfg->mcp_line, res->routes[i].port, res->routes[i].name, cfg->routes[j].name);
+				return 2;
+			}
+		nv = realloc(cfg->routes, (size_t)(cfg->n_routes + 1) * sizeof *nv);
+		if (!nv) {
+			log_error("out of memory");
+			return 3;
+		}
+		cfg->routes = nv;
+		r = &nv[cfg->n_routes++];
+		memset(r, 0, sizeof *r);
+		/* ownership moves to the config */
+		r->name = res->routes[i].name;
+		r->host = res->routes[i].host;
+		r->path = res->routes[i].path;
+		r->headers = res->routes[i].headers;
+		r->n_headers = res->routes[i].n_headers;
+		r->port = res->routes[i].port;
+		r->up = cfg->mcp_up;
+		r->has_up = 1;
+		r->line = cfg->mcp_line;
+		r->resolved = 1;
+		r->methods = (1u << HTTP_POST) | (1u << HTTP_GET) | (1u << HTTP_DELETE);
+		memset(&res->routes[i], 0, sizeof res->routes[i]);
+	}
+	pf->mcp = 1;
+	return 0;
+}
+
+int privfiles_read(struct privfiles *pf, struct ward_config *cfg)
+{
+	char err[1024];
+	int i;
+
+	memset(pf, 0, sizeof *pf);
+	if (cfg->n_files) {
+		pf->data = calloc((size_t)cfg->n_files, sizeof *pf->data);
+		pf->len = calloc((size_t)cfg->n_files, sizeof *pf->len);
+		if (!pf->data || !pf->len) {
+			log_error("out of memory");
+			return 3;
+		}
+	}
+	pf->n = cfg->n_files;
+	for (i = 0; i < pf->n; i++)
+		if (mcp_read_source(cfg->files[i].source, &pf->data[i], &pf->len[i], err, sizeof err) != 0) {
+			log_error("%s:%d: [file %s] %s", cfg->path, cfg->files[i].line, cfg->files[i].name, err);
+			return 2;
+		}
+	return cfg->has_mcp ? read_mcp(pf, cfg) : 0;
+}
+
+int privfiles_write(struct privfiles *pf, const struct ward_config *cfg, uid_t uid, gid_t gid)
+{
+	char err[1024];
+	int i;
+
+	for (i = 0; i < pf->n; i++) {
+		const struct config_file *f = &cfg->files[i];
+		if (private_file_write(f->target, pf->data[i], pf->len[i], f->mode, uid, gid, err, sizeof err) != 0) {
+			log_error("%s:%d: [file %s] %s", cfg->path, f->line, f->name, err);
+			return 2;
+		}
+		log_info("file %s: %s -> %s (%zu bytes, mode %04o)", f->name, f->source, f->target, pf->len[i],
+			 f->mode);
+	}
+	if (pf->mcp) {
+		if (mcp_write_target(cfg->mcp_target, pf->mcp_res.text, uid, gid, err, sizeof err) != 0) {
+			log_error("%s:%d: [mcp] %s", cfg->path, cfg->mcp_line, err);
+			return 2;
+		}
+		log_info("mcp: %s -> %s: %d server(s) through the bridge", cfg->mcp_source, cfg->mcp_target,
+			 pf->mcp_res.n_routes);
+	}
+	return 0;
+}
+
+void privfiles_free(struct privfiles *pf)
+{
+	int i;
+
+	for (i = 0; pf->data && i < pf->n; i++) {
+		if (pf->data[i])
+			explicit_bzero(pf->data[i], pf->len[i]);
+		free(pf->data[i]);
+	}
+	free(pf->data);
+	free(pf->len);
+	mcp_result_free(&pf->mcp_res);
+	memset(pf, 0, sizeof *pf);
+}

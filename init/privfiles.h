@@ -1,0 +1,33 @@
+/* privfiles: the private files the host hands in, [file NAME] and [mcp].
+ * Every source is read and checked (and the mcp.json servers added to the
+ * config as routes) before any target is written, so a bad source, or a
+ * config error found after reading them, leaves nothing behind. */
+#ifndef WARD_PRIVFILES_H
+#define WARD_PRIVFILES_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "../mcp-bridge/materialise.h"
+#include "config.h"
+
+struct privfiles {
+	char **data; /* [file] sources as read, one per cfg->files (NULL: not read) */
+	size_t *len;
+	int n;
+	int mcp;     /* the agent's copy of mcp.json is in mcp_res.text */
+	struct mcp_result mcp_res;
+};
+
+/* Reads every source (each descriptor once, then closed) and rewrites the
+ * host's mcp.json; its servers become routes in cfg. 0, or the exit status
+ * after logging why (2: a config or source problem, 3: out of memory). */
+int privfiles_read(struct privfiles *pf, struct ward_config *cfg);
+
+/* Writes the targets, owned by uid:gid. 0, or 2 after logging why. */
+int privfiles_write(struct privfiles *pf, const struct ward_config *cfg, uid_t uid, gid_t gid);
+
+/* Zeroes what was read and frees it; an empty privfiles is accepted. */
+void privfiles_free(struct privfiles *pf);
+
+#endif
