@@ -327,7 +327,11 @@ void evidence_on_start(void *arg, pid_t agent, const struct start_notes *notes)
 	}
 	if (e->to_stderr) {
 		size_t len = strlen(text);
-		if (write(log_fd(), text, len) < 0 || write(log_fd(), "\n", 1) < 0)
+		/* the whole document or a warning: a cut one is not JSON */
+		text[len] = '\n';
+		rc = log_write(text, len + 1, 1000);
+		text[len] = '\0';
+		if (rc != 0)
 			log_warn("evidence: cannot write to stderr");
 	}
 	if (e->fd >= 0 && (rc = write_evidence(e->fd, text)) != 0)

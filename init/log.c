@@ -6,7 +6,9 @@
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <poll.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -15,7 +17,8 @@ static struct {
 	enum log_format format;
 	enum log_level level;
 	int fd;
-} settings = { LOG_TEXT, LOG_INFO, STDERR_FILENO };
+	int sock; /* fd is a socket: written with MSG_DONTWAIT, never blocking */
+} settings = { LOG_TEXT, LOG_INFO, STDERR_FILENO, 0 };
 
 static const char *const level_names[] = { "error", "warn", "info", "debug" };
 
@@ -32,6 +35,13 @@ void log_detach_stderr(void)
 
 	if (fstat(STDERR_FILENO, &st) != 0)
 		return;
+	/* A socket (journald, a socketpair from Node's child_process) cannot
+	 * be re-opened: each write to it is non-blocking instead (the flag on
+	 * fd 2 itself would be the agent's too). */
+	if (S_ISSOCK(st.st_mode)) {
+		settings.sock = 1;
+		return;
+	}
 	/* Re-opening a regular file would write at offset 0 over what is
 	 * there; only pipes and character devices get a private description. */
 	if (!S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode))
@@ -43,7 +53,10 @@ void log_detach_stderr(void)
 
 void log_to_fd(int fd)
 {
+	struct stat st;
+
 	settings.fd = fd;
+	settings.sock = fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
 int log_fd(void)
@@ -56,17 +69,44 @@ int log_enabled(enum log_level level)
 	return level <= settings.level;
 }
 
-static void write_all(const char *buf, size_t len)
+static long long now_ms(void)
 {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int log_write(const char *buf, size_t len, int wait_ms)
+{
+	long long end = now_ms() + wait_ms;
+
 	while (len > 0) {
-		ssize_t n = write(settings.fd, buf, len);
+		ssize_t n = settings.sock ? send(settings.fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL)
+					  : write(settings.fd, buf, len);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && wait_ms > 0) {
+			struct pollfd p = { .fd = settings.fd, .events = POLLOUT };
+			long long left = end - now_ms();
+			int r = left > 0 ? poll(&p, 1, (int)left) : 0;
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				return -1;
+			continue;
+		}
 		if (n <= 0)
-			return; /* EAGAIN, EPIPE: drop the line, never block */
+			return -1;
 		buf += n;
 		len -= (size_t)n;
 	}
+	return 0;
+}
+
+static void write_all(const char *buf, size_t len)
+{
+	(void)log_write(buf, len, 0); /* EAGAIN, EPIPE: the line is dropped, never blocking */
 }
 
 static void format_time(char *buf, size_t size)

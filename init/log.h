@@ -2,6 +2,8 @@
 #ifndef WARD_LOG_H
 #define WARD_LOG_H
 
+#include <stddef.h>
+
 enum log_level { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
 enum log_format { LOG_TEXT, LOG_JSON };
 
@@ -17,6 +19,11 @@ void log_detach_stderr(void);
 
 /* Send log lines to fd instead (tests and fuzzers: /dev/null). */
 void log_to_fd(int fd);
+
+/* Writes buf to the log's descriptor without blocking: where it is full,
+ * waits for room at most wait_ms in all (0: not at all). 0, or -1 if not
+ * all of it was written. For output that must not be cut (--evidence). */
+int log_write(const char *buf, size_t len, int wait_ms);
 
 /* The descriptor log lines go to, so close_fds_except() can keep it. */
 int log_fd(void);

@@ -935,6 +935,40 @@ def case_memory_hog(ctx, init):
     return (PASS if ok else FAIL), f"rc={rc} ({'MemoryError' if 'MemoryError' in err else err.strip()[-120:]!r}); ward's VmRSS while it ran: {rss}"
 
 
+def case_stderr_unread(ctx, init):
+    """stderr that nobody reads, a pipe and a socket (journald, Node's
+    child_process give a socket): PID 1 drops log lines rather than
+    block, so it still reaps and a TERM still ends it."""
+    if not init.is_ward:
+        return NA, "ward's own log lines"
+    import socket
+    bad, notes = [], []
+    script = 'i=0; while [ $i -lt 6000 ]; do (sleep 0 &); i=$((i+1)); done; echo spawned; sleep 1000'
+    for kind in ("pipe", "socket"):
+        if kind == "pipe":
+            keep, w = os.pipe()
+        else:
+            a, b = socket.socketpair()
+            keep, w = a.detach(), b.detach()
+        try:
+            r = Run(with_config(init, "[ward]\nlog_level = debug\n"), ["sh", "-c", script], stderr=w)
+            os.close(w)
+            line = r.readline(60.0)
+            time.sleep(0.5)
+            zombies = len([p for p in children_of(r.pid) if not alive(p)]) if r.pid else -1
+            t0 = time.monotonic()
+            r.kill(signal.SIGTERM)
+            rc = r.wait(timeout=10)
+            took = time.monotonic() - t0
+            if line != "spawned" or rc == "TIMEOUT" or zombies > 50:
+                bad.append(f"{kind}: agent said {line!r}, {zombies} zombies, after TERM rc={rc}")
+            else:
+                notes.append(f"{kind}: rc={rc} after TERM in {took:.1f} s")
+        finally:
+            os.close(keep)
+    return (PASS if not bad else FAIL), "; ".join(bad or notes) + " (6000 orphans reaped, each a debug line)"
+
+
 def case_json_logs(ctx, init):
     if not init.is_ward:
         return NA, "no JSON logging"
@@ -1010,6 +1044,7 @@ CASES = [
     ("B40", "child closes its own stdout: reader gets EOF, child's code", case_closes_stdout),
     ("B41", "child exits while its own child holds stdout: exit now, holder terminated", case_child_holds_stdout),
     ("B42", "memory hog stopped by rlimit_as: its code, ward unaffected", case_memory_hog),
+    ("B44", "stderr nobody reads (a pipe, a socket): lines dropped, PID 1 never blocks", case_stderr_unread),
     ("B31", "log_format = json: every line a JSON object", case_json_logs),
     ("B32", "VM mode: mounts proc/sys/dev/run/tmp, powers off", case_vm_mode),
 ]
