@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../landlock/landlock.h"
@@ -240,9 +241,13 @@ int main(int argc, char **argv)
 	/* Block every signal before anything else: as PID 1 a signal with the
 	 * default disposition would be dropped, and one that arrives before
 	 * the mask is lost. From here on they queue for the signalfd. A real
-	 * fault still kills ward: the kernel forces synchronous signals. */
-	sigfillset(&all);
-	sigprocmask(SIG_BLOCK, &all, &inherited);
+	 * fault still kills ward: the kernel forces synchronous signals.
+	 * By system call: glibc's sigfillset and sigprocmask leave out its
+	 * internal 32 and 33, and those would kill a ward that is not PID 1
+	 * (ward has no threads; the child's libc unblocks them again). */
+	memset(&all, 0xff, sizeof all);
+	sigemptyset(&inherited);
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &inherited, (size_t)(_NSIG / 8));
 
 	rc = parse_args(argc, argv, &opt);
 	if (rc)

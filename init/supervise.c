@@ -417,7 +417,9 @@ static void forward(struct supervisor *sv, const struct signalfd_siginfo *si)
 
 	if (sig < WARD_NSIG && sv->cfg->rewrite[sig] >= 0)
 		to = sv->cfg->rewrite[sig];
-	if (sig == SIGTERM || to == SIGTERM)
+	/* a TERM rewritten to something else still stops the agent (its
+	 * grace, then KILL); one rewritten to 0 is dropped altogether */
+	if (to != 0 && (sig == SIGTERM || to == SIGTERM))
 		begin_stop(sv);
 	if (to == 0) {
 		log_debug("dropped %s (signal_rewrite)", sig_str(sig, b1, sizeof b1));
@@ -524,7 +526,8 @@ int supervisor_init(struct supervisor *sv, const struct ward_config *cfg, char *
 			return -1;
 		}
 	}
-	sigfillset(&all);
+	/* every signal, 32 and 33 too (glibc's sigfillset leaves them out) */
+	memset(&all, 0xff, sizeof all);
 	sv->sfd = signalfd(-1, &all, SFD_NONBLOCK | SFD_CLOEXEC);
 	sv->epfd = epoll_create1(EPOLL_CLOEXEC);
 	sv->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);

@@ -264,6 +264,25 @@ def case_realtime_signals(ctx, init):
     return (PASS if not missing else FAIL), f"forwarded {len(got)}/{len(sigs)}" + (f"; missing {' '.join(missing)}" if missing else "")
 
 
+def case_glibc_internal_signals(ctx, init):
+    """32 and 33 (glibc's SIGCANCEL and SIGSETXID, which its sigfillset and
+    sigprocmask leave out): forwarded like any other, as PID 1 and as a
+    subreaper, and the init is still there afterwards."""
+    notes, bad = [], []
+    for pid1 in (True, False):
+        r = catcher(init.argv, pid1=pid1)
+        if not r:
+            return FAIL, "child not ready"
+        got, missing = forward_check(r, [32, 33])
+        alive_after = alive(r.pid)
+        r.abort()
+        where = "PID 1" if pid1 else "subreaper"
+        notes.append(f"{where}: forwarded {len(got)}/2" + (f"; missing {' '.join(missing)}" if missing else ""))
+        if missing or not alive_after:
+            bad.append(where)
+    return (PASS if not bad else FAIL), "; ".join(notes)
+
+
 def case_term_shell_child(ctx, init):
     r = Run(init.argv, ["sh", "-c", "sleep 100; echo done"])
     time.sleep(0.2)
@@ -495,8 +514,20 @@ def case_rewrite(ctx, init):
     r.kill(signal.SIGUSR1)
     second = r.readline(1.0)
     r.abort()
-    ok = first == "15" and second == "10"
-    return (PASS if ok else FAIL), f"INT arrived as {first}; HUP dropped, next was {second}"
+    third = None
+    if init.is_ward:
+        # TERM:0 drops TERM: no stop begins, so no KILL when the grace is over
+        r = catcher(with_config(init, "[supervise]\nsignal_rewrite = TERM:0\ngrace = 1s\n"))
+        if not r:
+            return FAIL, "child not ready (TERM:0)"
+        r.kill(signal.SIGTERM)
+        time.sleep(1.5)
+        r.kill(signal.SIGUSR2)
+        third = r.readline(1.0)
+        r.abort()
+    ok = first == "15" and second == "10" and (not init.is_ward or third == "12")
+    return (PASS if ok else FAIL), f"INT arrived as {first}; HUP dropped, next was {second}" + \
+        (f"; TERM dropped, 1.5 s later (grace 1s) USR2 still arrived: {third}" if init.is_ward else "")
 
 
 def runs_logged(path):
@@ -1026,7 +1057,7 @@ CASES = [
     ("B22", "not PID 1: leftovers get TERM, unrelated processes untouched", case_leftovers_subreaper),
     ("B23", "leftover ignoring TERM is KILLed after grace", case_grace_escalation),
     ("B24", "TERM to init, child ignores it: KILL after grace -> 137", case_term_grace_kill),
-    ("B25", "signal_rewrite INT:TERM and HUP:0 (drop)", case_rewrite),
+    ("B25", "signal_rewrite INT:TERM, HUP:0 and TERM:0 (drop: no stop begins)", case_rewrite),
     ("B26", "restart=on-failure restarts until success", case_restart_on_failure),
     ("B27", "restart delay doubles; restart_limit gives up", case_restart_backoff_limit),
     ("B28", "never restart once stdin hit EOF", case_restart_not_after_eof),
@@ -1037,6 +1068,7 @@ CASES = [
      case_private_files),
     ("B35", "[file] target on a read-only or full filesystem: exit 2, nothing started or left", case_materialise_faults),
     ("B43", "[agent] writable: read-only, full, foreign or uncovered dirs stop ward first", case_writable_dirs),
+    ("B45", "signals 32 and 33 (glibc's internal ones): forwarded, as PID 1 and as subreaper", case_glibc_internal_signals),
     ("B36", "10 000 signals at the init, child stopped and continued: child's code", case_signal_storm),
     ("B37", "--version: the linked libraries and the kernel's Landlock ABI", case_version),
     ("B38", "fork bomb stopped by rlimit_nproc; TERM still tears it all down", case_fork_bomb),
