@@ -230,7 +230,10 @@ static void __attribute__((noreturn)) bridge_child(struct bridgeproc *b, int rfd
 		log_warn("bridge: at most %d connections at once (the file descriptor limit)", max_conns);
 	if (privdrop_credentials(&b->confine, rfd) != 0 || privdrop_lock(&b->confine, rfd) != 0)
 		_exit(3);
-	b->health_ok = bridge_health(&b->routes);
+	/* at the first start only: a restart keeps PID 1 waiting no longer
+	 * than the bridge takes to confine itself */
+	if (!b->started)
+		b->health_ok = bridge_health(&b->routes);
 	spawn_report(rfd, NOTE_READY, 0, b->health_ok);
 	close(rfd);
 	sigprocmask(SIG_SETMASK, &none, NULL); /* TERM ends the bridge */
@@ -282,8 +285,12 @@ pid_t bridgeproc_start(struct bridgeproc *b)
 		kill(pid, SIGKILL);
 		return -1;
 	}
-	log_info("bridge: pid %d serves %d route(s), %d upstream(s) answer", (int)pid, b->routes.n,
-		 b->health_ok);
+	if (!b->started)
+		log_info("bridge: pid %d serves %d route(s), %d upstream(s) answer", (int)pid, b->routes.n,
+			 b->health_ok);
+	else
+		log_info("bridge: pid %d serves %d route(s) again", (int)pid, b->routes.n);
+	b->started = 1;
 	return pid;
 }
 

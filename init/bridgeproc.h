@@ -17,7 +17,8 @@ struct bridgeproc {
 	struct confine confine;	   /* its user, Landlock, seccomp */
 	struct ll_ruleset ll;
 	struct sc_filter sc;	   /* its own allowlist */
-	int health_ok;		   /* upstreams that answered at the last start */
+	int health_ok;		   /* upstreams that answered at the first start */
+	int started;		   /* it was started once: restarts skip the health check */
 };
 
 /* As root, before anything runs: resolve the bridge user (it must differ

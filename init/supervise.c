@@ -87,6 +87,7 @@ static void bridge_exited(struct supervisor *sv, int status)
 		return;
 	if (now - sv->bridge_started >= 60000)
 		sv->bridge_delay = 250;
+	sv->bridge_started = now_ms(); /* the first bridge starts right after this */
 	log_warn("bridge died (%s %d); restarting it in %llums", WIFSIGNALED(status) ? "signal" : "status",
 		 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
 		 (unsigned long long)sv->bridge_delay);
@@ -104,7 +105,9 @@ static void on_bridge_timer(struct supervisor *sv)
 	sv->bridge = sv->bridge_start(sv->bridge_arg);
 	if (sv->bridge <= 0) {
 		sv->bridge = 0;
+		log_warn("bridge: restart failed; trying again in %llums", (unsigned long long)sv->bridge_delay);
 		set_timerfd(sv->btfd, now_ms() + sv->bridge_delay);
+		sv->bridge_delay = sv->bridge_delay * 2 > 10000 ? 10000 : sv->bridge_delay * 2;
 	}
 }
 

@@ -42,8 +42,9 @@ int bridge_conn_limit(int n_routes);
 /* The bridge's event loop; returns only on a fatal setup error. */
 int bridge_run(const struct bridge_routes *r, int max_conns);
 
-/* Checks once that each upstream accepts a connection; logs those that
- * do not. Returns how many answered. */
+/* Checks once that each upstream accepts a connection, all at once and
+ * within a second in all; logs those that do not. Returns how many
+ * answered. */
 int bridge_health(const struct bridge_routes *r);
 
 #endif

@@ -1126,11 +1126,74 @@ def tls_case(a, work):
         srv.shutdown()
 
 
+def health_case(a, work):
+    """The start-up health check is advisory: upstreams that hang (a TCP
+    listener whose accept queue is full) are tried all at once, within a
+    second in all, and reported; the agent still starts. A restarted bridge
+    skips the check: PID 1 waits for it only as long as it takes to start."""
+    ls = socket.socket()
+    ls.bind(("127.0.0.1", 0))
+    ls.listen(0)
+    port = ls.getsockname()[1]
+    fillers = []
+    for _ in range(4):  # the accept queue full: further SYNs go unanswered
+        c = socket.socket()
+        c.setblocking(False)
+        c.connect_ex(("127.0.0.1", port))
+        fillers.append(c)
+    time.sleep(0.2)
+    sock = os.path.join(work, "health.sock")
+    up = BusyUpstream(sock)
+    conf = os.path.join(work, "health.conf")
+    with open(conf, "w") as f:
+        for i in range(6):
+            f.write(f"[route hang{i}]\nlisten = 127.0.0.1:{17881 + i}\nupstream = tcp:127.0.0.1:{port}\npath = /\n")
+        f.write(f"[route fine]\nlisten = 127.0.0.1:17887\nupstream = unix:{sock}\npath = /\n")
+    t0 = time.monotonic()
+    w = subprocess.Popen([a.ward, "-c", conf, "--evidence", "--", "sh", "-c", "echo started; exec sleep 30"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        line = w.stdout.readline().decode().strip()
+        took = time.monotonic() - t0
+        report("health: 6 hanging upstreams and 1 that answers: the agent starts, in under 3 s",
+               line == "started" and took < 3.0, f"agent said {line!r} after {took:.1f} s (it was 5 s, then exit 3)")
+        first = bridge_pids(w.pid)
+        t1 = time.monotonic()
+        if first:
+            os.kill(first[0], signal.SIGKILL)
+        again = []
+        while time.monotonic() - t1 < 5 and not again:
+            time.sleep(0.02)
+            again = [p for p in bridge_pids(w.pid) if p not in first]
+        took = time.monotonic() - t1
+        r = exchange(17887, req("GET", "/plain")) if again else b""
+        report("health: a killed bridge is back at once (no health check on restart) and serves",
+               bool(again) and took < 2.0 and status(r) == 200, f"new bridge after {took:.2f} s, status {status(r)}")
+    finally:
+        w.terminate()
+        try:
+            w.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            w.kill()
+            w.wait()
+        err = w.stderr.read().decode()
+        up.close()
+        for c in fillers:
+            c.close()
+        ls.close()
+    warned = [l for l in err.splitlines() if "does not answer" in l]
+    ev = [json.loads(l) for l in err.splitlines() if l.startswith("{")]
+    answering = ev[0].get("bridge", {}).get("upstreams_answering") if ev else None
+    report("health: each hanging upstream named in the log, the one that answers counted in the evidence",
+           len(warned) == 6 and all("hang" in l for l in warned) and answering == 1,
+           f"{len(warned)} warning(s), upstreams_answering {answering}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ward", required=True)
     ap.add_argument("--label", default="", help="suffix of the summary line")
-    ap.add_argument("--only", default="", help="comma-separated groups to run: wire,sdk,mcp,pi,tls")
+    ap.add_argument("--only", default="", help="comma-separated groups to run: wire,sdk,mcp,pi,tls,health")
     a = ap.parse_args()
     a.ward = os.path.abspath(a.ward)
     if os.geteuid() != 0:
@@ -1142,7 +1205,8 @@ def main():
     work = tempfile.mkdtemp(prefix="ward-bridge-")
     os.chmod(work, 0o755)
     try:
-        groups = (("wire", wire_cases), ("sdk", sdk_case), ("mcp", mcp_case), ("pi", pi_case), ("tls", tls_case))
+        groups = (("wire", wire_cases), ("sdk", sdk_case), ("mcp", mcp_case), ("pi", pi_case), ("tls", tls_case),
+                  ("health", health_case))
         for name, run in groups:
             if not a.only or name in a.only.split(","):
                 run(a, work)
