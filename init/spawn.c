@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "privdrop.h"
+#include "procs.h"
 
 extern char **environ;
 
@@ -67,7 +68,7 @@ static void __attribute__((noreturn)) child(const struct spawn_req *req, int err
 		_exit(3);
 	/* Descriptors above 2 close at exec; until then the Landlock
 	 * ruleset and this record pipe stay usable. */
-	if (req->close_fds && close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+	if (req->close_fds && fd_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
 		spawn_report(errfd, STAGE_CLOSE, errno, 0);
 		_exit(3);
 	}

@@ -375,6 +375,37 @@ def case_fds(ctx, init):
     return (PASS if ok else FAIL), f"init holds {' '.join(init_fds)}; child got fd {high}: {str(high) in child_fds}"
 
 
+def case_fds_no_close_range(ctx, init):
+    """Without close_range (kernels before 5.9; its CLOEXEC flag is 5.11;
+    or a runtime's filter that refuses it with EPERM): ward still keeps
+    none of the inherited descriptors, and an [agent] gets fds 0-2 only."""
+    if not init.is_ward:
+        return NA, "ward's fallback"
+    bad, notes = [], []
+    high = 57
+    for err, name in ((38, "ENOSYS"), (1, "EPERM")):
+        for agent in (False, True):
+            extra = os.open("/dev/null", os.O_RDONLY)
+            os.dup2(extra, high)
+            os.close(extra)
+            argv = [ctx.helper, "no-close-range", str(err)] + \
+                (with_config(init, "[agent]\numask = 0022\nenv_pass = PATH\n") if agent else init.argv)
+            r = Run(argv, ["sh", "-c", f"sleep 0.2; {ctx.helper} fds $PPID; {ctx.helper} fds $$"],
+                    pass_fds=(high,))
+            init_fds = (r.readline(3) or "").split()
+            child_fds = sorted((r.readline(3) or "").split(), key=lambda x: int(x) if x.isdigit() else -1)
+            rc = r.wait()
+            os.close(high)
+            what = f"{name} {'[agent]' if agent else 'plain'}"
+            want_child = (str(high) not in child_fds and child_fds == ["0", "1", "2"]) if agent \
+                else str(high) in child_fds
+            if rc != 0 or str(high) in init_fds or not want_child:
+                bad.append(f"{what}: rc={rc} init holds {' '.join(init_fds)}; child {' '.join(child_fds)}")
+            else:
+                notes.append(f"{what}: child {' '.join(child_fds)}")
+    return (PASS if not bad else FAIL), "; ".join(bad or notes) + " (ward holds none)"
+
+
 def case_stream(ctx, init):
     data = os.urandom(64 << 20)
     r = Run(init.argv, ["cat"], stdin=subprocess.PIPE)
@@ -1076,6 +1107,7 @@ CASES = [
     ("B40", "child closes its own stdout: reader gets EOF, child's code", case_closes_stdout),
     ("B41", "child exits while its own child holds stdout: exit now, holder terminated", case_child_holds_stdout),
     ("B42", "memory hog stopped by rlimit_as: its code, ward unaffected", case_memory_hog),
+    ("B46", "no close_range (old kernel, a filter's EPERM): inherited fds still closed", case_fds_no_close_range),
     ("B44", "stderr nobody reads (a pipe, a socket): lines dropped, PID 1 never blocks", case_stderr_unread),
     ("B31", "log_format = json: every line a JSON object", case_json_logs),
     ("B32", "VM mode: mounts proc/sys/dev/run/tmp, powers off", case_vm_mode),

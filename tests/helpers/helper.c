@@ -1,5 +1,7 @@
 /* helper: small, fast child programs for the behaviour tests and benches.
  *
+ *   helper no-close-range ERRNO CMD...  run CMD with close_range failing
+ *                             as ERRNO (an old kernel, a runtime's filter)
  *   helper catch              block every signal (all 64), print "ready", then print
  *                             each signal number received, one per line
  *   helper selfkill SIG       kill itself with SIG (unblocked, default action)
@@ -32,6 +34,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -335,8 +341,35 @@ static int __attribute__((noreturn)) do_recv(int fd)
 		pause();
 }
 
+/* Runs argv with close_range(2) failing as err: a kernel before 5.9
+ * (ENOSYS), or a runtime's filter that refuses calls it does not know
+ * (EPERM). Inherited by everything argv starts. */
+static int do_no_close_range(int err, char **argv)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_close_range, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((unsigned)err & SECCOMP_RET_DATA)),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = (unsigned short)(sizeof f / sizeof f[0]), .filter = f };
+
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) {
+		perror("helper: seccomp");
+		return 2;
+	}
+	execvp(argv[0], argv);
+	perror("helper: exec");
+	return 127;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 4 && strcmp(argv[1], "no-close-range") == 0)
+		return do_no_close_range(atoi(argv[2]), argv + 3);
 	if (argc >= 2 && strcmp(argv[1], "catch") == 0)
 		return do_catch();
 	if (argc >= 3 && strcmp(argv[1], "selfkill") == 0)

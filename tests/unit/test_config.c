@@ -1,5 +1,7 @@
 /* Unit tests for init/config.c: every key, every error, with the exact
  * one-line message a user sees. */
+#include <fcntl.h>
+#include <linux/close_range.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -360,6 +362,29 @@ static void test_procs(void)
 	CHECK(stat_ppid("1 (x) S -4 0") == -1);
 }
 
+/* The fallback for kernels without close_range (before 5.9, or its
+ * CLOEXEC flag before 5.11) or filters that refuse it. */
+static void test_fd_range(void)
+{
+	int fds[6], i, open_after = 0, cloexec = 0;
+
+	for (i = 0; i < 6; i++)
+		fds[i] = open("/dev/null", O_RDONLY);
+	CHECK(fds[0] > 2 && fds[5] == fds[0] + 5);
+	/* the middle four marked close-on-exec, then closed; the ends kept */
+	CHECK(fd_range_by_proc((unsigned)fds[1], (unsigned)fds[4], CLOSE_RANGE_CLOEXEC) == 0);
+	for (i = 0; i < 6; i++)
+		cloexec += (fcntl(fds[i], F_GETFD) & FD_CLOEXEC) != 0;
+	CHECK(cloexec == 4 && !(fcntl(fds[0], F_GETFD) & FD_CLOEXEC) && !(fcntl(fds[5], F_GETFD) & FD_CLOEXEC));
+	CHECK(fd_range_by_proc((unsigned)fds[1], (unsigned)fds[4], 0) == 0);
+	for (i = 0; i < 6; i++)
+		open_after += fcntl(fds[i], F_GETFD) >= 0;
+	CHECK(open_after == 2 && fcntl(fds[0], F_GETFD) >= 0 && fcntl(fds[5], F_GETFD) >= 0);
+	/* to the end of the table, as close_fds_except asks */
+	CHECK(fd_range_by_proc((unsigned)fds[0], ~0U, 0) == 0);
+	CHECK(fcntl(fds[0], F_GETFD) < 0 && fcntl(fds[5], F_GETFD) < 0 && fcntl(2, F_GETFD) >= 0);
+}
+
 int main(void)
 {
 	test_defaults();
@@ -367,5 +392,6 @@ int main(void)
 	test_errors();
 	test_print();
 	test_procs();
+	test_fd_range();
 	return unit_done("test_config");
 }
