@@ -236,7 +236,7 @@ int main(int argc, char **argv)
 	sigset_t all, inherited;
 	char **envp = NULL;
 	const char *path;
-	int rc, *fds = NULL, nfds, cwd_fd = -1, vm, have_sv = 0;
+	int rc, *fds = NULL, nfds, cwd_fd = -1, vm, vm_init, have_sv = 0;
 
 	/* Block every signal before anything else: as PID 1 a signal with the
 	 * default disposition would be dropped, and one that arrives before
@@ -249,10 +249,18 @@ int main(int argc, char **argv)
 	sigemptyset(&inherited);
 	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &inherited, (size_t)(_NSIG / 8));
 
+	/* A VM's init must never return, not even on a usage error (the kernel
+	 * passes its unknown command-line words to init): it powers off. */
+	vm_init = vm_detect();
 	rc = parse_args(argc, argv, &opt);
-	if (rc)
+	if (rc) {
+		if (vm_init) {
+			log_info("finished with status %d; powering off", rc - 1000);
+			vm_poweroff();
+		}
 		return rc - 1000;
-	vm = !opt.check && vm_detect();
+	}
+	vm = !opt.check && vm_init;
 	config_defaults(&cfg);
 	sandbox_init(&sb);
 	denials_init(&den);
@@ -381,7 +389,7 @@ out:
 	if (envp && envp != environ)
 		free(envp);
 	config_free(&cfg);
-	if (vm) {
+	if (vm || vm_init) {
 		/* A VM's init must not exit (the kernel would panic). */
 		log_info("finished with status %d; powering off", rc);
 		vm_poweroff();

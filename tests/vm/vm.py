@@ -96,7 +96,8 @@ def build_initrd(a, kroot, work, mode):
     for d in ("sbin", "etc/ward", "modules", "dev", "proc", "sys", "run", "tmp"):
         os.makedirs(os.path.join(root, d), exist_ok=True)
     shutil.copy(a.ward, os.path.join(root, "sbin", "ward"))
-    shutil.copy(a.vmtest, os.path.join(root, "init"))
+    # "usage": ward itself is /init, and the kernel passes it a stray option
+    shutil.copy(a.ward if mode == "usage" else a.vmtest, os.path.join(root, "init"))
     shutil.copy(a.vmtest, os.path.join(root, "vmtest"))
     os.chmod(os.path.join(root, "vmtest"), 0o755)
     with open(os.path.join(root, "etc", "ward", "ward.conf"), "w") as f:
@@ -125,9 +126,10 @@ def build_initrd(a, kroot, work, mode):
     return out
 
 
-def boot(kernel, initrd, mem="512"):
+def boot(kernel, initrd, mem="512", init_args=""):
+    append = "console=ttyS0 panic=-1 quiet" + (f" -- {init_args}" if init_args else "")
     p = subprocess.run(["qemu-system-x86_64", "-nographic", "-no-reboot", "-m", mem, "-nic", "none",
-                        "-kernel", kernel, "-initrd", initrd, "-append", "console=ttyS0 panic=-1 quiet"],
+                        "-kernel", kernel, "-initrd", initrd, "-append", append],
                        capture_output=True, timeout=400, stdin=subprocess.DEVNULL)
     # SeaBIOS clears the screen with escape sequences, and its last line has no
     # newline: put each "ward:" and "vmtest:" at the start of a line of its own
@@ -186,6 +188,14 @@ def main():
         report("VM: hard_requirement on ABI 2 refuses (status 3), the agent never runs, power off",
                rc == 0 and refused and not any(l.startswith("vmtest: ok") for l in lines)
                and any("finished with status 3" in l for l in ward), f"qemu rc {rc}")
+
+        # a usage error must not make PID 1 return: the kernel would panic
+        rc, out = boot(kernel, build_initrd(a, kroot, work, "usage"), init_args="--bogus-option")
+        lines = [l.strip() for l in out.splitlines()]
+        said = next((l for l in lines if "--bogus-option" in l and l.startswith("ward:")), "")
+        report("VM: a usage error (a stray option on the kernel's command line) powers off, no panic",
+               rc == 0 and "unknown option" in said and "reboot: Power down" in out and "Kernel panic" not in out,
+               f"qemu rc {rc}; {said or 'no message'}; panic: {'Kernel panic' in out}")
 
         if not a.node:
             report("VM: MCP SDK session through the bridge over AF_VSOCK", None, "no --node given")
