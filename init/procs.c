@@ -202,7 +202,7 @@ int fd_range_by_proc(unsigned lo, unsigned hi, unsigned flags)
 int fd_range(unsigned lo, unsigned hi, unsigned flags)
 {
 	/* close_range is Linux 5.9, CLOSE_RANGE_CLOEXEC 5.11 (EINVAL before) */
-	if (close_range(lo, hi, flags) == 0)
+	if (close_range(lo, hi, (int)flags) == 0)
 		return 0;
 	if (errno != ENOSYS && errno != EINVAL && errno != EPERM)
 		return -1;
