@@ -473,10 +473,18 @@ static void on_timer(struct supervisor *sv)
 	case AGENT_RUNNING:
 		if (!sv->stopping || now_ms() < sv->stop_deadline)
 			return;
+		if (sv->killed) {
+			/* frozen (a cgroup freezer) or in uninterruptible sleep */
+			log_error("%s survives SIGKILL; stopping without it", sv->argv[0]);
+			sv->exit_code = 128 + SIGKILL;
+			finish(sv);
+			break;
+		}
 		log_warn("%s did not exit within %llums of TERM; sending KILL", sv->argv[0],
 			 (unsigned long long)sv->cfg->grace_ms);
 		sv->killed = 1;
 		signal_all(sv, SIGKILL);
+		set_timer(sv, now_ms() + FINAL_WAIT_MS);
 		break;
 	case AGENT_DRAINING:
 		if (!sv->killed) {

@@ -529,6 +529,48 @@ def case_term_grace_kill(ctx, init):
     return (PASS if rc == 137 and dt >= 1.0 else FAIL), f"child ignores TERM: rc={rc} after {dt:.1f}s (grace 1s)"
 
 
+def case_survives_kill(ctx, init):
+    """An agent that survives SIGKILL (frozen by a cgroup freezer, as in
+    uninterruptible sleep): after the grace and 2 s more, ward stops
+    without it (137) instead of waiting for ever. Run as a subreaper: a
+    PID 1's exit waits in the kernel for every task of its namespace."""
+    if not init.is_ward:
+        return NA, "ward's give-up"
+    fz = "/sys/fs/cgroup/freezer"
+    if not os.path.isdir(fz) or not os.access(fz, os.W_OK):
+        return NA, "SKIP: no writable cgroup v1 freezer to freeze the agent with"
+    cg = os.path.join(fz, f"ward-test-{os.getpid()}")
+    os.makedirs(cg, exist_ok=True)
+    try:
+        # the frozen sleep holds stderr too: ward's goes to a file
+        errf = tempfile.TemporaryFile()
+        r = Run(with_config(init, "[supervise]\ngrace = 1s\n"),
+                ["sh", "-c", f"echo $$ > {cg}/tasks && echo ready && exec sleep 100 >/dev/null"],
+                pid1=False, stderr=errf)
+        line = r.readline(5)
+        with open(f"{cg}/freezer.state", "w") as f:
+            f.write("FROZEN")
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        r.kill(signal.SIGTERM)
+        rc = r.wait(timeout=15)
+        took = time.monotonic() - t0
+        errf.seek(0)
+        err = errf.read().decode(errors="replace")
+    finally:
+        with open(f"{cg}/freezer.state", "w") as f:
+            f.write("THAWED")
+        for _ in range(50):
+            try:
+                os.rmdir(cg)
+                break
+            except OSError:
+                time.sleep(0.1)
+    ok = line == "ready" and rc == 137 and 2.5 <= took < 6 and "survives SIGKILL" in err
+    return (PASS if ok else FAIL), f"rc={rc} {took:.1f} s after TERM (grace 1 s + 2 s); " + \
+        (err.strip().splitlines()[-1] if err.strip() else "no message")
+
+
 def case_rewrite(ctx, init):
     if init.is_ward:
         argv = with_config(init, "[supervise]\nsignal_rewrite = INT:TERM\nsignal_rewrite = HUP:0\n")
@@ -1107,6 +1149,7 @@ CASES = [
     ("B40", "child closes its own stdout: reader gets EOF, child's code", case_closes_stdout),
     ("B41", "child exits while its own child holds stdout: exit now, holder terminated", case_child_holds_stdout),
     ("B42", "memory hog stopped by rlimit_as: its code, ward unaffected", case_memory_hog),
+    ("B47", "agent survives SIGKILL (frozen): ward stops without it after grace + 2 s", case_survives_kill),
     ("B46", "no close_range (old kernel, a filter's EPERM): inherited fds still closed", case_fds_no_close_range),
     ("B44", "stderr nobody reads (a pipe, a socket): lines dropped, PID 1 never blocks", case_stderr_unread),
     ("B31", "log_format = json: every line a JSON object", case_json_logs),
