@@ -544,6 +544,11 @@ static int set_sc_names(struct parse_ctx *ctx, const char *k, const char *v, con
 				return *why = "unknown system call", -1;
 			if (!deny && !sc_default_has(name))
 				return *why = "not in the default deny list (see ward.conf(5))", -1;
+			/* its flags are in memory a filter cannot read: allowed, it
+			 * would create namespaces; refused, libc falls back to clone */
+			if (!deny && strcmp(name, "clone3") == 0)
+				return *why = "cannot be allowed: a filter cannot see its flags, so it would allow "
+					      "new namespaces (libc falls back to clone, which is filtered)", -1;
 			if (deny ? push(&sc->deny, &sc->n_deny, name, len)
 				 : push(&sc->allow, &sc->n_allow, name, len))
 				return *why = "out of memory", -1;

@@ -12,6 +12,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/personality.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -29,6 +30,7 @@ enum rule_kind {
 	R_SOCKET,	/* families other than unix, inet, inet6, netlink(route); raw inet */
 	R_IOCTL_TTY,	/* TIOCSTI, TIOCLINUX */
 	R_PERSONALITY,	/* flags that weaken ASLR or make data executable */
+	R_FASTOPEN,	/* MSG_FASTOPEN: a TCP connect Landlock does not see */
 };
 
 /* The default deny list for an agent running Node, bash and git
@@ -111,6 +113,11 @@ static const struct rule {
 	{ "socketpair", EAFNOSUPPORT, R_SOCKET, 0 },
 	{ "ioctl", EPERM, R_IOCTL_TTY, 0 },
 	{ "personality", EPERM, R_PERSONALITY, 0 },
+	/* EOPNOTSUPP, as when the system has TCP Fast Open off: callers
+	 * fall back to connect, which Landlock checks */
+	{ "sendto", EOPNOTSUPP, R_FASTOPEN, 0 },
+	{ "sendmsg", EOPNOTSUPP, R_FASTOPEN, 0 },
+	{ "sendmmsg", EOPNOTSUPP, R_FASTOPEN, 0 },
 };
 
 #define N_RULES (sizeof rules / sizeof rules[0])
@@ -129,16 +136,20 @@ const char *sc_default_describe(const char *name, char *buf, size_t size)
 	static const char *const when[] = {
 		[R_ALL] = "always",
 		[R_NS_FLAGS] = "when it asks for a new namespace (a CLONE_NEW* flag)",
-		[R_SOCKET] = "for families other than unix, inet, inet6 and netlink route, and for raw inet sockets",
+		[R_SOCKET] = "for families other than unix, inet, inet6 and netlink route, for raw inet sockets, "
+			     "and for inet protocols other than TCP, UDP and ICMP (MPTCP, SCTP, SMC: Landlock's "
+			     "TCP rules do not cover them)",
 		[R_IOCTL_TTY] = "for TIOCSTI and TIOCLINUX (typing into a terminal)",
 		[R_PERSONALITY] = "for flags that weaken ASLR or make data executable",
+		[R_FASTOPEN] = "with MSG_FASTOPEN (a TCP connect that Landlock's connect rules do not see)",
 	};
 	size_t i;
 
 	for (i = 0; i < N_RULES; i++)
 		if (strcmp(rules[i].name, name) == 0) {
 			snprintf(buf, size, "%s (%s)", when[rules[i].kind],
-				 rules[i].err == ENOSYS ? "ENOSYS" : rules[i].err == EAFNOSUPPORT ? "EAFNOSUPPORT" : "EPERM");
+				 rules[i].err == ENOSYS ? "ENOSYS" : rules[i].err == EAFNOSUPPORT ? "EAFNOSUPPORT"
+				 : rules[i].err == EOPNOTSUPP ? "EOPNOTSUPP" : "EPERM");
 			return buf;
 		}
 	return NULL;
@@ -219,7 +230,41 @@ static int add_rule(scmp_filter_ctx ctx, const struct rule *r)
 				rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 2,
 						      cmp(0, SCMP_CMP_EQ, i < 2 ? AF_INET : AF_INET6, 0),
 						      cmp(1, SCMP_CMP_MASKED_EQ, 0xf, i % 2 ? SOCK_PACKET : SOCK_RAW));
+			/* Landlock's TCP rules cover TCP only: an MPTCP (262) or
+			 * SMC (256) socket connects to any port, falling back to
+			 * plain TCP, and SCTP (132) or DCCP (33) are not covered.
+			 * On inet only TCP, UDP and ICMP (ping) are left: a
+			 * protocol above ICMPv6 (58) or DCCP, and the socket
+			 * types that default to another protocol (RDM,
+			 * SEQPACKET: SCTP; DCCP), get EPROTONOSUPPORT, which
+			 * makes callers that try MPTCP first fall back to TCP.
+			 * A family with bits above the low 32 never gets here:
+			 * it is more than AF_NETLINK (above). */
+			for (i = 0; i < 2 && rc == 0; i++) {
+				static const int types[] = { SOCK_RDM, SOCK_SEQPACKET, SOCK_DCCP };
+				const scmp_datum_t fam = i ? AF_INET6 : AF_INET;
+				const uint32_t no = SCMP_ACT_ERRNO(EPROTONOSUPPORT);
+				size_t t;
+				rc = seccomp_rule_add(ctx, no, nr, 2, cmp(0, SCMP_CMP_EQ, fam, 0),
+						      cmp(2, SCMP_CMP_GT, IPPROTO_ICMPV6, 0));
+				n++;
+				if (rc == 0) {
+					rc = seccomp_rule_add(ctx, no, nr, 2, cmp(0, SCMP_CMP_EQ, fam, 0),
+							      cmp(2, SCMP_CMP_EQ, IPPROTO_DCCP, 0));
+					n++;
+				}
+				for (t = 0; t < sizeof types / sizeof types[0] && rc == 0; t++, n++)
+					rc = seccomp_rule_add(ctx, no, nr, 2, cmp(0, SCMP_CMP_EQ, fam, 0),
+							      cmp(1, SCMP_CMP_MASKED_EQ, 0xf, (scmp_datum_t)types[t]));
+			}
 		}
+		break;
+	}
+	case R_FASTOPEN: {
+		/* the flags: sendto's and sendmmsg's fourth argument, sendmsg's third */
+		unsigned arg = strcmp(r->name, "sendmsg") == 0 ? 2 : 3;
+		rc = seccomp_rule_add(ctx, act, nr, 1, cmp(arg, SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN));
+		n = 1;
 		break;
 	}
 	case R_IOCTL_TTY:
@@ -231,13 +276,19 @@ static int add_rule(scmp_filter_ctx ctx, const struct rule *r)
 		n = 2;
 		break;
 	case R_PERSONALITY: {
-		/* Bit 31 is clear in every real persona and set in the query
-		 * value 0xffffffff, so the query stays allowed. */
+		/* The kernel reads the persona as 32 bits, and only exactly
+		 * 0xffffffff is the query: with bit 31 clear, the flags that
+		 * weaken ASLR or make data executable are refused; with bit 31
+		 * set, any value but the query (it would be stored, bit 31 and
+		 * all: 0x80040000 turned ASLR off). */
 		static const unsigned long bits[] = { ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC,
 						      ADDR_COMPAT_LAYOUT, MMAP_PAGE_ZERO, ADDR_LIMIT_3GB };
 		for (i = 0; i < sizeof bits / sizeof bits[0] && rc == 0; i++, n++)
 			rc = seccomp_rule_add(ctx, act, nr, 1,
 					      cmp(0, SCMP_CMP_MASKED_EQ, bits[i] | 0x80000000UL, bits[i]));
+		for (i = 0; i < 31 && rc == 0; i++, n++) /* bit 31 set and bit i clear: not the query */
+			rc = seccomp_rule_add(ctx, act, nr, 1,
+					      cmp(0, SCMP_CMP_MASKED_EQ, 0x80000000UL | (1UL << i), 0x80000000UL));
 		break;
 	}
 	}

@@ -95,6 +95,34 @@ static int tcp_connect(int port)
 	return r;
 }
 
+/* A connect that Landlock's TCP connect check does not see: data sent
+ * with MSG_FASTOPEN opens the connection from inside sendto. */
+static int fastopen_connect(int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), e;
+	long r;
+
+	if (fd < 0)
+		return -1;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	r = sendto(fd, "x", 1, MSG_FASTOPEN, (struct sockaddr *)&a, sizeof a);
+	e = errno;
+	close(fd);
+	errno = e;
+	return r < 0 ? -1 : 0;
+}
+
+/* A socket of the given inet type and protocol (MPTCP and SMC fall back to
+ * plain TCP with a connect Landlock's TCP rules do not cover). */
+static int inet_socket(int type, int protocol)
+{
+	int fd = socket(AF_INET, type | SOCK_CLOEXEC, protocol);
+	if (fd >= 0)
+		close(fd);
+	return fd;
+}
+
 static int tcp_bind(int port)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
@@ -320,6 +348,9 @@ static int probe(const char *dir, int allowed, int denied, const char *tag)
 	TRY("ioctl TIOCSTI", ioctl(0, TIOCSTI, "x"), EPERM);
 	TRY("ioctl TIOCLINUX", ioctl(0, TIOCLINUX, "x"), EPERM);
 	TRY("personality(ADDR_NO_RANDOMIZE)", personality(ADDR_NO_RANDOMIZE), EPERM);
+	/* bit 31 set but not the query: the kernel stored it, ASLR off */
+	TRY("personality(0x80040000)", personality(0x80000000UL | ADDR_NO_RANDOMIZE), EPERM);
+	TRY("personality(0x80000000)", personality(0x80000000UL), EPERM);
 	TRY("clone3 answers ENOSYS", syscall(SYS_clone3, NULL, 0), ENOSYS);
 	TRY("io_uring_setup answers ENOSYS", syscall(SYS_io_uring_setup, 1, NULL), ENOSYS);
 	TRY("x32 system call kills", x32_call_kills(), 0);
@@ -328,6 +359,13 @@ static int probe(const char *dir, int allowed, int denied, const char *tag)
 	TRY("socket(AF_INET, SOCK_RAW)", socket(AF_INET, SOCK_RAW, IPPROTO_ICMP), EPERM);
 	TRY("socket(AF_INET6, SOCK_PACKET)", socket(AF_INET6, SOCK_PACKET, 0), EPERM);
 	TRY("socket(AF_NETLINK, AUDIT)", socket(AF_NETLINK, SOCK_RAW, NETLINK_AUDIT), EPERM);
+	TRY("socket(AF_INET, MPTCP)", inet_socket(SOCK_STREAM, 262), EPROTONOSUPPORT);
+	TRY("socket(AF_INET, SMC)", inet_socket(SOCK_STREAM, 256), EPROTONOSUPPORT);
+	TRY("socket(AF_INET, SCTP)", inet_socket(SOCK_STREAM, IPPROTO_SCTP), EPROTONOSUPPORT);
+	TRY("socket(AF_INET, SEQPACKET)", inet_socket(SOCK_SEQPACKET, 0), EPROTONOSUPPORT);
+	TRY("socket(AF_INET, DCCP)", inet_socket(SOCK_DCCP, 0), EPROTONOSUPPORT);
+	TRY("socket(AF_INET, UDPLITE)", inet_socket(SOCK_DGRAM, IPPROTO_UDPLITE), EPROTONOSUPPORT);
+	TRY("sendto MSG_FASTOPEN (a connect)", fastopen_connect(denied), EOPNOTSUPP);
 
 	/* network (Landlock) */
 	TRY("connect to an unlisted port", tcp_connect(denied), EACCES);
@@ -364,6 +402,9 @@ static int probe(const char *dir, int allowed, int denied, const char *tag)
 		TRY("fork and reap a child", p > 0 && waitpid(p, &st, 0) == p && WEXITSTATUS(st) == 7 ? 0 : -1, 0);
 	}
 	TRY("personality query", personality(0xffffffff), 0);
+	TRY("socket(AF_INET, IPPROTO_TCP)", inet_socket(SOCK_STREAM, IPPROTO_TCP), 0);
+	TRY("socket(AF_INET, UDP)", inet_socket(SOCK_DGRAM, 0), 0);
+	TRY("send on a socketpair", send(sv[0], "x", 1, MSG_DONTWAIT), 0);
 
 	printf("escape: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
