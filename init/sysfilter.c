@@ -136,9 +136,7 @@ const char *sc_default_describe(const char *name, char *buf, size_t size)
 	static const char *const when[] = {
 		[R_ALL] = "always",
 		[R_NS_FLAGS] = "when it asks for a new namespace (a CLONE_NEW* flag)",
-		[R_SOCKET] = "for families other than unix, inet, inet6 and netlink route, for raw inet sockets, "
-			     "and for inet protocols other than TCP, UDP and ICMP (MPTCP, SCTP, SMC: Landlock's "
-			     "TCP rules do not cover them)",
+		[R_SOCKET] = "for families other than unix, inet, inet6 and netlink route, for raw inet sockets, and for inet protocols other than TCP, UDP and ICMP (MPTCP, SCTP, SMC: Landlock's TCP rules do not cover them)", // NOLINT(bugprone-suspicious-missing-comma)
 		[R_IOCTL_TTY] = "for TIOCSTI and TIOCLINUX (typing into a terminal)",
 		[R_PERSONALITY] = "for flags that weaken ASLR or make data executable",
 		[R_FASTOPEN] = "with MSG_FASTOPEN (a TCP connect that Landlock's connect rules do not see)",
