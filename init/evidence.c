@@ -267,11 +267,18 @@ char *evidence_json(const struct evidence_src *e, pid_t agent, const struct star
 	json_object_set_new(root, "landlock", landlock_json(e, degr));
 	json_object_set_new(root, "seccomp", seccomp_json(e, degr));
 	if (e->sc_init) {
-		hex(e->sc_init->sha256, 32, h);
-		json_object_set_new(root, "ward_self",
-				    json_pack("{s:o,s:s}", "status", proc_status(getpid()),
-					      "seccomp_sha256", h));
+		/* the hash only of a filter that was loaded: /proc says the rest */
+		json_t *self = json_pack("{s:o}", "status", proc_status(getpid()));
+		if (e->self_filter_loaded) {
+			hex(e->sc_init->sha256, 32, h);
+			json_object_set_new(self, "seccomp_sha256", json_string(h));
+		} else {
+			json_array_append_new(degr, json_string("ward itself: its own seccomp filter is not loaded"));
+		}
+		json_object_set_new(root, "ward_self", self);
 	}
+	if (e->self_caps_kept)
+		json_array_append_new(degr, json_string("ward itself: it kept all its capabilities"));
 	if (e->bridge && e->bridge->active) {
 		json_object_set_new(root, "bridge", bridge_json(e));
 		if (e->bridge->health_ok < e->bridge->routes.n)

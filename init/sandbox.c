@@ -161,7 +161,7 @@ void sandbox_print(const struct sandbox *sb, const struct ward_config *cfg, FILE
 		fprintf(out, "; seccomp: %d rules, %u BPF instructions\n", sb->sc.n_rules, sb->sc.len);
 }
 
-void sandbox_lock_pid1(const struct sandbox *sb, const struct ward_config *cfg, int vm)
+void sandbox_lock_pid1(struct sandbox *sb, const struct ward_config *cfg, int vm)
 {
 	int rc;
 
@@ -188,13 +188,19 @@ void sandbox_lock_pid1(const struct sandbox *sb, const struct ward_config *cfg, 
 			capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, keep[k]);
 	/* CAPS only: PID 1 never execs, so its bounding set gives nothing, and
 	 * without CAP_SETPCAP libcap-ng would complain through syslog(3). */
-	if (capng_apply(CAPNG_SELECT_CAPS) != 0)
+	/* a failure is not fatal (the agent's confinement does not depend on
+	 * it) but the evidence lists it under degradations */
+	if (capng_apply(CAPNG_SELECT_CAPS) != 0) {
 		log_warn("cannot drop ward's own capabilities");
+		sb->ev.self_caps_kept = 1;
+	}
 	if (sb->sc_init.prog) {
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 			log_warn("cannot set no_new_privs on ward itself: %s", strerror(errno));
 		else if ((rc = sc_load(&sb->sc_init)) != 0)
 			log_warn("cannot load ward's own seccomp filter: %s", strerror(-rc));
+		else
+			sb->ev.self_filter_loaded = 1;
 	}
 }
 

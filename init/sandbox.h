@@ -32,8 +32,9 @@ int sandbox_prepare(struct sandbox *sb, struct ward_config *cfg, int vm, int che
 void sandbox_print(const struct sandbox *sb, const struct ward_config *cfg, FILE *out);
 
 /* After the first start: PID 1 keeps only the capabilities supervision
- * needs and loads its own filter. Failures are logged, never fatal. */
-void sandbox_lock_pid1(const struct sandbox *sb, const struct ward_config *cfg, int vm);
+ * needs and loads its own filter. Failures are logged, never fatal, and
+ * recorded for the evidence (sb->ev), which is written after this. */
+void sandbox_lock_pid1(struct sandbox *sb, const struct ward_config *cfg, int vm);
 
 void sandbox_free(struct sandbox *sb);
 

@@ -1,0 +1,71 @@
+/* Unit tests for init/evidence.c: what the evidence says about PID 1's own
+ * lock-down, which the kernel may refuse (the failure is not fatal, so the
+ * evidence is where it shows). */
+#include <jansson.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "evidence.h"
+#include "sysfilter.h"
+#include "unit.h"
+
+static json_t *evidence(const struct evidence_src *e)
+{
+	struct start_notes notes = { 0, 0 };
+	char *text = evidence_json(e, getpid(), &notes);
+	json_t *j = text ? json_loads(text, 0, NULL) : NULL;
+
+	free(text);
+	return j;
+}
+
+static int has_degradation(json_t *j, const char *what)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(json_object_get(j, "degradations"), i, v)
+		if (strstr(json_string_value(v), what))
+			return 1;
+	return 0;
+}
+
+int main(void)
+{
+	struct ward_config cfg;
+	struct sc_filter init;
+	struct evidence_src e;
+	char err[256];
+	json_t *j;
+
+	config_defaults(&cfg);
+	memset(&e, 0, sizeof e);
+	e.cfg = &cfg;
+	e.fd = -1;
+	CHECK(sc_build_init(&cfg.seccomp, 0, &init, err, sizeof err) == 0);
+	e.sc_init = &init;
+
+	/* the filter was not loaded: no hash claimed, a degradation instead */
+	j = evidence(&e);
+	CHECK(j != NULL);
+	CHECK(json_object_get(json_object_get(j, "ward_self"), "status") != NULL);
+	CHECK(json_object_get(json_object_get(j, "ward_self"), "seccomp_sha256") == NULL);
+	CHECK(has_degradation(j, "ward itself: its own seccomp filter is not loaded"));
+	CHECK(!has_degradation(j, "kept all its capabilities"));
+	json_decref(j);
+
+	/* loaded, capabilities kept */
+	e.self_filter_loaded = 1;
+	e.self_caps_kept = 1;
+	j = evidence(&e);
+	CHECK(j != NULL);
+	CHECK(json_string_length(json_object_get(json_object_get(j, "ward_self"), "seccomp_sha256")) == 64);
+	CHECK(!has_degradation(j, "not loaded"));
+	CHECK(has_degradation(j, "ward itself: it kept all its capabilities"));
+	json_decref(j);
+
+	sc_free(&init);
+	config_free(&cfg);
+	return unit_done("test_evidence");
+}
