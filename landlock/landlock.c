@@ -250,6 +250,31 @@ static size_t attr_size(int abi)
 	return sizeof(uint64_t);
 }
 
+/* A rule path that is a symlink grants what it points to at each start.
+ * Where the agent may replace that symlink (its directory lets it remove a
+ * file and make a symlink), a later start of the same filesystem would
+ * grant whatever the agent pointed it at: say so. */
+static void symlink_notes(struct ll_ruleset *rs)
+{
+	const uint64_t replace = LL_FS_REMOVE_FILE | LL_FS_MAKE_SYM;
+	char dir[PATH_MAX], real[PATH_MAX], target[PATH_MAX];
+	struct stat st;
+	int i;
+
+	for (i = 0; i < rs->n_rules; i++) {
+		const char *path = rs->rules[i].path, *slash;
+		if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode) || !(slash = strrchr(path, '/')))
+			continue;
+		snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+		if (!realpath(dir, real) || (ll_granted(rs, real) & replace) != replace)
+			continue;
+		if (!realpath(path, target))
+			snprintf(target, sizeof target, "?");
+		note(rs, "rule for %s follows a symlink (now to %s) in a directory the agent may change: name "
+			 "the target instead", path, target);
+	}
+}
+
 int ll_build(const struct ll_policy *p, int abi, struct ll_ruleset *rs, char *err, size_t errsize)
 {
 	struct ll_ruleset_attr attr = { 0, 0, 0 };
@@ -334,6 +359,7 @@ int ll_build(const struct ll_policy *p, int abi, struct ll_ruleset *rs, char *er
 	for (i = 0; i < p->n_write; i++)
 		if (add_path(rs, p->write[i], rs->handled_fs, hard, err, errsize) != 0)
 			return -1;
+	symlink_notes(rs);
 	if (rs->handled_net) {
 		if (add_ports(rs, p->connect, p->n_connect, LL_NET_CONNECT_TCP, err, errsize) != 0 ||
 		    add_ports(rs, p->bind, p->n_bind, LL_NET_BIND_TCP, err, errsize) != 0)

@@ -1,7 +1,9 @@
 /* Unit tests for landlock/: the rights table per ABI, the downgrade of
  * best_effort and the refusals of hard_requirement (ruleset creation runs
  * against this kernel, nothing is enforced), port parsing. */
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../landlock/landlock.h"
@@ -124,10 +126,50 @@ static void test_build(void)
 	ll_free(&rs);
 }
 
+/* A rule path that is a symlink the agent could replace: noted. */
+static void test_symlink_note(void)
+{
+	char d[] = "/tmp/ward-ll-XXXXXX", w[64], t[64], link[96], ro[64], link2[96];
+	char *read[2], *write[1];
+	struct ll_policy p = { LL_BEST_EFFORT, read, 2, write, 1, NULL, 0, NULL, 0, 0 };
+	struct ll_ruleset rs;
+	char err[1024];
+
+	if (ll_abi() < 1) {
+		SKIP(3, "symlink notes: no Landlock here (valgrind does not know its calls)");
+		return;
+	}
+	if (!mkdtemp(d)) {
+		SKIP(3, "symlink notes: cannot make a directory in /tmp");
+		return;
+	}
+	snprintf(w, sizeof w, "%s/w", d);
+	snprintf(t, sizeof t, "%s/t", d);
+	snprintf(ro, sizeof ro, "%s/ro", d);
+	snprintf(link, sizeof link, "%s/link", w);
+	snprintf(link2, sizeof link2, "%s/link", ro);
+	CHECK(mkdir(w, 0700) == 0 && mkdir(t, 0700) == 0 && mkdir(ro, 0700) == 0);
+	CHECK(symlink(t, link) == 0 && symlink(t, link2) == 0);
+	write[0] = w;
+	read[0] = link; /* in the agent's write dir: it could point it elsewhere */
+	read[1] = link2; /* in a directory the agent may only read */
+	CHECK(ll_build(&p, ll_abi(), &rs, err, sizeof err) == 0);
+	CHECK(has_note(&rs, "follows a symlink") && strstr(rs.notes[rs.n_notes - 1], link) != NULL);
+	CHECK(rs.n_notes == 0 || strstr(rs.notes[rs.n_notes - 1], link2) == NULL);
+	ll_free(&rs);
+	unlink(link);
+	unlink(link2);
+	rmdir(w);
+	rmdir(t);
+	rmdir(ro);
+	rmdir(d);
+}
+
 int main(void)
 {
 	test_tables();
 	test_ports();
 	test_build();
+	test_symlink_note();
 	return unit_done("test_landlock");
 }
