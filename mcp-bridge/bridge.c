@@ -45,6 +45,7 @@ enum conn_state { C_HEAD, C_RETRY, C_CONNECTING, C_HANDSHAKE, C_RELAY, C_DRAIN }
 #define RETRY_MS 10
 #define RETRY_MAX 200
 
+#define CONNECT_MS 10000	/* to connect to the upstream, TLS handshake included */
 #define DRAIN_MS 2000		/* lingering close after a refusal */
 #define CUT_WAIT_MS 10000	/* an upstream that stopped reading the request has this long to answer */
 #define DRAIN_MAX (1 << 20)	/* bytes discarded at most */
@@ -75,6 +76,7 @@ struct conn {
 	int retries;	      /* connects refused with EAGAIN so far */
 	struct tls_conn *tls; /* a tls: upstream */
 	uint64_t bytes_in, bytes_out, started, deadline, drained;
+	uint64_t stalled_since; /* request bytes held that the upstream takes none of (0: not) */
 	struct conn *next;
 };
 
@@ -126,6 +128,7 @@ static int up_flush(struct conn *c)
 		if (n < 0)
 			return -1;
 		c->c2u_off += (size_t)n;
+		c->stalled_since = 0;
 	}
 	c->c2u_off = c->c2u_len = 0;
 	while (c->in_rpipe) {
@@ -133,6 +136,7 @@ static int up_flush(struct conn *c)
 		if (n < 0)
 			return errno == EAGAIN || errno == EINTR ? 0 : -1;
 		c->in_rpipe -= (size_t)n;
+		c->stalled_since = 0;
 	}
 	return 0;
 }
@@ -493,6 +497,7 @@ static void connect_upstream(struct loop *l, struct conn *c)
 		return;
 	}
 	c->state = C_CONNECTING;
+	c->deadline = now_ms() + CONNECT_MS;
 	watch(l, c, 1, EPOLL_CTL_ADD, EPOLLOUT);
 	rearm(l, c);
 }
@@ -684,7 +689,7 @@ static void on_upstream_read(struct loop *l, struct conn *c)
 		c->up_eof = 1;
 	} else {
 		c->u2c_len += (size_t)n;
-		if (!c->resp_head_done) {
+		while (!c->resp_head_done) {
 			char head[HTTP_MAX_HEAD + 64];
 			size_t hl = 0;
 			ssize_t used = http_resp_head(c->u2c, c->u2c_len, head, sizeof head, &hl, &c->status);
@@ -693,7 +698,22 @@ static void on_upstream_read(struct loop *l, struct conn *c)
 				refuse(l, c, 502, "upstream sent a malformed response head");
 				return;
 			}
-			if (used > 0) {
+			if (used == 0)
+				break;
+			if (c->status == 101) {
+				refuse(l, c, 502, "upstream switched protocols (Upgrade is not allowed)");
+				return;
+			}
+			if (c->status >= 100 && c->status < 200) {
+				/* an interim answer (100 Continue, 103 Early Hints) is
+				 * dropped: the final head is the one rewritten, relayed
+				 * and logged */
+				memmove(c->u2c, c->u2c + used, c->u2c_len - (size_t)used);
+				c->u2c_len -= (size_t)used;
+				c->status = 0;
+				continue;
+			}
+			{
 				size_t rest = c->u2c_len - (size_t)used;
 				if (hl + rest > RESP_CAP) { /* cannot happen: hl <= sizeof head */
 					refuse(l, c, 502, "upstream response head too large");
@@ -812,8 +832,22 @@ static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 		rearm(l, c);
 }
 
-/* Heads that take too long (slowloris) get 408; established streams have
- * no idle timeout. */
+/* Request bytes the upstream has taken none of for CUT_WAIT_MS: it
+ * stopped reading without closing. The rest of the request is dropped, as
+ * when a send fails, and an answer already coming is relayed; without
+ * one, 502 (the CUT_WAIT_MS it had to answer are over). */
+static void stall_check(struct conn *c, uint64_t now)
+{
+	if (!c->stalled_since) {
+		c->stalled_since = now;
+	} else if (now - c->stalled_since >= CUT_WAIT_MS) {
+		drop_request(c);
+		c->deadline = now;
+	}
+}
+
+/* Heads that take too long (slowloris) get 408; connecting and the TLS
+ * handshake have CONNECT_MS; established streams have no idle timeout. */
 static void expire(struct loop *l)
 {
 	uint64_t now = now_ms();
@@ -829,6 +863,11 @@ static void expire(struct loop *l)
 			connect_upstream(l, c);
 		else if (c->state == C_RELAY && c->req_cut && !c->resp_head_done && now >= c->deadline)
 			refuse(l, c, 502, "upstream stopped reading the request and did not answer");
+		else if ((c->state == C_CONNECTING || c->state == C_HANDSHAKE) && now >= c->deadline)
+			refuse(l, c, 502, c->state == C_HANDSHAKE ? "upstream did not complete the TLS handshake in time"
+								 : "upstream did not accept the connection in time");
+		else if (c->state == C_RELAY && !c->req_cut && (c->c2u_len > c->c2u_off || c->in_rpipe))
+			stall_check(c, now);
 	}
 }
 

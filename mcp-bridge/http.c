@@ -166,6 +166,14 @@ static int on_headers_complete(http_parser *p)
 		return refuse(q, 400, host ? "repeated Host" : "no Host");
 	if (!q->target.n || q->target.p[0] != '/')
 		return refuse(q, 400, "the target must be a path (no absolute form)");
+	/* http-parser lets a tab, a form feed and bytes above 0x7e through:
+	 * none belongs in a target, and they would reach the upstream and
+	 * the audit line (where a tab starts a new field) as they are */
+	for (size_t k = 0; k < q->target.n; k++) {
+		unsigned char ch = (unsigned char)q->target.p[k];
+		if (ch <= ' ' || ch >= 0x7f)
+			return refuse(q, 400, "control, blank or non-ASCII byte in the target");
+	}
 	if (path_suspicious(q->target.p, q->target.n))
 		return refuse(q, 400, "dot segments or encoded separators in the path");
 	if (!route_matches(r, &q->target))

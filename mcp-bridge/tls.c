@@ -164,10 +164,25 @@ ssize_t tls_read(struct tls_conn *c, void *buf, size_t len)
 
 ssize_t tls_write(struct tls_conn *c, const void *buf, size_t len)
 {
-	int rc = mbedtls_ssl_write(&c->ssl, buf, len);
+	int rc;
 
-	if (blocked(&c->want_wr, rc))
+	/* A write that blocked is repeated with exactly its length: given a
+	 * longer one, mbedTLS 2.28 sends the record it holds and reports the
+	 * new length as written, and the bytes between were lost. One record
+	 * (16 KiB) at a time. */
+	if (c->wr_pending) {
+		if (len < c->wr_pending)
+			return -2; /* the caller's bytes changed under a blocked write */
+		len = c->wr_pending;
+	} else if (len > 16384) {
+		len = 16384;
+	}
+	rc = mbedtls_ssl_write(&c->ssl, buf, len);
+	if (blocked(&c->want_wr, rc)) {
+		c->wr_pending = len;
 		return -1;
+	}
+	c->wr_pending = 0;
 	return rc >= 0 ? rc : -2;
 }
 

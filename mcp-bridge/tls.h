@@ -32,6 +32,9 @@ struct tls_conn {
 	 * read may need the socket writable and a write readable; the loop
 	 * polls for just that, not for every readiness, which it would spin on. */
 	unsigned want_hs, want_rd, want_wr;
+	/* the length of a write that blocked: mbedTLS must be called again
+	 * with the same bytes and length (more may have arrived behind them) */
+	size_t wr_pending;
 };
 
 /* ca: a PEM bundle (NULL: the default); pin: "sha256:HEX" or NULL. */

@@ -225,6 +225,12 @@ class Upstream:
                     up.fill_done.set()
                 elif target.startswith("/garbage"):
                     w(b"\x00\x01 not http at all\r\n\r\n")
+                elif target.endswith("/interim"):
+                    # interim answers first: the final head is the one to rewrite and log
+                    w(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n"
+                      b"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\nContent-Length: 3\r\n\r\nok2")
+                elif target.endswith("/switch"):
+                    w(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nraw")
                 else:
                     out = json.dumps(up.seen[-1]).encode()
                     w(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
@@ -593,6 +599,17 @@ def wire_cases(a, work):
                f"got {len(r)} bytes")
         r = exchange(ports["garbage"], req("GET", "/garbage"))
         report("upstream answers garbage -> 502", status(r) == 502, f"status {status(r)}")
+        r = exchange(ports["prefix"], req("GET", "/api/interim"))
+        head = r.split(b"\r\n\r\n")[0]
+        report("interim answers (100, 103) are dropped: the final head is relayed, with Connection: close",
+               status(r) == 200 and r.endswith(b"ok2") and b"Connection: close" in head and b"keep-alive" not in r
+               and b" 103 " not in r, repr(head[:120]))
+        r = exchange(ports["prefix"], req("GET", "/api/switch"))
+        report("an upstream that switches protocols (101) -> 502", status(r) == 502 and b"raw" not in r,
+               f"status {status(r)}")
+        r = exchange(ports["prefix"], b"GET /api/a\tstatus=200 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        report("a tab or non-ASCII byte in the target -> 400 (it reached the upstream and the audit line)",
+               status(r) == 400, f"status {status(r)}")
         # a burst against an upstream whose backlog is full: the bridge waits
         # for room (unix connect says EAGAIN at once) instead of answering 502
         got = []
@@ -789,6 +806,9 @@ def wire_cases(a, work):
     cut = [l for l in err.splitlines() if "route=rst " in l]
     report("its audit line says the answer was cut", any("reason=upstream reset the connection during the response"
                                                          in l for l in cut), cut[0] if cut else "none")
+    interim = [l for l in err.splitlines() if "route=prefix" in l and "target=/api/interim" in l]
+    report("the audit line has the final status, not the interim one", any("status=200" in l for l in interim),
+           interim[0] if interim else "none")
     forged = [l for l in err.splitlines() if l.startswith("ward: bridge: route=forged")]
     kept = [l for l in err.splitlines() if "rpc=tools/list?ward:?bridge:?route=forged" in l]
     report("the audit line keeps the JSON-RPC method on its line, control characters and blanks as ?",
@@ -1189,11 +1209,91 @@ def health_case(a, work):
            f"{len(warned)} warning(s), upstreams_answering {answering}")
 
 
+def stall_case(a, work):
+    """Upstreams that stop without closing: a TLS upstream that accepts and
+    never answers the handshake, and one that reads the head of a request
+    and then nothing more. Each gets 502 after its 10 s, instead of holding
+    the client (and a slot of the shared connection limit) for ever."""
+    hang = socket.socket()
+    hang.bind(("127.0.0.1", 0))
+    hang.listen(16)
+    hang_port = hang.getsockname()[1]
+    held = []
+    threading.Thread(target=lambda: [held.append(hang.accept()[0]) for _ in iter(int, 1)], daemon=True).start()
+    sock = os.path.join(work, "stall.sock")
+    us = socket.socket(socket.AF_UNIX)
+    us.bind(sock)
+    os.chmod(sock, 0o666)
+    us.listen(16)
+
+    def reads_head_only():
+        while True:
+            try:
+                c, _ = us.accept()
+            except OSError:
+                return
+            recv_until(c, b"\r\n\r\n", 4096)
+            held.append(c)  # open, never read again
+
+    threading.Thread(target=reads_head_only, daemon=True).start()
+    conf = os.path.join(work, "stall.conf")
+    with open(conf, "w") as f:
+        f.write(f"[route hs]\nlisten = 127.0.0.1:17891\nupstream = tls:127.0.0.1:{hang_port}\npath = /v1/\n"
+                f"host = upstream.test\ntls_pin = sha256:{'00' * 32}\n"
+                f"[route noread]\nlisten = 127.0.0.1:17892\nupstream = unix:{sock}\npath = /\n")
+    w = subprocess.Popen([a.ward, "-c", conf, "--", "sleep", "120"], stderr=subprocess.PIPE)
+    wait_port(17891)
+    res = {}
+
+    def timed(name, port, body_len):
+        t0 = time.monotonic()
+        c = socket.create_connection(("127.0.0.1", port))
+        c.sendall(b"POST /v1/x HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % body_len)
+        c.setblocking(False)
+        chunk, sent = b"b" * 65536, 0
+        while sent < body_len and time.monotonic() - t0 < 2:  # until every buffer is full
+            try:
+                sent += c.send(chunk)
+            except BlockingIOError:
+                time.sleep(0.05)
+        c.settimeout(25)
+        r, _ = recv_all(c)
+        res[name] = (status(r), time.monotonic() - t0)
+        c.close()
+
+    ts = [threading.Thread(target=timed, args=("handshake", 17891, 10)),
+          threading.Thread(target=timed, args=("noread", 17892, 64 << 20))]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(40)
+    alive = w.poll() is None
+    w.terminate()
+    try:
+        w.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        w.kill()
+        w.wait()
+    log = w.stderr.read().decode()
+    for c in held:
+        c.close()
+    hang.close()
+    us.close()
+    st, took = res.get("handshake", (None, 0))
+    report("stall: a TLS upstream that never answers the handshake: 502 after 10 s",
+           st == 502 and 9 <= took < 15 and "did not complete the TLS handshake in time" in log,
+           f"status {st} after {took:.1f} s (it held the client for ever)")
+    st, took = res.get("noread", (None, 0))
+    report("stall: an upstream that stops reading the request (open, no answer): 502 after 10 s",
+           st == 502 and 9 <= took < 15 and alive and "upstream stopped reading the request" in log,
+           f"status {st} after {took:.1f} s (it held the client until the upstream closed)")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ward", required=True)
     ap.add_argument("--label", default="", help="suffix of the summary line")
-    ap.add_argument("--only", default="", help="comma-separated groups to run: wire,sdk,mcp,pi,tls,health")
+    ap.add_argument("--only", default="", help="comma-separated groups to run: wire,sdk,mcp,pi,tls,health,stall")
     a = ap.parse_args()
     a.ward = os.path.abspath(a.ward)
     if os.geteuid() != 0:
@@ -1206,7 +1306,7 @@ def main():
     os.chmod(work, 0o755)
     try:
         groups = (("wire", wire_cases), ("sdk", sdk_case), ("mcp", mcp_case), ("pi", pi_case), ("tls", tls_case),
-                  ("health", health_case))
+                  ("health", health_case), ("stall", stall_case))
         for name, run in groups:
             if not a.only or name in a.only.split(","):
                 run(a, work)
