@@ -1146,6 +1146,17 @@ def tls_case(a, work):
         srv.shutdown()
 
 
+def stop_ward(w):
+    """TERM, then KILL if it lingers; returns its stderr."""
+    w.terminate()
+    try:
+        w.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        w.kill()
+        w.wait()
+    return w.stderr.read().decode()
+
+
 def health_case(a, work):
     """The start-up health check is advisory: upstreams that hang (a TCP
     listener whose accept queue is full) are tried all at once, within a
@@ -1190,13 +1201,7 @@ def health_case(a, work):
         report("health: a killed bridge is back at once (no health check on restart) and serves",
                bool(again) and took < 2.0 and status(r) == 200, f"new bridge after {took:.2f} s, status {status(r)}")
     finally:
-        w.terminate()
-        try:
-            w.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            w.kill()
-            w.wait()
-        err = w.stderr.read().decode()
+        err = stop_ward(w)
         up.close()
         for c in fillers:
             c.close()
@@ -1268,13 +1273,7 @@ def stall_case(a, work):
     for t in ts:
         t.join(40)
     alive = w.poll() is None
-    w.terminate()
-    try:
-        w.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        w.kill()
-        w.wait()
-    log = w.stderr.read().decode()
+    log = stop_ward(w)
     for c in held:
         c.close()
     hang.close()
