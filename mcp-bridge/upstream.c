@@ -6,34 +6,22 @@
 #include <fcntl.h>
 #include <linux/vm_sockets.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/un.h>
 #include <unistd.h>
 
-/* A decimal number of digits only, from s up to end (strtoul alone would
- * take a leading blank or sign); -1 if empty, anything else or > max. */
-static int number_of(const char *s, const char *end, unsigned long max, unsigned long *out)
-{
-	unsigned long v = 0;
+#include "../init/parse.h"
 
-	if (s == end)
-		return -1;
-	for (; s < end; s++) {
-		if (*s < '0' || *s > '9' || v > (max - (unsigned long)(*s - '0')) / 10)
-			return -1;
-		v = v * 10 + (unsigned long)(*s - '0');
-	}
-	*out = v;
-	return 0;
-}
-
+/* Digits only (parse_uint: strtoul alone took a leading blank or sign). */
 static int port_of(const char *s, unsigned *port)
 {
-	unsigned long v;
+	const char *why;
+	uint64_t v;
 
-	if (number_of(s, s + strlen(s), 65535, &v) != 0 || v == 0)
+	if (parse_uint(s, 1, 65535, &v, &why) != 0)
 		return -1;
 	*port = (unsigned)v;
 	return 0;
@@ -83,11 +71,15 @@ int upstream_parse(const char *spec, struct upstream *u, const char **why)
 	}
 	if (strncmp(spec, "vsock:", 6) == 0) {
 		struct sockaddr_vm *a = (struct sockaddr_vm *)&u->addr;
-		const char *colon = strchr(spec + 6, ':');
-		unsigned long cid;
+		const char *colon = strchr(spec + 6, ':'), *e;
+		char num[16];
+		uint64_t cid;
 		unsigned port;
 
-		if (!colon || number_of(spec + 6, colon, 0xffffffffUL, &cid) != 0 || port_of(colon + 1, &port) != 0)
+		if (!colon || colon - (spec + 6) >= (ptrdiff_t)sizeof num)
+			return *why = "expected vsock:CID:PORT", -1;
+		snprintf(num, sizeof num, "%.*s", (int)(colon - (spec + 6)), spec + 6);
+		if (parse_uint(num, 0, 0xffffffffUL, &cid, &e) != 0 || port_of(colon + 1, &port) != 0)
 			return *why = "expected vsock:CID:PORT", -1;
 		memset(a, 0, sizeof *a);
 		a->svm_family = AF_VSOCK;
