@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/tcp.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
@@ -40,8 +41,9 @@
 #define SPLICE_MIN ((uint64_t)64 * 1024)
 
 /* C_RETRY: a unix upstream's backlog was full (connect: EAGAIN); tried
- * again every RETRY_MS, up to RETRY_MAX times, then 502. */
-enum conn_state { C_HEAD, C_RETRY, C_CONNECTING, C_HANDSHAKE, C_RELAY, C_DRAIN };
+ * again every RETRY_MS, up to RETRY_MAX times, then 502. C_ABORT: a cut
+ * answer, relayed; the client is reset once it has been sent all of it. */
+enum conn_state { C_HEAD, C_RETRY, C_CONNECTING, C_HANDSHAKE, C_RELAY, C_DRAIN, C_ABORT };
 #define RETRY_MS 10
 #define RETRY_MAX 200
 
@@ -69,6 +71,9 @@ struct conn {
 	int audited;	      /* its audit line is written (when its answer was complete) */
 	size_t u2c_room;      /* how much of u2c is read into: RESP_BUF, or BULK_BUF */
 	int filled;	      /* the last read from upstream filled u2c */
+	size_t resp_scan;     /* bytes of u2c searched for the response head's end */
+	int resp_framed;      /* the response's end is known without the upstream's close */
+	int cut;	      /* the answer ended uncleanly: the client gets a reset, not an end */
 	unsigned events[2];   /* what the client [0] and upstream [1] are polled for */
 	int up_polled;	      /* ufd is in the epoll set */
 	int rpipe_r, rpipe_w; /* request body: client -> pipe -> upstream, spliced */
@@ -94,7 +99,8 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* Upstream I/O, plain or TLS: > 0 bytes, 0 end, -1 would block, -2 error. */
+/* Upstream I/O, plain or TLS: > 0 bytes, 0 end, -1 would block, -2 error,
+ * -3 (TLS) the stream ended without close_notify. */
 static ssize_t up_send(struct conn *c, const char *buf, size_t len)
 {
 	ssize_t n;
@@ -218,7 +224,9 @@ static void rearm(struct loop *l, struct conn *c)
 		/* once the request is in: told when the client closes its side */
 		if (c->req_done && !c->client_fin)
 			ce |= EPOLLRDHUP;
-		if (c->u2c_len > c->u2c_off)
+		/* what is held goes out once the head is whole and rewritten
+		 * (a head that came in pieces is not passed on as it came) */
+		if (c->resp_head_done && c->u2c_len > c->u2c_off)
 			ce |= EPOLLOUT;
 		/* TLS: a write or a read that blocked waits for what it said */
 		if (c->c2u_len > c->c2u_off || c->in_rpipe)
@@ -370,6 +378,52 @@ static void linger(struct loop *l, struct conn *c)
 	c->deadline = now_ms() + DRAIN_MS;
 	c->drained = 0;
 	rearm(l, c);
+}
+
+/* Bytes given to the client's socket that it has not sent yet (its
+ * window is full); 0 if unknown. */
+static unsigned unsent(int fd)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof ti;
+
+	memset(&ti, 0, sizeof ti);
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
+	    len < offsetof(struct tcp_info, tcpi_notsent_bytes) + sizeof ti.tcpi_notsent_bytes)
+		return 0;
+	return ti.tcpi_notsent_bytes;
+}
+
+/* Ends a cut answer with a reset, so that a client whose body only the
+ * close ends cannot take it for whole. What was relayed is sent first
+ * (a reset drops what the socket still holds): waited for in C_ABORT,
+ * DRAIN_MS at most. */
+static void abort_client(struct loop *l, struct conn *c)
+{
+	static const struct linger now = { 1, 0 };
+
+	if (!c->audited) {
+		audit(c);
+		c->audited = 1;
+	}
+	close_upstream(c);
+	if (c->state != C_ABORT && unsent(c->cfd) > 0) {
+		c->state = C_ABORT;
+		c->deadline = now_ms() + DRAIN_MS;
+		rearm(l, c);
+		return;
+	}
+	(void)setsockopt(c->cfd, SOL_SOCKET, SO_LINGER, &now, sizeof now);
+	close_conn(l, c);
+}
+
+/* All of the answer is with the client's socket. */
+static void finish(struct loop *l, struct conn *c)
+{
+	if (c->cut)
+		abort_client(l, c);
+	else
+		linger(l, c);
 }
 
 static void drain(struct loop *l, struct conn *c)
@@ -580,6 +634,7 @@ static int splice_body(struct loop *l, struct conn *c)
 static void on_client_read(struct loop *l, struct conn *c)
 {
 	ssize_t n;
+	size_t from;
 
 	if (c->state == C_HEAD) {
 		n = recv(c->cfd, c->head + c->head_len, HTTP_MAX_HEAD - c->head_len, 0);
@@ -590,8 +645,11 @@ static void on_client_read(struct loop *l, struct conn *c)
 			}
 			return;
 		}
+		/* only the new bytes (and the 3 before them) are searched: a
+		 * head sent a byte at a time is not rescanned from its start */
+		from = c->head_len > 3 ? c->head_len - 3 : 0;
 		c->head_len += (size_t)n;
-		if (http_head_end(c->head, c->head_len))
+		if (http_head_end(c->head + from, c->head_len - from))
 			head_complete(l, c);
 		else if (c->head_len == HTTP_MAX_HEAD)
 			refuse(l, c, 431, "request head larger than 16 KiB");
@@ -681,19 +739,40 @@ static void on_upstream_read(struct loop *l, struct conn *c)
 			return;
 		}
 		if (!c->resp_head_done) {
-			refuse(l, c, 502, "upstream reset the connection");
+			refuse(l, c, 502, n == -3 ? "upstream closed without a response" : "upstream reset the connection");
 			return;
 		}
-		if (!c->req.why) /* the answer is cut: the audit line says so */
-			c->req.why = "upstream reset the connection during the response";
+		/* A reset, or a TLS stream that just stops: whether the answer
+		 * is whole, a body with a length or chunks says (its client
+		 * checks). One that only the close ends is taken as cut: its
+		 * client gets a reset, not an end. */
+		if (!c->req.why && (n == -2 || !c->resp_framed))
+			c->req.why = n == -3 ? "upstream TLS stream ended without close_notify: the answer may be cut"
+					     : "upstream reset the connection during the response";
+		c->cut = !c->resp_framed;
 		c->up_eof = 1;
 	} else {
 		c->u2c_len += (size_t)n;
 		while (!c->resp_head_done) {
 			char head[HTTP_MAX_HEAD + 64];
-			size_t hl = 0;
-			ssize_t used = http_resp_head(c->u2c, c->u2c_len, head, sizeof head, &hl, &c->status);
+			size_t hl = 0, seen = c->u2c_len < HTTP_MAX_HEAD ? c->u2c_len : HTTP_MAX_HEAD;
+			size_t from = c->resp_scan > 3 ? c->resp_scan - 3 : 0;
+			struct http_resp r = { 0, 0 };
+			ssize_t used;
 
+			/* parsed once it is whole; until then only new bytes are
+			 * searched for its end (no rescan per read) */
+			if (from >= seen || !http_head_end(c->u2c + from, seen - from)) {
+				if (seen >= HTTP_MAX_HEAD) {
+					refuse(l, c, 502, "upstream sent a malformed response head");
+					return;
+				}
+				c->resp_scan = seen;
+				break;
+			}
+			used = http_resp_head(c->u2c, c->u2c_len, head, sizeof head, &hl, &r);
+			c->status = r.status;
+			c->resp_framed = r.framed || c->req.parser.method == HTTP_HEAD;
 			if (used < 0 || (used == 0 && c->u2c_len >= HTTP_MAX_HEAD)) {
 				refuse(l, c, 502, "upstream sent a malformed response head");
 				return;
@@ -711,6 +790,7 @@ static void on_upstream_read(struct loop *l, struct conn *c)
 				memmove(c->u2c, c->u2c + used, c->u2c_len - (size_t)used);
 				c->u2c_len -= (size_t)used;
 				c->status = 0;
+				c->resp_scan = 0;
 				continue;
 			}
 			{
@@ -731,7 +811,7 @@ static void on_upstream_read(struct loop *l, struct conn *c)
 		return;
 	}
 	if (c->up_eof && c->u2c_len == 0) {
-		linger(l, c);
+		finish(l, c);
 		return;
 	}
 	rearm(l, c);
@@ -744,6 +824,10 @@ static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 	if (c->state == C_DRAIN) {
 		if (!upstream)
 			drain(l, c);
+		return;
+	}
+	if (c->state == C_ABORT) { /* polled for nothing: the client went away */
+		close_conn(l, c);
 		return;
 	}
 	if (!upstream && c->state == C_HEAD) {
@@ -813,12 +897,12 @@ static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 		rearm(l, c);
 		return;
 	}
-	if ((ev & EPOLLOUT) && flush(c->cfd, c->u2c, &c->u2c_off, &c->u2c_len, &c->bytes_out) < 0) {
+	if ((ev & EPOLLOUT) && c->resp_head_done && flush(c->cfd, c->u2c, &c->u2c_off, &c->u2c_len, &c->bytes_out) < 0) {
 		close_conn(l, c);
 		return;
 	}
 	if (c->up_eof && c->u2c_len == 0) {
-		linger(l, c);
+		finish(l, c);
 		return;
 	}
 	/* TLS may hold decrypted bytes no socket event will announce */
@@ -859,6 +943,8 @@ static void expire(struct loop *l)
 			refuse(l, c, 408, "request head not received in time");
 		else if (c->state == C_DRAIN && now >= c->deadline)
 			close_conn(l, c);
+		else if (c->state == C_ABORT && (now >= c->deadline || !unsent(c->cfd)))
+			abort_client(l, c);
 		else if (c->state == C_RETRY && now >= c->deadline)
 			connect_upstream(l, c);
 		else if (c->state == C_RELAY && c->req_cut && !c->resp_head_done && now >= c->deadline)

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -397,34 +398,53 @@ const char *http_req_rpc_method(const struct http_req *q, char *buf, size_t size
 	return s;
 }
 
+/* The response head is rewritten as http-parser reports it, field by
+ * field: no count of fields is imposed (the head's 16 KiB bound it). */
 struct resp_ctx {
-	struct span fields[HTTP_MAX_FIELDS], values[HTTP_MAX_FIELDS];
-	int n, open, overflow;
+	struct span field, value;
+	int have, open, overflow;
+	char *out;
+	size_t size, n;
 };
+
+/* Writes the field the parser has finished, unless it is one the bridge
+ * replaces (Connection) or drops (Keep-Alive). */
+static void r_emit(struct resp_ctx *c)
+{
+	int w;
+
+	if (!c->have || c->overflow)
+		return;
+	c->have = 0;
+	if (field_is(&c->field, "Connection") || field_is(&c->field, "Keep-Alive"))
+		return;
+	w = snprintf(c->out + c->n, c->size - c->n, "%.*s: %.*s\r\n", (int)c->field.n, c->field.p,
+		     (int)c->value.n, c->value.p);
+	if (w < 0 || (size_t)w >= c->size - c->n)
+		c->overflow = 1;
+	else
+		c->n += (size_t)w;
+}
 
 static int r_field(http_parser *p, const char *at, size_t n)
 {
 	struct resp_ctx *c = p->data;
 
 	if (c->open) {
-		c->fields[c->n - 1].n += n;
+		c->field.n += n;
 		return 0;
 	}
-	if (c->n >= HTTP_MAX_FIELDS) {
-		c->overflow = 1;
-		return 1;
-	}
-	c->fields[c->n] = (struct span){ at, n };
-	c->values[c->n] = (struct span){ at + n, 0 };
-	c->n++;
-	c->open = 1;
-	return 0;
+	r_emit(c);
+	c->field = (struct span){ at, n };
+	c->value = (struct span){ at + n, 0 };
+	c->have = c->open = 1;
+	return c->overflow;
 }
 
 static int r_value(http_parser *p, const char *at, size_t n)
 {
 	struct resp_ctx *c = p->data;
-	struct span *v = &c->values[c->n - 1];
+	struct span *v = &c->value;
 
 	if (c->open || !v->n)
 		*v = (struct span){ at, v->n ? v->n + n : n };
@@ -436,24 +456,32 @@ static int r_value(http_parser *p, const char *at, size_t n)
 
 static int r_headers_complete(http_parser *p)
 {
+	r_emit(p->data);
 	http_parser_pause(p, 1);
 	return 0;
 }
 
-ssize_t http_resp_head(const char *in, size_t len, char *out, size_t size, size_t *out_len, int *status)
+ssize_t http_resp_head(const char *in, size_t len, char *out, size_t size, size_t *out_len, struct http_resp *r)
 {
 	http_parser p;
 	http_parser_settings s;
 	struct resp_ctx c;
-	size_t head = http_head_end(in, len < HTTP_MAX_HEAD ? len : HTTP_MAX_HEAD), n = 0;
+	size_t head = http_head_end(in, len < HTTP_MAX_HEAD ? len : HTTP_MAX_HEAD);
 	const char *eol;
-	int i, w;
+	int w;
 
 	if (!head)
 		return len >= HTTP_MAX_HEAD ? -1 : 0;
 	if (head_irregular(in, head))
 		return -1;
+	eol = memmem(in, head, "\r\n", 2);
+	w = snprintf(out, size, "%.*s\r\n", (int)(eol - in), in);
+	if (w < 0 || (size_t)w >= size)
+		return -1;
 	memset(&c, 0, sizeof c);
+	c.out = out;
+	c.size = size;
+	c.n = (size_t)w;
 	http_parser_init(&p, HTTP_RESPONSE);
 	p.data = &c;
 	http_parser_settings_init(&s);
@@ -463,25 +491,15 @@ ssize_t http_resp_head(const char *in, size_t len, char *out, size_t size, size_
 	http_parser_execute(&p, &s, in, head);
 	if (c.overflow || HTTP_PARSER_ERRNO(&p) != HPE_PAUSED)
 		return -1;
-	*status = (int)p.status_code;
-	eol = memmem(in, head, "\r\n", 2);
-	w = snprintf(out, size, "%.*s\r\n", (int)(eol - in), in);
-	if (w < 0 || (size_t)w >= size)
+	r->status = (int)p.status_code;
+	/* its end is known without the connection's close: a length, chunks,
+	 * or a status that has no body */
+	r->framed = (p.flags & F_CHUNKED) || p.content_length != ULLONG_MAX || r->status < 200 ||
+		    r->status == 204 || r->status == 304;
+	w = snprintf(out + c.n, size - c.n, "Connection: close\r\n\r\n");
+	if (w < 0 || (size_t)w >= size - c.n)
 		return -1;
-	n = (size_t)w;
-	for (i = 0; i < c.n; i++) {
-		if (field_is(&c.fields[i], "Connection") || field_is(&c.fields[i], "Keep-Alive"))
-			continue;
-		w = snprintf(out + n, size - n, "%.*s: %.*s\r\n", (int)c.fields[i].n, c.fields[i].p,
-			     (int)c.values[i].n, c.values[i].p);
-		if (w < 0 || (size_t)w >= size - n)
-			return -1;
-		n += (size_t)w;
-	}
-	w = snprintf(out + n, size - n, "Connection: close\r\n\r\n");
-	if (w < 0 || (size_t)w >= size - n)
-		return -1;
-	*out_len = n + (size_t)w;
+	*out_len = c.n + (size_t)w;
 	return (ssize_t)head;
 }
 

@@ -85,11 +85,18 @@ ssize_t http_req_upstream_head(const struct http_req *q, char *out, size_t size)
 /* The JSON-RPC method of a small JSON body, or NULL. */
 const char *http_req_rpc_method(const struct http_req *q, char *buf, size_t size);
 
+/* What the bridge learns from a response head. */
+struct http_resp {
+	int status;
+	int framed; /* the body's end is known (Content-Length, chunked, or no
+		     * body by status); 0: the connection's close ends it */
+};
+
 /* A response head from upstream: rewritten into out with "Connection:
- * close" (keep-alive headers dropped), the status in *status. Returns the
- * head length consumed from in, 0 if incomplete, -1 if malformed or too
- * long for out. */
-ssize_t http_resp_head(const char *in, size_t len, char *out, size_t size, size_t *out_len, int *status);
+ * close" (keep-alive headers dropped), however many fields it has. Returns
+ * the head length consumed from in, 0 if incomplete, -1 if malformed or
+ * too long for out. */
+ssize_t http_resp_head(const char *in, size_t len, char *out, size_t size, size_t *out_len, struct http_resp *r);
 
 /* A complete refusal response with a short JSON body. */
 int http_refusal(int status, const char *why, unsigned allow_methods, char *out, size_t size);

@@ -159,7 +159,10 @@ ssize_t tls_read(struct tls_conn *c, void *buf, size_t len)
 		return -1;
 	if (rc > 0)
 		return rc;
-	return rc == 0 || rc == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY ? 0 : -2;
+	/* mbedTLS 2.28 reads the TCP stream's end without close_notify as 0 */
+	if (rc == 0 || rc == MBEDTLS_ERR_SSL_CONN_EOF)
+		return -3;
+	return rc == MBEDTLS_ERR_SSL_PEER_CLOSE_NOTIFY ? 0 : -2;
 }
 
 ssize_t tls_write(struct tls_conn *c, const void *buf, size_t len)

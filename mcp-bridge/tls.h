@@ -48,7 +48,8 @@ int tls_parse_pin(const char *s, unsigned char out[32]);
 int tls_conn_start(struct tls_conn *c, const struct tls_route *t, int fd);
 /* 0 done, 1 call again when the socket is ready, -1 failed (why set). */
 int tls_handshake(struct tls_conn *c, const char **why);
-/* > 0 bytes, 0 end of stream, -1 would block, -2 error. */
+/* > 0 bytes, 0 end of stream (close_notify), -1 would block, -2 error,
+ * -3 the TCP stream ended without close_notify (an end, or a cut). */
 ssize_t tls_read(struct tls_conn *c, void *buf, size_t len);
 ssize_t tls_write(struct tls_conn *c, const void *buf, size_t len);
 /* Plaintext already decrypted and waiting. */

@@ -136,6 +136,15 @@ class Upstream:
                     self.request.shutdown(socket.SHUT_RD)
                     up.hold_release.wait(30)
                     return
+                if target.endswith("/cut"):
+                    # no length, no chunks: the close ends the body, and
+                    # this one is a reset (gone with the body unread), so
+                    # the body is cut
+                    self.request.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"
+                                         b"data: partial\n\n")
+                    time.sleep(0.1)
+                    self.request.close()
+                    return
                 if target.startswith("/rst"):
                     # half an answer, then gone with the body unread: the
                     # bridge's next read is a reset
@@ -229,6 +238,19 @@ class Upstream:
                     # interim answers first: the final head is the one to rewrite and log
                     w(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n"
                       b"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\nContent-Length: 3\r\n\r\nok2")
+                elif target.endswith("/to-close"):
+                    # the same body ended by an orderly close: whole
+                    w(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: whole\n\n")
+                    self.request.shutdown(socket.SHUT_RDWR)
+                elif target.endswith("/many-fields"):
+                    # more header fields than a request may have (64)
+                    w(b"HTTP/1.1 200 OK\r\n" + b"".join(b"Set-Cookie: c%d=v\r\n" % i for i in range(300))
+                      + b"Content-Length: 3\r\n\r\nok3")
+                elif target.endswith("/slow-head"):
+                    # the head a byte at a time
+                    for b in b"HTTP/1.1 200 OK\r\nX-Slow: 1\r\nContent-Length: 3\r\n\r\nok4":
+                        w(bytes([b]))
+                        time.sleep(0.001)
                 elif target.endswith("/switch"):
                     w(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nraw")
                 else:
@@ -599,6 +621,20 @@ def wire_cases(a, work):
                f"got {len(r)} bytes")
         r = exchange(ports["garbage"], req("GET", "/garbage"))
         report("upstream answers garbage -> 502", status(r) == 502, f"status {status(r)}")
+        # a body that only the connection's close ends: cut by the
+        # upstream (a reset), the client must not see an orderly end
+        r = exchange(ports["prefix"], req("POST", "/api/cut", body=b"u" * 300000))
+        report("a close-delimited answer cut by the upstream: the client gets what came, then a reset",
+               status(r) == 200 and r.endswith(b"data: partial\n\n<reset>"), f"ends {r[-30:]!r}")
+        r = exchange(ports["prefix"], req("GET", "/api/to-close"))
+        report("a close-delimited answer ended in order: the client gets it, then EOF",
+               status(r) == 200 and r.endswith(b"data: whole\n\n"), f"ends {r[-30:]!r}")
+        r = exchange(ports["prefix"], req("GET", "/api/many-fields"))
+        report("a response head of 300 fields is relayed whole", status(r) == 200 and r.endswith(b"ok3")
+               and r.count(b"Set-Cookie: ") == 300, f"status {status(r)}, {r.count(b'Set-Cookie: ')} cookies")
+        r = exchange(ports["prefix"], req("GET", "/api/slow-head"))
+        report("a response head sent a byte at a time is relayed", status(r) == 200 and r.endswith(b"ok4")
+               and b"X-Slow: 1\r\n" in r, f"got {r!r}")
         r = exchange(ports["prefix"], req("GET", "/api/interim"))
         head = r.split(b"\r\n\r\n")[0]
         report("interim answers (100, 103) are dropped: the final head is relayed, with Connection: close",
@@ -1081,6 +1117,19 @@ def tls_case(a, work):
                     pass
                 conn.close()
                 return
+            if head.startswith(b"POST /v1/close-"):
+                # a body only the close ends: with close_notify it is
+                # whole, without it (the TCP stream just ends) it may be cut
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: tls\n\n")
+                time.sleep(0.1)
+                if head.startswith(b"POST /v1/close-notify"):
+                    conn.settimeout(2)
+                    try:
+                        conn.unwrap()
+                    except (OSError, ssl.SSLError):
+                        pass
+                conn.close()
+                return
             seen.append(head.decode())
             body = b"over tls: " + head.split(b"\r\n")[0]
             conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
@@ -1118,6 +1167,12 @@ def tls_case(a, work):
         report("tls: the upstream saw the injected key and its own name as Host",
                bool(seen) and "Authorization: Bearer model-key" in seen[0] and f"Host: upstream.test:{port}" in seen[0],
                f"{len(seen)} request(s) reached it")
+        r = exchange(17861, req("POST", "/v1/close-notify", body=b"{}"))
+        report("tls: a close-delimited answer ended with close_notify: the client gets it, then EOF",
+               status(r) == 200 and r.endswith(b"data: tls\n\n"), f"ends {r[-30:]!r}")
+        r = exchange(17861, req("POST", "/v1/close-cut", body=b"{}"))
+        report("tls: a close-delimited answer whose TCP stream ends without close_notify: what came, then a reset",
+               status(r) == 200 and r.endswith(b"data: tls\n\n<reset>"), f"ends {r[-30:]!r}")
         # Body bytes waiting for an upstream that does not read them, and its
         # answer waiting for a client that does not read either: the bridge
         # waits on both sides. It once polled a TLS upstream for input it had
@@ -1141,9 +1196,14 @@ def tls_case(a, work):
         report("tls: both sides stalled, the bridge waits (CPU in 1.5 s under 0.3 s)", bp and 0 <= spent < 0.3,
                f"{spent:.2f} s")
     finally:
-        w.send_signal(signal.SIGTERM)
-        w.wait(timeout=15)
+        err = stop_ward(w)
         srv.shutdown()
+    cut = [l for l in err.splitlines() if "target=/v1/close-cut" in l]
+    report("tls: its audit line says the answer may be cut", any("close_notify" in l for l in cut),
+           cut[0] if cut else "none")
+    whole = [l for l in err.splitlines() if "target=/v1/close-notify" in l]
+    report("tls: the audit line of the whole one gives no reason", bool(whole) and "reason=" not in whole[0],
+           whole[0] if whole else "none")
 
 
 def stop_ward(w):

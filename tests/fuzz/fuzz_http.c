@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct http_req q;
 	char out[HTTP_MAX_HEAD + 512], m[64];
 	size_t head, pos, ol;
-	int status;
+	struct http_resp resp;
 
 	if (size < 2)
 		return 0;
@@ -61,6 +61,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				if ((unsigned char)m[pos] <= ' ' || (unsigned char)m[pos] >= 0x7f)
 					abort();
 	}
-	(void)http_resp_head((const char *)data, size, out, sizeof out, &ol, &status);
+	(void)http_resp_head((const char *)data, size, out, sizeof out, &ol, &resp);
 	return 0;
 }

@@ -167,24 +167,42 @@ static void test_response(void)
 	const char *in = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: keep-alive\r\n"
 			 "Keep-Alive: timeout=5\r\nMcp-Session-Id: s1\r\nTransfer-Encoding: chunked\r\n\r\n"
 			 "6\r\nevent:\r\n";
-	char out[1024], ref[512];
-	size_t ol = 0;
-	int status = 0, n;
-	ssize_t h = http_resp_head(in, strlen(in), out, sizeof out, &ol, &status);
+	char out[1024], ref[512], many[HTTP_MAX_HEAD], big[HTTP_MAX_HEAD + 64];
+	size_t ol = 0, ml;
+	struct http_resp r = { 0, 0 };
+	int n, i;
+	ssize_t h = http_resp_head(in, strlen(in), out, sizeof out, &ol, &r);
 
-	CHECK(h > 0 && status == 200 && (size_t)h == strlen(in) - strlen("6\r\nevent:\r\n"));
+	CHECK(h > 0 && r.status == 200 && r.framed && (size_t)h == strlen(in) - strlen("6\r\nevent:\r\n"));
 	out[ol] = '\0';
 	CHECK(strstr(out, "HTTP/1.1 200 OK\r\n") == out);
 	CHECK(strstr(out, "keep-alive") == NULL && strstr(out, "Keep-Alive") == NULL);
 	CHECK(strstr(out, "Mcp-Session-Id: s1\r\n") && strstr(out, "Transfer-Encoding: chunked\r\n"));
 	CHECK(strstr(out, "Connection: close\r\n\r\n") != NULL);
-	CHECK(http_resp_head("HTTP/1.1 200 OK\r\n", 17, out, sizeof out, &ol, &status) == 0);
-	CHECK(http_resp_head("garbage\r\n\r\n", 11, out, sizeof out, &ol, &status) == -1);
+	CHECK(http_resp_head("HTTP/1.1 200 OK\r\n", 17, out, sizeof out, &ol, &r) == 0);
+	CHECK(http_resp_head("garbage\r\n\r\n", 11, out, sizeof out, &ol, &r) == -1);
+	/* what ends the body: a length, chunks (above), a status without
+	 * one, or else only the connection's close */
+	CHECK(http_resp_head("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n", 38, out, sizeof out, &ol, &r) == 38 && r.framed);
+	CHECK(http_resp_head("HTTP/1.1 204 No Content\r\n\r\n", 27, out, sizeof out, &ol, &r) == 27 && r.framed);
+#define CLOSE_ENDS "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"
+	CHECK(http_resp_head(CLOSE_ENDS, strlen(CLOSE_ENDS), out, sizeof out, &ol, &r) == (ssize_t)strlen(CLOSE_ENDS) &&
+	      !r.framed && r.status == 200);
+	/* no limit on the number of fields but the head's size: 1000 of
+	 * them, each kept, in order, Connection still replaced */
+	ml = (size_t)snprintf(many, sizeof many, "HTTP/1.1 200 OK\r\nConnection: keep-alive\r\n");
+	for (i = 0; i < 1000; i++)
+		ml += (size_t)snprintf(many + ml, sizeof many - ml, "S%d: v\r\n", i);
+	ml += (size_t)snprintf(many + ml, sizeof many - ml, "\r\n");
+	CHECK(http_resp_head(many, ml, big, sizeof big, &ol, &r) == (ssize_t)ml && r.status == 200);
+	big[ol] = '\0';
+	CHECK(strstr(big, "S0: v\r\nS1: v\r\n") && strstr(big, "S999: v\r\nConnection: close\r\n\r\n") &&
+	      !strstr(big, "keep-alive"));
 	/* the same for responses: a bare LF or a folded line is a malformed head */
 #define BARE_LF "HTTP/1.1 200 OK\nX: 1\n\nabc\r\n\r\n"
 #define FOLDED "HTTP/1.1 200 OK\r\nX: 1\r\n 2\r\n\r\n"
-	CHECK(http_resp_head(BARE_LF, strlen(BARE_LF), out, sizeof out, &ol, &status) == -1);
-	CHECK(http_resp_head(FOLDED, strlen(FOLDED), out, sizeof out, &ol, &status) == -1);
+	CHECK(http_resp_head(BARE_LF, strlen(BARE_LF), out, sizeof out, &ol, &r) == -1);
+	CHECK(http_resp_head(FOLDED, strlen(FOLDED), out, sizeof out, &ol, &r) == -1);
 
 	n = http_refusal(405, "method not allowed on this route", route.methods, ref, sizeof ref);
 	CHECK(n > 0 && strstr(ref, "HTTP/1.1 405 Method Not Allowed\r\n") == ref);
