@@ -136,6 +136,13 @@ class Upstream:
                     self.request.shutdown(socket.SHUT_RD)
                     up.hold_release.wait(30)
                     return
+                if target.endswith("/cut-big"):
+                    # as /cut, with more than the client (which reads
+                    # slowly) has taken when the reset comes
+                    self.request.sendall(b"HTTP/1.1 200 OK\r\n\r\n" + b"z" * 400000)
+                    time.sleep(0.1)
+                    self.request.close()
+                    return
                 if target.endswith("/cut"):
                     # no length, no chunks: the close ends the body, and
                     # this one is a reset (gone with the body unread), so
@@ -626,6 +633,29 @@ def wire_cases(a, work):
         r = exchange(ports["prefix"], req("POST", "/api/cut", body=b"u" * 300000))
         report("a close-delimited answer cut by the upstream: the client gets what came, then a reset",
                status(r) == 200 and r.endswith(b"data: partial\n\n<reset>"), f"ends {r[-30:]!r}")
+        # the reset waits until what was relayed has left the bridge (a
+        # reset drops what a socket still holds)
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.settimeout(10)
+        s.connect(("127.0.0.1", ports["prefix"]))
+        s.sendall(req("POST", "/api/cut-big", body=b"u" * 300000))
+        time.sleep(0.5)
+        got, end = b"", "eof"
+        try:
+            while True:
+                d = s.recv(4096)
+                if not d:
+                    break
+                got += d
+                time.sleep(0.002)
+        except ConnectionResetError:
+            end = "reset"
+        except socket.timeout:
+            end = "timeout"
+        s.close()
+        report("a cut answer larger than the client has taken: all of it arrives, then the reset",
+               got.count(b"z") == 400000 and end == "reset", f"{got.count(b'z')} of 400000 bytes, then {end}")
         r = exchange(ports["prefix"], req("GET", "/api/to-close"))
         report("a close-delimited answer ended in order: the client gets it, then EOF",
                status(r) == 200 and r.endswith(b"data: whole\n\n"), f"ends {r[-30:]!r}")
