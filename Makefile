@@ -130,8 +130,8 @@ check-sandbox: $(B)/ward $(HELPERS) $(NODE22)
 
 # The bridge: routes relayed to a unix-socket upstream, hostile clients,
 # streaming, faults, and the MCP SDK client as the confined agent.
-check-bridge: $(B)/ward $(NODE22) $(PI_CLI)
-	/usr/bin/python3 tests/bridge/bridge.py --ward $(B)/ward
+check-bridge: $(B)/ward $(B)/tests/helper $(NODE22) $(PI_CLI)
+	/usr/bin/python3 tests/bridge/bridge.py --ward $(B)/ward --helper $(B)/tests/helper
 
 # ward as PID 1 of a QEMU (TCG) guest with Debian's kernel: VM mode, Landlock
 # at ABI 2, the bridge over AF_VSOCK (guest loopback, CID 1), power-off.
@@ -158,7 +158,7 @@ check-asan: $(ASAN_UNIT) $(B)/asan/ward $(HELPERS)
 	ASAN_OPTIONS=detect_leaks=0 /usr/bin/python3 tests/sandbox/sandbox.py --ward $(B)/asan/ward \
 		--probe $(B)/tests/escape --runtimes host,cli --label asan
 	@# The bridge parses what the agent sends: all its cases on the ASan build.
-	ASAN_OPTIONS=detect_leaks=0 /usr/bin/python3 tests/bridge/bridge.py --ward $(B)/asan/ward --label asan
+	ASAN_OPTIONS=detect_leaks=0 /usr/bin/python3 tests/bridge/bridge.py --ward $(B)/asan/ward --helper $(B)/tests/helper --label asan
 
 # Valgrind memcheck: the unit tests, and ward (dynamic build) in the cases
 # whose exit status is checked, so any memcheck error (exit 99) fails them.

@@ -46,6 +46,7 @@
 enum conn_state { C_HEAD, C_RETRY, C_CONNECTING, C_HANDSHAKE, C_RELAY, C_DRAIN, C_ABORT };
 #define RETRY_MS 10
 #define RETRY_MAX 200
+#define ACCEPT_PAUSE_MS 100 /* listeners rest when no client can be accepted */
 
 #define CONNECT_MS 10000	/* to connect to the upstream, TLS handshake included */
 #define DRAIN_MS 2000		/* lingering close after a refusal */
@@ -88,6 +89,9 @@ struct conn {
 struct loop {
 	int epfd, n_conns, max_conns, n_retrying, n_bulk;
 	int spare; /* a descriptor held back, given up to turn a client away when none are left */
+	const struct bridge_routes *routes;
+	uint64_t paused_until; /* listeners out of the set until then (0: polled) */
+	uint64_t pause_logged;
 	struct conn *conns;
 	struct conn *dead; /* closed in this batch of events, freed after it */
 };
@@ -483,22 +487,57 @@ static void turn_away(const struct bridge_route *r, int fd, int open, const char
 	close(fd);
 }
 
+/* Listeners in (EPOLLIN) or out (0) of what the loop waits for. */
+static void poll_listeners(struct loop *l, unsigned events)
+{
+	int i;
+
+	for (i = 0; i < l->routes->n; i++) {
+		struct epoll_event ev = { .events = events, .data.u64 = (uint64_t)(i + 1) << 1 };
+		(void)epoll_ctl(l->epfd, EPOLL_CTL_MOD, l->routes->v[i].lfd, &ev);
+	}
+}
+
 static void accept_one(struct loop *l, const struct bridge_route *r)
 {
-	int fd = accept4(r->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	int fd = accept4(r->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), err = errno;
 	struct conn *c;
 
 	if (fd < 0) {
+		uint64_t now;
+
+		if (err == EAGAIN || err == EINTR || err == ECONNABORTED)
+			return;
 		/* Out of descriptors: the client would stay queued and its
 		 * listener wake the loop for nothing. The spare descriptor
-		 * makes room to answer it 503. */
-		if ((errno == EMFILE || errno == ENFILE) && l->spare >= 0) {
-			close(l->spare);
-			fd = accept4(r->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-			if (fd >= 0)
-				turn_away(r, fd, l->n_conns, "out of file descriptors");
-			l->spare = fcntl(l->epfd, F_DUPFD_CLOEXEC, 0);
+		 * makes room to answer it 503 (taken again first if an
+		 * earlier attempt could not). */
+		if (err == EMFILE || err == ENFILE) {
+			if (l->spare < 0)
+				l->spare = fcntl(l->epfd, F_DUPFD_CLOEXEC, 0);
+			if (l->spare >= 0) {
+				close(l->spare);
+				fd = accept4(r->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+				if (fd >= 0)
+					turn_away(r, fd, l->n_conns, "out of file descriptors");
+				else
+					err = errno;
+				l->spare = fcntl(l->epfd, F_DUPFD_CLOEXEC, 0);
+				if (fd >= 0)
+					return;
+			}
 		}
+		/* No client can be taken now (no descriptor, no memory): the
+		 * listeners rest ACCEPT_PAUSE_MS, since a queued client keeps
+		 * them ready and the loop would spin on them. */
+		now = now_ms();
+		if (!l->pause_logged || now - l->pause_logged >= 10000) {
+			log_warn("bridge: cannot accept a connection: %s (new clients wait, %d open)", strerror(err),
+				 l->n_conns);
+			l->pause_logged = now;
+		}
+		poll_listeners(l, 0);
+		l->paused_until = now + ACCEPT_PAUSE_MS;
 		return;
 	}
 	if (l->n_conns >= l->max_conns)
@@ -1069,7 +1108,7 @@ int bridge_health(const struct bridge_routes *r)
 
 int bridge_run(const struct bridge_routes *r, int max_conns)
 {
-	struct loop l = { .max_conns = max_conns };
+	struct loop l = { .max_conns = max_conns, .routes = r };
 	struct epoll_event ev;
 	int i;
 
@@ -1086,8 +1125,18 @@ int bridge_run(const struct bridge_routes *r, int max_conns)
 	}
 	for (;;) {
 		struct epoll_event evs[64];
-		int n = epoll_wait(l.epfd, evs, 64, l.n_retrying ? RETRY_MS : l.conns ? 1000 : -1), k;
+		int wait = l.n_retrying ? RETRY_MS : l.conns ? 1000 : -1, n, k;
 
+		if (l.paused_until) {
+			uint64_t now = now_ms();
+			if (now >= l.paused_until) {
+				poll_listeners(&l, EPOLLIN);
+				l.paused_until = 0;
+			} else if (wait < 0 || l.paused_until - now < (uint64_t)wait) {
+				wait = (int)(l.paused_until - now);
+			}
+		}
+		n = epoll_wait(l.epfd, evs, 64, wait);
 		if (n < 0 && errno != EINTR)
 			return -1;
 		for (k = 0; k < n; k++) {

@@ -2,6 +2,8 @@
  *
  *   helper no-close-range ERRNO CMD...  run CMD with close_range failing
  *                             as ERRNO (an old kernel, a runtime's filter)
+ *   helper no-accept ERRNO CMD...  run CMD with accept and accept4 failing
+ *                             as ERRNO (descriptors or memory run out)
  *   helper catch              block every signal (all 64), print "ready", then print
  *                             each signal number received, one per line
  *   helper selfkill SIG       kill itself with SIG (unblocked, default action)
@@ -341,17 +343,19 @@ static int __attribute__((noreturn)) do_recv(int fd)
 		pause();
 }
 
-/* Runs argv with close_range(2) failing as err: a kernel before 5.9
- * (ENOSYS), or a runtime's filter that refuses calls it does not know
- * (EPERM). Inherited by everything argv starts. */
-static int do_no_close_range(int err, char **argv)
+/* Runs argv with system calls nr1 and nr2 failing as err, e.g.
+ * close_range(2) as on a kernel before 5.9 (ENOSYS) or under a runtime's
+ * filter that refuses calls it does not know (EPERM). Inherited by
+ * everything argv starts. */
+static int do_failing(unsigned nr1, unsigned nr2, int err, char **argv)
 {
 	struct sock_filter f[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_close_range, 0, 1),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr1, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr2, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((unsigned)err & SECCOMP_RET_DATA)),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
@@ -369,7 +373,9 @@ static int do_no_close_range(int err, char **argv)
 int main(int argc, char **argv)
 {
 	if (argc >= 4 && strcmp(argv[1], "no-close-range") == 0)
-		return do_no_close_range(atoi(argv[2]), argv + 3);
+		return do_failing(__NR_close_range, __NR_close_range, atoi(argv[2]), argv + 3);
+	if (argc >= 4 && strcmp(argv[1], "no-accept") == 0)
+		return do_failing(__NR_accept, __NR_accept4, atoi(argv[2]), argv + 3);
 	if (argc >= 2 && strcmp(argv[1], "catch") == 0)
 		return do_catch();
 	if (argc >= 3 && strcmp(argv[1], "selfkill") == 0)
