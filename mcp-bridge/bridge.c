@@ -801,7 +801,7 @@ static void on_upstream_read(struct loop *l, struct conn *c)
 
 			/* parsed once it is whole; until then only new bytes are
 			 * searched for its end (no rescan per read) */
-			if (from >= seen || !http_head_end(c->u2c + from, seen - from)) {
+			if (!http_head_end(c->u2c + from, seen - from)) {
 				if (seen >= HTTP_MAX_HEAD) {
 					refuse(l, c, 502, "upstream sent a malformed response head");
 					return;
