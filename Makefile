@@ -92,6 +92,10 @@ $(B)/tests/helper: tests/helpers/helper.c
 	@mkdir -p $(dir $@)
 	$(CC) -static $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
 
+$(B)/bench/bare-relay: tests/bench/bare_relay.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
+
 $(B)/bench/seccomp-load: tests/bench/seccomp_load.c $(B)/filters.o init/filters.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(B)/filters.o
@@ -171,12 +175,13 @@ check-valgrind: $(UNIT_TESTS) $(B)/dyn/ward $(HELPERS)
 
 # One run of every comparison, written to docs/benchmarks.md (tables) and
 # docs/bench/*.svg (plots, gnuplot); the samples stay in build/bench/.
-bench: $(B)/ward $(HELPERS) $(B)/bench/seccomp-load
+bench: $(B)/ward $(HELPERS) $(B)/bench/seccomp-load $(B)/bench/bare-relay
 	scripts/install-deps.sh bench image test
 	$(MAKE) image $(NODE22)
 	/usr/bin/python3 tests/bench/init_bench.py --ward $(B)/ward --helper $(B)/tests/helper \
 		--seccomp-load $(B)/bench/seccomp-load --out docs/benchmarks.md --json $(B)/bench/init.json
-	/usr/bin/python3 tests/bench/bridge_bench.py --ward $(B)/ward --out docs/benchmarks.md \
+	/usr/bin/python3 tests/bench/bridge_bench.py --ward $(B)/ward --bare-relay $(B)/bench/bare-relay \
+		--out docs/benchmarks.md \
 		--json $(B)/bench/bridge.json
 	/usr/bin/python3 tests/bench/load_bench.py --ward $(B)/ward --out docs/benchmarks.md \
 		--json $(B)/bench/load.json

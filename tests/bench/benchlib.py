@@ -43,7 +43,7 @@ class Relays:
     [route] on ward_port -> it. stop() ends all three."""
 
     def __init__(self, ward, upstream_code, socat_port, ward_port, prefix="ward-bench-", backlog=1024,
-                 upstream_args=()):
+                 upstream_args=(), bare=None):
         self.work = tempfile.mkdtemp(prefix=prefix)
         os.chmod(self.work, 0o755)
         self.sock = os.path.join(self.work, "up.sock")
@@ -53,6 +53,8 @@ class Relays:
         self.socat = subprocess.Popen([
             "socat", f"TCP-LISTEN:{socat_port},bind=127.0.0.1,reuseaddr,fork,backlog={backlog}",
             f"UNIX-CONNECT:{self.sock}"])
+        # bare: (the bare-relay binary, its port), the floor of any relay
+        self.bare = subprocess.Popen([bare[0], str(bare[1]), self.sock]) if bare else None
         conf = os.path.join(self.work, "w.conf")
         with open(conf, "w") as f:
             f.write(f"[ward]\nlog_level = warn\n[route bench]\nlisten = 127.0.0.1:{ward_port}\n"
@@ -70,6 +72,8 @@ class Relays:
         self.ward.send_signal(signal.SIGTERM)
         self.ward.wait(timeout=20)
         self.socat.terminate()
+        if self.bare:
+            self.bare.terminate()
         self.up.terminate()
         subprocess.run(["rm", "-rf", self.work])
 

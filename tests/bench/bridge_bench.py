@@ -2,8 +2,10 @@
 """The bridge against socat and a direct connection, side by side, one run.
 
 The same upstream (HTTP on a unix socket, in a process of its own) is
-reached four ways: directly over TCP and over its unix socket, through
-`socat TCP-LISTEN -> UNIX-CONNECT`, and through a ward route. Measured: a
+reached five ways: directly over TCP and over its unix socket, through
+`socat TCP-LISTEN -> UNIX-CONNECT`, through tests/bench/bare_relay.c (the
+least a relay does: read and write, nothing checked), and through a ward
+route. Measured: a
 256 MiB POST, a 256 MiB streamed response, SSE responses written one
 event at a time (256 B, 4 KiB and 64 KiB events), the latency of small requests (a new connection
 each, as the bridge serves one request per connection), memory per idle
@@ -189,7 +191,9 @@ def idle_memory(kind, target, serving_pids, n=500):
     return (after - before) / n
 
 
-KINDS = ("direct-tcp", "direct-unix", "socat", "ward")
+KINDS = ("direct-tcp", "direct-unix", "socat", "bare", "ward")
+NAMES = {"direct-tcp": "direct TCP", "direct-unix": "direct unix", "socat": "socat", "bare": "bare relay",
+         "ward": "ward"}
 
 
 def cpu_s(pid):
@@ -204,16 +208,20 @@ def main():
     ap.add_argument("--out", help="append the report to this markdown file")
     ap.add_argument("--runs", type=int, default=25)
     ap.add_argument("--json", help="also write the samples here (for tests/bench/plot.py)")
+    ap.add_argument("--bare-relay", help="tests/bench/bare_relay.c, built: measured alongside as the floor of a relay")
     a = ap.parse_args()
-    rel = Relays(a.ward, UPSTREAM, 17901, 17902, prefix="ward-bbench-", upstream_args=("17903",))
-    paths = {"direct-tcp": 17903, "direct-unix": rel.sock, "socat": 17901, "ward": 17902}
+    rel = Relays(a.ward, UPSTREAM, 17901, 17902, prefix="ward-bbench-", upstream_args=("17903",),
+                 bare=(a.bare_relay, 17904) if a.bare_relay else None)
+    paths = {"direct-tcp": 17903, "direct-unix": rel.sock, "socat": 17901, "bare": 17904, "ward": 17902}
+    kinds = [k for k in KINDS if k != "bare" or a.bare_relay]
+    paths = {k: paths[k] for k in kinds}
     res = {k: {"post": [], "stream": [], "lat": [], "evlat": [], "idle": None, "cpu_up": 0.0, "cpu_bridge": 0.0,
                **{f"events{e}": [] for e in EVENT_SIZES}} for k in paths}
     bridge = rel.bridge_pids()[0]
     try:
         for i in range(a.runs):
             # the order turns each run: none is always first after a pause
-            for k in KINDS[i % 4:] + KINDS[:i % 4]:
+            for k in kinds[i % len(kinds):] + kinds[:i % len(kinds)]:
                 res[k]["post"].append(post_big(k, paths[k]))
                 up0, br0 = cpu_s(rel.up.pid), cpu_s(bridge)
                 res[k]["stream"].append(stream_big(k, paths[k]))
@@ -228,8 +236,8 @@ def main():
                     res[k][f"events{e}"].append(sse_events(k, paths[k], e))
         for k, t in paths.items():
             res[k]["lat"] = small(k, t, 2000)
-        for i in range(4):
-            for k in KINDS[i:] + KINDS[:i]:
+        for i in range(len(kinds)):
+            for k in kinds[i:] + kinds[:i]:
                 res[k]["evlat"] += event_latency(k, paths[k], 250)
         res["socat"]["idle"] = idle_memory("socat", 17901, rel.socat_pids)
         res["ward"]["idle"] = idle_memory("ward", 17902, rel.bridge_pids)
@@ -245,37 +253,43 @@ def main():
              "Upstream: an HTTP server (a Python process) listening on a unix socket and on 127.0.0.1. "
              "`direct TCP` connects to it on 127.0.0.1, as an agent outside a sandbox reaches an MCP server at "
              "`http://127.0.0.1:PORT`; `direct unix` connects to its unix socket; `socat` is "
-             "`TCP-LISTEN,fork -> UNIX-CONNECT` and `ward` a `[route]` to the unix socket: both take TCP from the "
+             "`TCP-LISTEN,fork -> UNIX-CONNECT`, `bare relay` (tests/bench/bare_relay.c) the least a relay does "
+             "(a process per connection, read() and write() through one buffer, nothing checked), and `ward` a "
+             "`[route]` to the unix socket: all three take TCP from the "
              f"client and pass it on to the unix socket. {a.runs} runs of 256 MiB each way (the streamed response in "
              "1 MiB writes) and of SSE responses written an event at a time, the order turning each run; "
              "2000 small requests, a new connection each; 1000 SSE events a millisecond apart, each stamped "
              "with the time it was written. Command: `make bench`.", "",
-             "| metric | direct TCP | direct unix | socat | ward | ward/socat | ward/direct TCP | ward/direct unix |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| metric | " + " | ".join(NAMES[k] for k in kinds) + " | ward/socat | ward/direct TCP | "
+             "ward/direct unix |" + (" ward/bare relay |" if "bare" in kinds else ""),
+             "|---" * (1 + len(kinds) + 3 + ("bare" in kinds)) + "|"]
+
+    def ratios(v, inverse=False):
+        """ward against socat, direct TCP, direct unix (and the bare relay)."""
+        cols = ("socat", "direct-tcp", "direct-unix") + (("bare",) if "bare" in kinds else ())
+        return " | ".join(f"{v['ward'] / v[c]:.2f}" for c in cols) + " |"
     for key, label, unit in (("post", "256 MiB POST", "MiB/s"), ("stream", "256 MiB streamed response", "MiB/s")) + \
             tuple((f"events{e}", f"SSE response, {EVENTS_SIZE >> 20} MiB in {e} B events", "MiB/s")
                   for e in EVENT_SIZES):
-        m = {k: med(res[k][key]) for k in KINDS}
-        rng = {k: f"{min(res[k][key]):.0f}–{max(res[k][key]):.0f}" for k in KINDS}
+        m = {k: med(res[k][key]) for k in kinds}
+        rng = {k: f"{min(res[k][key]):.0f}–{max(res[k][key]):.0f}" for k in kinds}
         lines.append(f"| {label} ({unit}), median (min–max) | " +
-                     " | ".join(f"{m[k]:.0f} ({rng[k]})" for k in KINDS) +
-                     f" | {m['ward'] / m['socat']:.2f} | {m['ward'] / m['direct-tcp']:.2f} | "
-                     f"{m['ward'] / m['direct-unix']:.2f} |")
+                     " | ".join(f"{m[k]:.0f} ({rng[k]})" for k in kinds) + " | " + ratios(m))
     for key, what in (("lat", "small request latency"), ("evlat", "SSE event latency, write to arrival")):
         for q, name in ((50, "p50"), (99, "p99")):
-            v = {k: pct(res[k][key], q) for k in KINDS}
-            lines.append(f"| {what} {name} (µs) | " + " | ".join(f"{v[k]:.0f}" for k in KINDS) +
-                         f" | {v['ward'] / v['socat']:.2f} | {v['ward'] / v['direct-tcp']:.2f} | "
-                         f"{v['ward'] / v['direct-unix']:.2f} |")
+            v = {k: pct(res[k][key], q) for k in kinds}
+            lines.append(f"| {what} {name} (µs) | " + " | ".join(f"{v[k]:.0f}" for k in kinds) + " | " + ratios(v))
     gib = a.runs * SIZE / (1 << 30)
-    lines.append(f"| CPU per GiB streamed: the upstream (s) | {res['direct-tcp']['cpu_up'] / gib:.2f} | "
-                 f"{res['direct-unix']['cpu_up'] / gib:.2f} | {res['socat']['cpu_up'] / gib:.2f} | "
-                 f"{res['ward']['cpu_up'] / gib:.2f} | - | - | - |")
-    lines.append(f"| CPU per GiB streamed: the relay (s) | - | - | - | {res['ward']['cpu_bridge'] / gib:.2f} | - | "
-                 f"{res['ward']['cpu_bridge'] / max(res['direct-tcp']['cpu_up'], 1e-9):.2f} | - |")
+    rest = " - |" * ("bare" in kinds)
+    lines.append("| CPU per GiB streamed: the upstream (s) | " +
+                 " | ".join(f"{res[k]['cpu_up'] / gib:.2f}" for k in kinds) + " | - | - | - |" + rest)
+    lines.append("| CPU per GiB streamed: the relay (s) | " +
+                 " | ".join(f"{res[k]['cpu_bridge'] / gib:.2f}" if k == "ward" else "-" for k in kinds) +
+                 f" | - | {res['ward']['cpu_bridge'] / max(res['direct-tcp']['cpu_up'], 1e-9):.2f} | - |" + rest)
     s_idle, w_idle = res["socat"]["idle"], res["ward"]["idle"]
-    lines.append(f"| memory per idle connection (KiB RSS) | - | - | {s_idle:.1f} | {w_idle:.1f} | "
-                 f"{(w_idle / s_idle) if s_idle else float('nan'):.2f} | - | - |")
+    lines.append("| memory per idle connection (KiB RSS) | " +
+                 " | ".join(f"{res[k]['idle']:.1f}" if res[k]["idle"] is not None else "-" for k in kinds) +
+                 f" | {(w_idle / s_idle) if s_idle else float('nan'):.2f} | - | - |" + rest)
     lines += ["", "Throughput above 1.0 means the bridge is faster; latency and memory below 1.0 mean it is ahead. "
               "socat forks a process per connection, so its idle cost is a process each; the bridge holds a 16 KiB "
               "head buffer and its connection state per idle client (a 256 KiB request and a 64 KiB response "
@@ -284,7 +298,9 @@ def main():
               "grown to 256 KiB for a bulk body (a splice into TCP was measured slower). The endpoints read "
               "into one reused buffer. A relay is a second hop on the same 2 cores: `direct TCP` is the path the "
               "agent's URL has without a sandbox, `direct unix` (no TCP at all) the floor of any relay that takes "
-              "TCP in. The CPU rows (from /proc, summed over the streamed runs) show where a stream's time goes: "
+              "TCP in, and `bare relay` what is left of a relay when it checks nothing: the gap between it and "
+              "`direct TCP` is the second hop itself. The CPU rows (from /proc, summed over the streamed runs) "
+              "show where a stream's time goes: "
               "sending into TCP is the costly part, paid by the upstream itself in `direct TCP` and by the bridge "
               "when relayed, and the bridge pays a read from the unix socket on top, on the same core: that is "
               "the gap to `direct TCP` for a stream. (A reader thread to move that read to the other core was "

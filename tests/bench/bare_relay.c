@@ -1,0 +1,93 @@
+/* bare-relay: the least a relay can do, for the bridge bench to measure
+ * against. TCP on 127.0.0.1:PORT to a unix socket, a process per
+ * connection (as socat), each direction moved by read() into one 256 KiB
+ * buffer and write() out of it, blocking. No parsing, no limits, no
+ * confinement: what is left between it and a direct connection is the
+ * cost of a second hop itself.
+ *
+ *   bare-relay PORT UNIX-PATH */
+#define _GNU_SOURCE
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t k = write(fd, p, n);
+		if (k <= 0)
+			return -1;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+static void relay(int c, const char *path)
+{
+	static char buf[256 * 1024];
+	struct sockaddr_un ua = { .sun_family = AF_UNIX };
+	struct pollfd p[2];
+	int u = socket(AF_UNIX, SOCK_STREAM, 0), open_c = 1;
+
+	if (strlen(path) >= sizeof ua.sun_path)
+		return;
+	strcpy(ua.sun_path, path);
+	if (u < 0 || connect(u, (struct sockaddr *)&ua, sizeof ua) != 0)
+		return;
+	for (;;) {
+		p[0] = (struct pollfd){ .fd = open_c ? c : -1, .events = POLLIN };
+		p[1] = (struct pollfd){ .fd = u, .events = POLLIN };
+		if (poll(p, 2, -1) < 0)
+			return;
+		if (p[0].revents) {
+			ssize_t n = read(c, buf, sizeof buf);
+			if (n <= 0) {
+				shutdown(u, SHUT_WR);
+				open_c = 0;
+			} else if (write_all(u, buf, (size_t)n) != 0) {
+				return;
+			}
+		}
+		if (p[1].revents) {
+			ssize_t n = read(u, buf, sizeof buf);
+			if (n <= 0 || write_all(c, buf, (size_t)n) != 0)
+				return;
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int l = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+
+	if (argc != 3 || l < 0) {
+		fprintf(stderr, "usage: bare-relay PORT UNIX-PATH\n");
+		return 2;
+	}
+	signal(SIGCHLD, SIG_IGN); /* children reaped by the kernel */
+	a.sin_port = htons((unsigned short)atoi(argv[1]));
+	if (setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+	    bind(l, (struct sockaddr *)&a, sizeof a) != 0 || listen(l, 1024) != 0) {
+		perror("bare-relay: listen");
+		return 1;
+	}
+	for (;;) {
+		int c = accept(l, NULL, NULL);
+		if (c < 0)
+			continue;
+		if (fork() == 0) {
+			close(l);
+			relay(c, argv[2]);
+			_exit(0);
+		}
+		close(c);
+	}
+}
