@@ -104,6 +104,7 @@ static int build_routes(struct bridgeproc *b, const struct ward_config *cfg)
 		r->http.name = r->name;
 		r->http.methods = c->methods;
 		r->http.path = c->path;
+		r->http.exact = c->exact;
 		r->http.host = c->host ? c->host : c->up.default_host;
 		r->http.inject = r->headers;
 		r->http.n_inject = r->n_headers;

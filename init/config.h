@@ -38,6 +38,7 @@ struct config_route {
 	char **headers; /* "Name: value", value may be @PATH or @fd:N */
 	int n_headers;
 	int resolved; /* headers hold final values (made from mcp.json) */
+	int exact;    /* path is matched exactly, even ending in '/' (made from mcp.json) */
 	char *tls_ca;  /* PEM bundle for a tls: upstream (default: the image's) */
 	char *tls_pin; /* "sha256:HEX" of the upstream's certificate */
 };

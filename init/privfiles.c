@@ -59,6 +59,7 @@ static int read_mcp(struct privfiles *pf, struct ward_config *cfg)
 		r->has_up = 1;
 		r->line = cfg->mcp_line;
 		r->resolved = 1;
+		r->exact = 1; /* an MCP server's URL is one endpoint, "/" or "/mcp/" too */
 		r->methods = (1u << HTTP_POST) | (1u << HTTP_GET) | (1u << HTTP_DELETE);
 		memset(&res->routes[i], 0, sizeof res->routes[i]);
 	}

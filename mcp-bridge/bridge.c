@@ -249,13 +249,21 @@ static void rearm(struct loop *l, struct conn *c)
 
 static void audit(const struct conn *c)
 {
-	char rpc[96];
+	char rpc[96], target[201];
 	const char *m = c->req.headers_done ? http_method_str(c->req.parser.method) : "-";
 	const char *method = c->req.done ? http_req_rpc_method(&c->req, rpc, sizeof rpc) : NULL;
+	size_t i, n = c->req.target.p ? (c->req.target.n > 200 ? 200 : c->req.target.n) : 0;
 
-	log_info("bridge: route=%s method=%s target=%.*s status=%d in=%llu out=%llu ms=%llu%s%s%s%s",
-		 c->route->name, m, (int)(c->req.target.n > 200 ? 200 : c->req.target.n),
-		 c->req.target.p ? c->req.target.p : "-", c->status, (unsigned long long)c->bytes_in,
+	/* A refused target may hold anything (a refusal can come before its
+	 * bytes are checked): a blank, control or non-ASCII byte is written
+	 * as '?', so it can neither add fields to the line nor break it. */
+	for (i = 0; i < n; i++) {
+		unsigned char b = (unsigned char)c->req.target.p[i];
+		target[i] = b <= ' ' || b >= 0x7f ? '?' : (char)b;
+	}
+	target[n] = '\0';
+	log_info("bridge: route=%s method=%s target=%s status=%d in=%llu out=%llu ms=%llu%s%s%s%s",
+		 c->route->name, m, n ? target : "-", c->status, (unsigned long long)c->bytes_in,
 		 (unsigned long long)c->bytes_out, (unsigned long long)(now_ms() - c->started),
 		 method ? " rpc=" : "", method ? method : "", c->req.why ? " reason=" : "",
 		 c->req.why ? c->req.why : "");
@@ -748,7 +756,7 @@ static void on_upstream_read(struct loop *l, struct conn *c)
 
 	if (c->tls && c->state == C_HANDSHAKE)
 		return;
-
+again:
 	/* a bulk body: fewer, larger moves. Streams of small events (SSE)
 	 * keep the small buffer, and a thousand of them little memory. */
 	if (c->u2c_room == RESP_BUF && c->filled && c->bytes_out > BULK_AFTER && l->n_bulk < BULK_MAX) {
@@ -853,6 +861,11 @@ static void on_upstream_read(struct loop *l, struct conn *c)
 		finish(l, c);
 		return;
 	}
+	/* TLS: what did not fit of a record stays with mbedTLS, and no
+	 * socket event will announce it; read it while there is room (each
+	 * pass takes at least a byte of it) */
+	if (c->tls && !c->up_eof && c->u2c_len < c->u2c_room && tls_pending(c->tls))
+		goto again;
 	rearm(l, c);
 }
 
@@ -865,8 +878,11 @@ static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 			drain(l, c);
 		return;
 	}
-	if (c->state == C_ABORT) { /* polled for nothing: the client went away */
-		close_conn(l, c);
+	if (c->state == C_ABORT) {
+		/* polled for nothing: the client went away. (An upstream event
+		 * from the same batch is stale: its socket is closed.) */
+		if (!upstream)
+			close_conn(l, c);
 		return;
 	}
 	if (!upstream && c->state == C_HEAD) {

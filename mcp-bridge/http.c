@@ -112,7 +112,7 @@ static int route_matches(const struct http_route *r, const struct span *t)
 {
 	size_t rl = strlen(r->path);
 
-	if (rl && r->path[rl - 1] == '/')
+	if (!r->exact && rl && r->path[rl - 1] == '/')
 		return t->n >= rl && memcmp(t->p, r->path, rl) == 0;
 	return span_eq(t, r->path);
 }
@@ -255,6 +255,14 @@ ssize_t http_req_feed(struct http_req *q, const char *data, size_t len)
 	if (q->done)
 		return 0;
 	if (head_now) {
+		/* http-parser skips blank lines before the request line, which
+		 * would put its head past the blank line found here: the
+		 * client's own head would be forwarded as body */
+		if (len && (data[0] == '\r' || data[0] == '\n')) {
+			q->status = 400;
+			q->why = "a blank line before the request line";
+			return -1;
+		}
 		q->head_len = http_head_end(data, len);
 		if (!q->head_len) {
 			q->status = 400;

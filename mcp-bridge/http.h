@@ -21,6 +21,7 @@ struct http_route {
 	const char *host;    /* Host sent upstream */
 	char *const *inject; /* "Name: value" lines added upstream */
 	int n_inject;
+	int exact; /* path is exact even if it ends in '/' (a route made from mcp.json) */
 };
 
 struct span {

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -191,6 +192,18 @@ static int server_name_ok(const char *s)
 	return 1;
 }
 
+/* An HTTP field name (RFC 9110 token): anything else would be refused by
+ * the upstream on every request, not by ward at start. */
+static int token(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("!#$%&'*+-.^_`|~", *s))
+			return 0;
+	return 1;
+}
+
 /* Moves every secret of one HTTP server into a route and points its URL at
  * the bridge. */
 static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, unsigned port)
@@ -215,7 +228,7 @@ static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, un
 		return fail(r, "out of memory");
 	json_object_foreach(headers, key, val) {
 		char *v;
-		if (!json_is_string(val) || !*key || strpbrk(key, " :\t\r\n")) {
+		if (!json_is_string(val) || !token(key)) {
 			free_lines(lines, n);
 			return fail(r, "server %s: header %s: want a string value and a plain name", name, key);
 		}
@@ -242,6 +255,11 @@ static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, un
 			free_lines(lines, n);
 			return fail(r, "server %s: bearerTokenEnv names a variable ward's environment lacks", name);
 		}
+		for (int i = 0; i < n; i++)
+			if (strncasecmp(lines[i], "Authorization:", 14) == 0) {
+				free_lines(lines, n);
+				return fail(r, "server %s: an Authorization header and a bearer token: say one", name);
+			}
 		if (strpbrk(tok, "\r\n")) {
 			free_lines(lines, n);
 			return fail(r, "server %s: the bearer token holds a line break", name);

@@ -493,6 +493,18 @@ def wire_cases(a, work):
         report("none of them reached the upstream, and the bridge still runs (same process)",
                len(up.seen) == n0 and bp0 and bridge_pids(w.pid) == bp0,
                f"upstream saw {len(up.seen) - n0}, bridge {bp0} -> {bridge_pids(w.pid)}")
+        # a blank line before the request line: http-parser would skip it
+        # and parse a head other than the one found, and the client's own
+        # head would have gone upstream as body, and what came after it
+        n0 = len(up.seen)
+        r = exchange(P, b"\r\n\r\n" + req("POST", "/echo?agent=a1", body=b"GET /admin HTTP/1.1\r\nHost: e\r\n\r\n"))
+        time.sleep(0.2)
+        report("a blank line before the request line -> 400, nothing reaches the upstream",
+               status(r) == 400 and len(up.seen) == n0, f"status {status(r)}, upstream saw {len(up.seen) - n0}")
+        # a target refused before its bytes are checked (no Host) is
+        # logged with its blanks and control bytes as '?'
+        r = exchange(P, b"GET /echo\tstatus=200\xff HTTP/1.1\r\n\r\n")
+        report("a refused target with a tab: refused", status(r) in (400, 403), f"status {status(r)}")
         # a JSON-RPC method with a line break cannot forge an audit line
         r = exchange(P, req("POST", "/echo?agent=a1", "Content-Type: application/json\r\n",
                             b'{"jsonrpc":"2.0","id":9,"method":"tools/list\\nward: bridge: route=forged status=200"}'))
@@ -863,7 +875,7 @@ def wire_cases(a, work):
             w.wait(timeout=15)
         except subprocess.TimeoutExpired:
             w.kill()
-        err = w.stderr.read().decode()
+        err = w.stderr.read().decode(errors="replace")
         busy.close()  # its descriptor is free again for the cases after (one dup2()s onto fd 5)
     audit = [l for l in err.splitlines() if "bridge: route=echo method=POST" in l and "status=200" in l]
     report("one audit line per request (route, method, target, status, bytes, time, JSON-RPC method)",
@@ -872,6 +884,10 @@ def wire_cases(a, work):
     cut = [l for l in err.splitlines() if "route=rst " in l]
     report("its audit line says the answer was cut", any("reason=upstream reset the connection during the response"
                                                          in l for l in cut), cut[0] if cut else "none")
+    tabbed = [l for l in err.splitlines() if "target=/echo" in l and "status=200" in l and "/echo?agent" not in l]
+    report("the audit line of a refused target with a tab cannot gain fields: the tab is written '?'",
+           len(tabbed) == 1 and "target=/echo?status=200? status=400" in tabbed[0] and "\t" not in tabbed[0],
+           tabbed[0] if tabbed else "none")
     interim = [l for l in err.splitlines() if "route=prefix" in l and "target=/api/interim" in l]
     report("the audit line has the final status, not the interim one", any("status=200" in l for l in interim),
            interim[0] if interim else "none")
@@ -1034,6 +1050,27 @@ listen = 127.0.0.1:17850
         okr = p.returncode == 2 and err and want in err[-1] and not os.path.exists(marker)
         report(f"[mcp] with {label}: exit 2, one clear line, agent not started", okr,
                f"rc {p.returncode}: {err[-1] if err else ''}")
+
+    # An MCP server's URL is one endpoint, even when its path ends in '/':
+    # the route made from it is not a prefix (that would give the agent
+    # every path of that origin, with the server's credentials)
+    up = Upstream(os.path.join(work, "exact.sock"))
+    with open(src, "w") as f:
+        json.dump({"mcpServers": {"docs": {"url": "http://127.0.0.1:6767/mcp/",
+                                           "headers": {"Authorization": "Bearer x"}}}}, f)
+    c = open(conf).read().replace("source = fd:5", f"source = {src}").replace(f"unix:{sock}", f"unix:{up.path}")
+    c = c[:c.index("command = ")] + "command = sleep 30\n" + c[c.index("cwd = "):]
+    with open(conf + ".exact", "w") as f:
+        f.write(c)
+    w = subprocess.Popen([a.ward, "-c", conf + ".exact"], stderr=subprocess.PIPE)
+    try:
+        wait_port(17850)
+        st = [status(exchange(17850, req("POST", t, body=b"{}"))) for t in ("/mcp/", "/mcp/admin", "/mcp/?x=1")]
+    finally:
+        stop_ward(w)
+        up.server.shutdown()
+        up.server.server_close()
+    report("[mcp] a server URL ending in '/' is that one path, not a prefix", st == [200, 404, 404], f"statuses {st}")
 
 
 def pi_case(a, work):

@@ -9,8 +9,8 @@
 
 static char *inject[] = { "Authorization: Bearer s3cret" };
 static struct http_route route = { "mcp", (1u << HTTP_POST) | (1u << HTTP_GET) | (1u << HTTP_DELETE),
-				   "/mcp/agents?callerAgentId=a1", "127.0.0.1:6767", inject, 1 };
-static struct http_route prefix = { "model", (1u << HTTP_POST), "/v1/", "api.example.com", NULL, 0 };
+				   "/mcp/agents?callerAgentId=a1", "127.0.0.1:6767", inject, 1, 0 };
+static struct http_route prefix = { "model", (1u << HTTP_POST), "/v1/", "api.example.com", NULL, 0, 0 };
 
 /* Feeds a whole request; returns bytes that belong to it, or -status. */
 static long run(const struct http_route *r, const char *req, struct http_req *q)
@@ -157,6 +157,22 @@ static void test_refusals(void)
 		const char *ok = "GET /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "Origin: http://127.0.0.1:7800\r\n\r\n";
 		CHECK(run(&route, ok, &q) > 0);
 		CHECK(run(&route, "POST /mcp/agents?callerAgentId=a1 HTTP/1.0\r\n" OK_HEAD "\r\n", &q) > 0);
+	}
+	/* http-parser skips blank lines before the request line: the head it
+	 * parses would not be the one found, and the client's own head would
+	 * go upstream as body */
+	CHECK(refused("\r\n\r\nPOST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "Content-Length: 0\r\n\r\n", 400));
+	CHECK(refused("\r\nPOST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "Content-Length: 0\r\n\r\n", 400));
+	{
+		/* a route made from an MCP server's URL is that one endpoint, even
+		 * "/" or one ending in '/'; a [route]'s path ending in '/' is a prefix */
+		struct http_route root = { "mcp-docs", 1u << HTTP_POST, "/", "docs.example.com", NULL, 0, 1 };
+		struct http_route root_prefix = { "docs", 1u << HTTP_POST, "/", "docs.example.com", NULL, 0, 0 };
+		struct http_req q;
+		CHECK(run(&root, "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n", &q) > 0);
+		CHECK(run(&root, "POST /admin HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n", &q) == -404);
+		CHECK(run(&root, "POST /?x=1 HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n", &q) == -404);
+		CHECK(run(&root_prefix, "POST /admin HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n", &q) > 0);
 	}
 	CHECK(http_head_end("GET / HTTP/1.1\r\nHost: x\r\n", 25) == 0);
 	CHECK(http_head_end("GET / HTTP/1.1\r\n\r\nBODY", 22) == 18);

@@ -142,6 +142,13 @@ static void test_refusals(void)
 	CHECK(refused("{\"mcpServers\":{\"a\":{\"command\":\"x\"},\"a\":{\"command\":\"y\"}}}", "duplicate"));
 	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":{\"Content-Length\":\"0\"}}}}",
 		      "writes it itself"));
+	/* a header name must be a token: the upstream would refuse every request */
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":{\"X(1)\":\"v\"}}}}", "plain name"));
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":{\"X\\u00e9\":\"v\"}}}}", "plain name"));
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":{\"X,Y\":\"v\"}}}}", "plain name"));
+	/* an Authorization header and a bearer token would send two */
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":{\"authorization\":\"Bearer 1\"},"
+		      "\"bearerToken\":\"2\"}}}", "say one"));
 	/* URLs no request could reach through the bridge: refused at start, not at each request */
 	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/a/../b\"}}}", "cannot be bridged"));
 	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/a%2Fb\"}}}", "cannot be bridged"));
