@@ -39,6 +39,10 @@ struct http_req {
 	int n_fields;
 	int field_open;	      /* the last callback was a field name */
 	int headers_done, done;
+	struct {	      /* the chunked body, checked strictly beside http-parser */
+		int state, digits;
+		uint64_t left;
+	} ck;
 	size_t head_len;      /* bytes of the head */
 	uint64_t body_bytes;
 	char peek[HTTP_PEEK];

@@ -520,6 +520,17 @@ def wire_cases(a, work):
         r = exchange(P, req("POST", "/echo?agent=a1", "Transfer-Encoding: chunked\r\n", b"zz\r\nhello\r\n0\r\n\r\n"))
         time.sleep(0.2)
         report("bad chunking: connection closed, no response relayed", status(r) != 200, f"status {status(r)}, upstream requests {len(up.seen) - n0}")
+        # chunking that http-parser accepts and other parsers read otherwise
+        # (any two bytes after chunk data, a bare LF in an extension): the
+        # bytes from the fault on never reach the upstream
+        for label, bad in (("two bytes other than CRLF after chunk data", b"5\r\nhelloXY0\r\n\r\n"),
+                           ("a bare LF in a chunk extension", b"5;\nXY\r\nhello\r\n0\r\n\r\n")):
+            n0 = len(up.seen)
+            r = exchange(P, req("POST", "/echo?agent=a1", "Transfer-Encoding: chunked\r\n", bad))
+            time.sleep(0.3)
+            got = [x["body"] for x in up.seen[n0:]]
+            report(f"lenient chunking ({label}) -> 400, the bytes from the fault on never go up",
+                   status(r) == 400 and not any("XY" in b for b in got), f"status {status(r)}, upstream got {got}")
 
         # smuggling: a second request pipelined behind an allowed one never reaches the host
         n0 = len(up.seen)

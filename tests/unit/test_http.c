@@ -77,6 +77,19 @@ static void test_good(void)
 		CHECK(a == (ssize_t)strlen(head) && b == (ssize_t)strlen(b1));
 		CHECK(q.done && c == (ssize_t)strlen(b2) - 4 && q.body_bytes == 5);
 	}
+	/* the same body a byte at a time, with a chunk extension and a size
+	 * with leading zeros: the strict check keeps its place across feeds */
+	{
+		const char *head = "POST /v1/chat HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n";
+		const char *body = "005;name=\"v a\"\r\nhello\r\n0\r\n\r\n";
+		size_t i;
+		int ok = 1;
+		http_req_init(&q, &prefix);
+		ok = http_req_feed(&q, head, strlen(head)) == (ssize_t)strlen(head);
+		for (i = 0; body[i] && ok; i++)
+			ok = http_req_feed(&q, body + i, 1) == 1;
+		CHECK(ok && q.done && q.body_bytes == 5);
+	}
 	/* prefix route */
 	CHECK(run(&prefix, "POST /v1/chat/completions?x=1 HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n", &q) > 0);
 	CHECK(run(&prefix, "POST /v2/chat HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n", &q) == -404);
@@ -108,6 +121,24 @@ static void test_refusals(void)
 	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "Transfer-Encoding: gzip, chunked\r\n\r\n", 400));
 	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n", 400));
 	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "Transfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n", 400));
+	/* chunked framing that http-parser lets through and upstream parsers
+	 * read otherwise: two bytes other than CRLF after chunk data, a bare
+	 * LF in an extension or after the size, a trailer section, a size of
+	 * more than 16 digits, a control byte in an extension */
+#define CHUNKED "POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "Transfer-Encoding: chunked\r\n\r\n"
+	CHECK(refused(CHUNKED "5\r\nhelloXY0\r\n\r\n", 400));
+	CHECK(refused(CHUNKED "5;\nabc\r\nhello\r\n0\r\n\r\n", 400));
+	CHECK(refused(CHUNKED "5\nhello\r\n0\r\n\r\n", 400));
+	CHECK(refused(CHUNKED "5\r\nhello\r\n0\r\nX-Trailer: 1\r\n\r\n", 400));
+	CHECK(refused(CHUNKED "00000000000000005\r\nhello\r\n0\r\n\r\n", 400));
+	CHECK(refused(CHUNKED "5;a\x01\r\nhello\r\n0\r\n\r\n", 400));
+	CHECK(refused(CHUNKED "5;\xff\r\nhello\r\n0\r\n\r\n", 400));
+	CHECK(refused(CHUNKED ";5\r\nhello\r\n0\r\n\r\n", 400));
+	{
+		struct http_req q;
+		CHECK(run(&route, CHUNKED "5 ;x=1\r\nhello\r\n0\r\n\r\n", &q) > 0 && q.done);
+		CHECK(run(&route, CHUNKED "A\r\n0123456789\r\n0\r\n\r\n", &q) > 0 && q.done && q.body_bytes == 10);
+	}
 	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "Content-Length: -1\r\n\r\n", 400));
 	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "Content-Length: 1x\r\n\r\n", 400));
 	/* paths a server might normalise */
