@@ -259,7 +259,9 @@ static void audit(const struct conn *c)
 	 * as '?', so it can neither add fields to the line nor break it. */
 	for (i = 0; i < n; i++) {
 		unsigned char b = (unsigned char)c->req.target.p[i];
-		target[i] = b <= ' ' || b >= 0x7f ? '?' : (char)b;
+		target[i] = '?';
+		if (b > ' ' && b < 0x7f)
+			target[i] = c->req.target.p[i];
 	}
 	target[n] = '\0';
 	log_info("bridge: route=%s method=%s target=%s status=%d in=%llu out=%llu ms=%llu%s%s%s%s",
