@@ -29,7 +29,7 @@ enum rule_kind {
 	R_NS_FLAGS,	/* arg0 carries a CLONE_NEW* flag */
 	R_SOCKET,	/* families other than unix, inet, inet6, netlink(route); raw inet */
 	R_IOCTL_TTY,	/* TIOCSTI, TIOCLINUX */
-	R_PERSONALITY,	/* flags that weaken ASLR or make data executable */
+	R_PERSONALITY,	/* anything but the query: flags could weaken ASLR or make data executable */
 	R_FASTOPEN,	/* MSG_FASTOPEN: a TCP connect Landlock does not see */
 };
 
@@ -138,7 +138,7 @@ const char *sc_default_describe(const char *name, char *buf, size_t size)
 		[R_NS_FLAGS] = "when it asks for a new namespace (a CLONE_NEW* flag)",
 		[R_SOCKET] = "for families other than unix, inet, inet6 and netlink route, for raw inet sockets, and for inet protocols other than TCP, UDP and ICMP (MPTCP, SCTP, SMC: Landlock's TCP rules do not cover them)", // NOLINT(bugprone-suspicious-missing-comma)
 		[R_IOCTL_TTY] = "for TIOCSTI and TIOCLINUX (typing into a terminal)",
-		[R_PERSONALITY] = "for flags that weaken ASLR or make data executable",
+		[R_PERSONALITY] = "unless it only reads the persona (0xffffffff): setting it could turn ASLR off or make data executable",
 		[R_FASTOPEN] = "with MSG_FASTOPEN (a TCP connect that Landlock's connect rules do not see)",
 	};
 	size_t i;
@@ -273,22 +273,16 @@ static int add_rule(scmp_filter_ctx ctx, const struct rule *r)
 					      cmp(1, SCMP_CMP_MASKED_EQ, 0xffffffffUL, TIOCLINUX));
 		n = 2;
 		break;
-	case R_PERSONALITY: {
-		/* The kernel reads the persona as 32 bits, and only exactly
-		 * 0xffffffff is the query: with bit 31 clear, the flags that
-		 * weaken ASLR or make data executable are refused; with bit 31
-		 * set, any value but the query (it would be stored, bit 31 and
-		 * all: 0x80040000 turned ASLR off). */
-		static const unsigned long bits[] = { ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC,
-						      ADDR_COMPAT_LAYOUT, MMAP_PAGE_ZERO, ADDR_LIMIT_3GB };
-		for (i = 0; i < sizeof bits / sizeof bits[0] && rc == 0; i++, n++)
-			rc = seccomp_rule_add(ctx, act, nr, 1,
-					      cmp(0, SCMP_CMP_MASKED_EQ, bits[i] | 0x80000000UL, bits[i]));
-		for (i = 0; i < 31 && rc == 0; i++, n++) /* bit 31 set and bit i clear: not the query */
-			rc = seccomp_rule_add(ctx, act, nr, 1,
-					      cmp(0, SCMP_CMP_MASKED_EQ, 0x80000000UL | (1UL << i), 0x80000000UL));
+	case R_PERSONALITY:
+		/* Only the query (0xffffffff) is let through: the persona is
+		 * read, never changed. Refusing the flags that weaken ASLR or
+		 * make data executable one by one took 36 rules, since the
+		 * kernel stores any value with bit 31 set but the query
+		 * (0x80040000 turned ASLR off), and a filter compares one
+		 * argument once per rule; the agent's programs never set it. */
+		rc = seccomp_rule_add(ctx, act, nr, 1, cmp(0, SCMP_CMP_NE, 0xffffffffUL, 0));
+		n = 1;
 		break;
-	}
 	}
 	return rc < 0 ? rc : n;
 }

@@ -47,6 +47,7 @@ enum conn_state { C_HEAD, C_RETRY, C_CONNECTING, C_HANDSHAKE, C_RELAY, C_DRAIN, 
 #define RETRY_MS 10
 #define RETRY_MAX 200
 #define ACCEPT_PAUSE_MS 100 /* listeners rest when no client can be accepted */
+#define ABORT_POLL_MS 10    /* how often a cut answer's socket is asked if it has sent all */
 
 #define CONNECT_MS 10000	/* to connect to the upstream, TLS handshake included */
 #define DRAIN_MS 2000		/* lingering close after a refusal */
@@ -92,6 +93,7 @@ struct loop {
 	const struct bridge_routes *routes;
 	uint64_t paused_until; /* listeners out of the set until then (0: polled) */
 	uint64_t pause_logged;
+	int n_aborting; /* connections in C_ABORT */
 	struct conn *conns;
 	struct conn *dead; /* closed in this batch of events, freed after it */
 };
@@ -308,6 +310,8 @@ static void close_conn(struct loop *l, struct conn *c)
 		return;
 	drop_bulk(l, c);
 	leave_retry(l, c);
+	if (c->state == C_ABORT)
+		l->n_aborting--;
 	if (!c->audited)
 		audit(c);
 	if (c->cfd >= 0)
@@ -412,10 +416,16 @@ static unsigned unsent(int fd)
  * close ends cannot take it for whole. What was relayed is sent first
  * (a reset drops what the socket still holds): waited for in C_ABORT,
  * DRAIN_MS at most. */
-static void abort_client(struct loop *l, struct conn *c)
+static void abort_now(struct loop *l, struct conn *c)
 {
 	static const struct linger now = { 1, 0 };
 
+	(void)setsockopt(c->cfd, SOL_SOCKET, SO_LINGER, &now, sizeof now);
+	close_conn(l, c);
+}
+
+static void abort_client(struct loop *l, struct conn *c)
+{
 	if (!c->audited) {
 		audit(c);
 		c->audited = 1;
@@ -424,11 +434,11 @@ static void abort_client(struct loop *l, struct conn *c)
 	if (c->state != C_ABORT && unsent(c->cfd) > 0) {
 		c->state = C_ABORT;
 		c->deadline = now_ms() + DRAIN_MS;
+		l->n_aborting++; /* the loop looks again every ABORT_POLL_MS */
 		rearm(l, c);
 		return;
 	}
-	(void)setsockopt(c->cfd, SOL_SOCKET, SO_LINGER, &now, sizeof now);
-	close_conn(l, c);
+	abort_now(l, c);
 }
 
 /* All of the answer is with the client's socket. */
@@ -516,7 +526,9 @@ static void accept_one(struct loop *l, const struct bridge_route *r)
 	if (fd < 0) {
 		uint64_t now;
 
-		if (err == EAGAIN || err == EINTR || err == ECONNABORTED)
+		/* only a shortage stops every client; anything else (the
+		 * client left, a network error Linux passes on) is this one's */
+		if (err != EMFILE && err != ENFILE && err != ENOBUFS && err != ENOMEM)
 			return;
 		/* Out of descriptors: the client would stay queued and its
 		 * listener wake the loop for nothing. The spare descriptor
@@ -533,7 +545,7 @@ static void accept_one(struct loop *l, const struct bridge_route *r)
 				else
 					err = errno;
 				l->spare = fcntl(l->epfd, F_DUPFD_CLOEXEC, 0);
-				if (fd >= 0)
+				if (fd >= 0 || (err != EMFILE && err != ENFILE && err != ENOBUFS && err != ENOMEM))
 					return;
 			}
 		}
@@ -752,12 +764,27 @@ static int flush(int fd, char *buf, size_t *off, size_t *len, uint64_t *counter)
 	return 0;
 }
 
+/* The client's socket failed while the answer was going out: its audit
+ * line must not read as a whole answer. */
+static void client_gone(struct loop *l, struct conn *c)
+{
+	if (!c->req.why)
+		c->req.why = "client went away during the response";
+	close_conn(l, c);
+}
+
 static void on_upstream_read(struct loop *l, struct conn *c)
 {
 	ssize_t n;
 
 	if (c->tls && c->state == C_HANDSHAKE)
 		return;
+	/* its end is read once: a later event (a reset answering what the
+	 * bridge still sent) must not turn a whole answer into a cut one */
+	if (c->up_eof) {
+		rearm(l, c);
+		return;
+	}
 again:
 	/* a bulk body: fewer, larger moves. Streams of small events (SSE)
 	 * keep the small buffer, and a thousand of them little memory. */
@@ -803,7 +830,9 @@ again:
 	} else {
 		c->u2c_len += (size_t)n;
 		while (!c->resp_head_done) {
-			char head[HTTP_MAX_HEAD + 64];
+			/* the rewrite may be longer: ": " where "Name:value"
+			 * had no blank, and its own Connection line */
+			char head[2 * HTTP_MAX_HEAD];
 			size_t hl = 0, seen = c->u2c_len < HTTP_MAX_HEAD ? c->u2c_len : HTTP_MAX_HEAD;
 			size_t from = c->resp_scan > 3 ? c->resp_scan - 3 : 0;
 			struct http_resp r = { 0, 0 };
@@ -856,7 +885,7 @@ again:
 		}
 	}
 	if (c->resp_head_done && flush(c->cfd, c->u2c, &c->u2c_off, &c->u2c_len, &c->bytes_out) < 0) {
-		close_conn(l, c);
+		client_gone(l, c);
 		return;
 	}
 	if (c->up_eof && c->u2c_len == 0) {
@@ -881,10 +910,12 @@ static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 		return;
 	}
 	if (c->state == C_ABORT) {
-		/* polled for nothing: the client went away. (An upstream event
-		 * from the same batch is stale: its socket is closed.) */
-		if (!upstream)
-			close_conn(l, c);
+		/* Polled for nothing, so only a client that went away is news;
+		 * other events of the batch that ended in C_ABORT are stale
+		 * (the upstream's socket is closed, the client's EPOLLOUT was
+		 * for the relay). The reset is what it gets either way. */
+		if (!upstream && (ev & (EPOLLERR | EPOLLHUP)))
+			abort_now(l, c);
 		return;
 	}
 	if (!upstream && c->state == C_HEAD) {
@@ -955,7 +986,7 @@ static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 		return;
 	}
 	if ((ev & EPOLLOUT) && c->resp_head_done && flush(c->cfd, c->u2c, &c->u2c_off, &c->u2c_len, &c->bytes_out) < 0) {
-		close_conn(l, c);
+		client_gone(l, c);
 		return;
 	}
 	if (c->up_eof && c->u2c_len == 0) {
@@ -1143,7 +1174,7 @@ int bridge_run(const struct bridge_routes *r, int max_conns)
 	}
 	for (;;) {
 		struct epoll_event evs[64];
-		int wait = l.n_retrying ? RETRY_MS : l.conns ? 1000 : -1, n, k;
+		int wait = l.n_retrying ? RETRY_MS : l.n_aborting ? ABORT_POLL_MS : l.conns ? 1000 : -1, n, k;
 
 		if (l.paused_until) {
 			uint64_t now = now_ms();

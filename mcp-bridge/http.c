@@ -567,7 +567,9 @@ ssize_t http_resp_head(const char *in, size_t len, char *out, size_t size, size_
 
 	if (!head)
 		return len >= HTTP_MAX_HEAD ? -1 : 0;
-	if (head_irregular(in, head))
+	/* http-parser skips a blank line before the status line; the line
+	 * copied out below would be that blank one */
+	if (head_irregular(in, head) || in[0] == '\r' || in[0] == '\n')
 		return -1;
 	eol = memmem(in, head, "\r\n", 2);
 	w = snprintf(out, size, "%.*s\r\n", (int)(eol - in), in);

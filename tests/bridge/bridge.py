@@ -249,6 +249,9 @@ class Upstream:
                     # the same body ended by an orderly close: whole
                     w(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: whole\n\n")
                     self.request.shutdown(socket.SHUT_RDWR)
+                elif target.endswith("/blank-status"):
+                    # a blank line before the status line (http-parser skips it)
+                    w(b"\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
                 elif target.endswith("/many-fields"):
                     # more header fields than a request may have (64)
                     w(b"HTTP/1.1 200 OK\r\n" + b"".join(b"Set-Cookie: c%d=v\r\n" % i for i in range(300))
@@ -682,6 +685,9 @@ def wire_cases(a, work):
         r = exchange(ports["prefix"], req("GET", "/api/to-close"))
         report("a close-delimited answer ended in order: the client gets it, then EOF",
                status(r) == 200 and r.endswith(b"data: whole\n\n"), f"ends {r[-30:]!r}")
+        r = exchange(ports["prefix"], req("GET", "/api/blank-status"))
+        report("a blank line before the response's status line -> 502 (it went out as a head without one)",
+               status(r) == 502, f"got {r[:40]!r}")
         r = exchange(ports["prefix"], req("GET", "/api/many-fields"))
         report("a response head of 300 fields is relayed whole", status(r) == 200 and r.endswith(b"ok3")
                and r.count(b"Set-Cookie: ") == 300, f"status {status(r)}, {r.count(b'Set-Cookie: ')} cookies")

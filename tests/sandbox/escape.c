@@ -351,6 +351,10 @@ static int probe(const char *dir, int allowed, int denied, const char *tag)
 	/* bit 31 set but not the query: the kernel stored it, ASLR off */
 	TRY("personality(0x80040000)", personality(0x80000000UL | ADDR_NO_RANDOMIZE), EPERM);
 	TRY("personality(0x80000000)", personality(0x80000000UL), EPERM);
+	/* the persona is read, never changed: even a harmless one is refused,
+	 * and a query with upper bits set (the kernel reads 32 of them) too */
+	TRY("personality(PER_LINUX32)", personality(PER_LINUX32), EPERM);
+	TRY("personality(1 << 32 | 0x0040000)", syscall(SYS_personality, (1UL << 32) | ADDR_NO_RANDOMIZE), EPERM);
 	TRY("clone3 answers ENOSYS", syscall(SYS_clone3, NULL, 0), ENOSYS);
 	TRY("io_uring_setup answers ENOSYS", syscall(SYS_io_uring_setup, 1, NULL), ENOSYS);
 	TRY("x32 system call kills", x32_call_kills(), 0);
