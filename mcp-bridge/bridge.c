@@ -367,6 +367,17 @@ static void refuse(struct loop *l, struct conn *c, int status, const char *why)
 	linger(l, c);
 }
 
+/* The answer is all with the client's socket: its audit line, once, and
+ * the upstream is done with. */
+static void answered(struct conn *c)
+{
+	if (!c->audited) {
+		audit(c);
+		c->audited = 1;
+	}
+	close_upstream(c);
+}
+
 /* The answer is complete (relayed or refused): its audit line now, then a
  * lingering close. Closing a socket with unread input makes the kernel
  * reset the connection and drop what it has not sent yet, so the rest of
@@ -376,11 +387,7 @@ static void refuse(struct loop *l, struct conn *c, int status, const char *why)
  * for DRAIN_MS and DRAIN_MAX bytes at most. */
 static void linger(struct loop *l, struct conn *c)
 {
-	if (!c->audited) {
-		audit(c);
-		c->audited = 1;
-	}
-	close_upstream(c);
+	answered(c);
 	if (c->client_eof || shutdown(c->cfd, SHUT_WR) != 0) {
 		close_conn(l, c);
 		return;
@@ -426,11 +433,7 @@ static void abort_now(struct loop *l, struct conn *c)
 
 static void abort_client(struct loop *l, struct conn *c)
 {
-	if (!c->audited) {
-		audit(c);
-		c->audited = 1;
-	}
-	close_upstream(c);
+	answered(c);
 	if (c->state != C_ABORT && unsent(c->cfd) > 0) {
 		c->state = C_ABORT;
 		c->deadline = now_ms() + DRAIN_MS;
