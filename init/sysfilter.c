@@ -64,6 +64,11 @@ static const struct rule {
 	{ "move_mount", EPERM, R_ALL, 1 },
 	{ "open_tree", EPERM, R_ALL, 1 },
 	{ "mount_setattr", EPERM, R_ALL, 1 },
+	/* newer than libseccomp 2.5.4 (Linux 6.8, 6.15): ENOSYS, as from a
+	 * kernel without them, so that callers fall back to /proc */
+	{ "statmount", ENOSYS, R_ALL, 1 },
+	{ "listmount", ENOSYS, R_ALL, 1 },
+	{ "open_tree_attr", ENOSYS, R_ALL, 1 },
 	/* introspection of other processes */
 	{ "ptrace", EPERM, R_ALL, 1 },
 	{ "process_vm_readv", EPERM, R_ALL, 1 },
@@ -184,6 +189,26 @@ static struct scmp_arg_cmp cmp(unsigned arg, enum scmp_compare op, scmp_datum_t 
 	return c;
 }
 
+/* Numbers of the calls in the table that libseccomp 2.5.4 does not know
+ * (numbers past 424 are the same on x86_64 and arm64). */
+static int newer_nr(const char *name)
+{
+#if defined(__x86_64__) || defined(__aarch64__)
+	static const struct {
+		const char *name;
+		int nr;
+	} newer[] = { { "statmount", 457 }, { "listmount", 458 }, { "open_tree_attr", 467 } };
+	size_t i;
+
+	for (i = 0; i < sizeof newer / sizeof newer[0]; i++)
+		if (strcmp(newer[i].name, name) == 0)
+			return newer[i].nr;
+#else
+	(void)name;
+#endif
+	return __NR_SCMP_ERROR;
+}
+
 /* Adds one rule group. Returns the number of rules added or -errno. */
 static int add_rule(scmp_filter_ctx ctx, const struct rule *r)
 {
@@ -195,6 +220,8 @@ static int add_rule(scmp_filter_ctx ctx, const struct rule *r)
 	int rc = 0, n = 0;
 	size_t i;
 
+	if (nr == __NR_SCMP_ERROR)
+		nr = newer_nr(r->name);
 	if (nr == __NR_SCMP_ERROR)
 		return 0; /* not a syscall on this arch (e.g. uselib on new kernels) */
 	switch (r->kind) {

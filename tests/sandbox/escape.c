@@ -335,6 +335,12 @@ static int probe(const char *dir, int allowed, int denied, const char *tag)
 	TRY("setns", setns(-1, 0), EPERM);
 	TRY("mount tmpfs", mount("none", rw, "tmpfs", 0, NULL), EPERM);
 	TRY("fsopen", syscall(SYS_fsopen, "tmpfs", 0), EPERM);
+	/* newer than libseccomp's table, refused by number: ENOSYS, as from
+	 * an older kernel (on 6.18 unfiltered they answer EFAULT, EFAULT, and
+	 * an O_PATH descriptor) */
+	TRY("statmount answers ENOSYS", syscall(457, NULL, NULL, 0, 0), ENOSYS);
+	TRY("listmount answers ENOSYS", syscall(458, NULL, NULL, 0, 0), ENOSYS);
+	TRY("open_tree_attr answers ENOSYS", syscall(467, AT_FDCWD, "/", 0, NULL, 0), ENOSYS);
 	TRY("bpf", syscall(SYS_bpf, 0, NULL, 0), EPERM);
 	TRY("perf_event_open", syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0), EPERM);
 	TRY("userfaultfd", syscall(SYS_userfaultfd, 0), EPERM);
