@@ -193,13 +193,12 @@ int bridgeproc_prepare(struct bridgeproc *b, const struct ward_config *cfg, cons
 	return 0;
 }
 
-static void __attribute__((noreturn)) bridge_child(struct bridgeproc *b, int rfd)
+static void __attribute__((noreturn)) bridge_child(struct bridgeproc *b, int rfd, pid_t parent)
 {
 	int *keep = calloc((size_t)b->routes.n + 3, sizeof *keep), nk = 0, i, max_conns, null;
 	sigset_t none;
 
 	prctl(PR_SET_NAME, "ward-bridge", 0, 0, 0);
-	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	if (!keep)
 		_exit(3);
 	/* every listener, however many routes there are */
@@ -229,7 +228,14 @@ static void __attribute__((noreturn)) bridge_child(struct bridgeproc *b, int rfd
 	max_conns = bridge_conn_limit(b->routes.n);
 	if (max_conns < BRIDGE_MAX_CONNS)
 		log_warn("bridge: at most %d connections at once (the file descriptor limit)", max_conns);
-	if (privdrop_credentials(&b->confine, rfd) != 0 || privdrop_lock(&b->confine, rfd) != 0)
+	if (privdrop_credentials(&b->confine, rfd) != 0)
+		_exit(3);
+	/* Gone with ward. Set after the change of user, which clears it (the
+	 * kernel resets the parent-death signal when credentials change);
+	 * and before the filter, which has no prctl. A ward that died before
+	 * this line is seen as a new parent. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (getppid() != parent || privdrop_lock(&b->confine, rfd) != 0)
 		_exit(3);
 	/* at the first start only: a restart keeps PID 1 waiting no longer
 	 * than the bridge takes to confine itself */
@@ -248,10 +254,12 @@ pid_t bridgeproc_start(struct bridgeproc *b)
 	struct spawn_error rec;
 	struct pollfd p;
 	int fds[2], r, ready = 0;
-	pid_t pid;
+	pid_t pid, self = getpid();
 
-	if (pipe2(fds, O_CLOEXEC) != 0)
+	if (pipe2(fds, O_CLOEXEC) != 0) {
+		log_error("bridge: pipe: %s", strerror(errno));
 		return -1;
+	}
 	pid = fork();
 	if (pid < 0) {
 		close(fds[0]);
@@ -261,7 +269,7 @@ pid_t bridgeproc_start(struct bridgeproc *b)
 	}
 	if (pid == 0) {
 		close(fds[0]);
-		bridge_child(b, fds[1]);
+		bridge_child(b, fds[1], self);
 	}
 	close(fds[1]);
 	p.fd = fds[0];
@@ -283,7 +291,7 @@ pid_t bridgeproc_start(struct bridgeproc *b)
 	close(fds[0]);
 	if (!ready) {
 		log_error("bridge: did not report ready; stopping it");
-		kill(pid, SIGKILL);
+		kill(pid, SIGKILL); /* reaped by the loop, as any child */
 		return -1;
 	}
 	if (!b->started)

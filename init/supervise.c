@@ -56,6 +56,8 @@ static const char *sig_str(int sig, char *buf, size_t size)
  * no bridge, else the agent's group plus our descendants from /proc. */
 static void signal_all(struct supervisor *sv, int sig)
 {
+	int n, pass = 0;
+
 	if (sv->pid1 && sv->bridge <= 0) {
 		if (kill(-1, sig) != 0 && errno != ESRCH)
 			log_warn("kill(-1): %s", strerror(errno));
@@ -63,7 +65,14 @@ static void signal_all(struct supervisor *sv, int sig)
 	}
 	if (sv->agent > 0)
 		(void)kill(-sv->agent, sig);
-	if (signal_descendants(sv->self, sig, &sv->bridge, sv->bridge > 0) < 0 && sv->agent > 0)
+	/* The scan lists, then signals: a process that forks between the two
+	 * leaves a child it did not list, which its death hands to ward. KILL
+	 * is sent again until a pass finds none (zombies not yet reaped count
+	 * too: at most 16 passes). */
+	do
+		n = signal_descendants(sv->self, sig, &sv->bridge, sv->bridge > 0);
+	while (sig == SIGKILL && n > 0 && ++pass < 16);
+	if (n < 0 && sv->agent > 0)
 		(void)kill(sv->agent, sig);
 }
 
@@ -126,7 +135,11 @@ static void stop_bridge(struct supervisor *sv)
 		usleep(10000);
 	}
 	(void)kill(sv->bridge, SIGKILL);
-	(void)waitpid(sv->bridge, &status, 0);
+	/* a frozen or stuck bridge does not go even then: 2 s, not for ever */
+	for (i = 0; i < 200 && waitpid(sv->bridge, &status, WNOHANG) == 0; i++)
+		usleep(10000);
+	if (i == 200)
+		log_error("bridge: pid %d survives SIGKILL; leaving it", (int)sv->bridge);
 	sv->bridge = 0;
 }
 
@@ -325,8 +338,8 @@ static int no_children(const struct supervisor *sv)
 	}
 	snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)sv->self, (int)sv->self);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
+	if (fd < 0) /* no CONFIG_PROC_CHILDREN: count them from /proc (signal 0) */
+		return signal_descendants(sv->self, 0, &sv->bridge, 1) == 0;
 	n = read(fd, buf, sizeof buf - 1);
 	close(fd);
 	if (n < 0)

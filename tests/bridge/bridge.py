@@ -1465,13 +1465,43 @@ def accept_case(a, work):
            f"{len(said)} line(s): {said[0] if said else ''}")
 
 
+def pdeath_case(a, work):
+    """ward killed outright (SIGKILL, the OOM killer): its bridge, which
+    holds the routes' secrets and ports, must not live on. The kernel
+    clears the parent-death signal when credentials change, so it has to
+    be set after the bridge takes its own user."""
+    conf = os.path.join(work, "pdeath.conf")
+    with open(conf, "w") as f:
+        f.write("[route pd]\nlisten = 127.0.0.1:17896\nupstream = unix:/nonexistent.sock\npath = /x\n")
+    w = subprocess.Popen([a.ward, "-c", conf, "--", "sleep", "30"], stderr=subprocess.DEVNULL)
+    bp, gone = [], False
+    try:
+        wait_port(17896)
+        bp = bridge_pids(w.pid)
+        sig = [l.split()[1] for l in open(f"/proc/{bp[0]}/status") if l.startswith("Uid:")] if bp else []
+        w.kill()
+        w.wait()
+        for _ in range(100):
+            if not bp or not os.path.exists(f"/proc/{bp[0]}") or \
+                    open(f"/proc/{bp[0]}/stat").read().rsplit(")", 1)[1].split()[0] == "Z":
+                gone = True
+                break
+            time.sleep(0.02)
+    finally:
+        if bp and not gone:
+            os.kill(bp[0], signal.SIGKILL)
+        subprocess.run(["pkill", "-f", "sleep 30"], capture_output=True)
+    report("ward killed with SIGKILL: its bridge (own user) goes with it", bool(bp) and gone,
+           f"bridge {bp} uid {sig}, gone: {gone}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ward", required=True)
     ap.add_argument("--label", default="", help="suffix of the summary line")
     ap.add_argument("--helper", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build",
                                                      "tests", "helper"), help="tests/helpers/helper.c, built")
-    ap.add_argument("--only", default="", help="comma-separated groups to run: wire,sdk,mcp,pi,tls,health,stall,accept")
+    ap.add_argument("--only", default="", help="comma-separated groups to run: wire,sdk,mcp,pi,tls,health,stall,accept,pdeath")
     a = ap.parse_args()
     a.ward = os.path.abspath(a.ward)
     if os.geteuid() != 0:
@@ -1484,7 +1514,8 @@ def main():
     os.chmod(work, 0o755)
     try:
         groups = (("wire", wire_cases), ("sdk", sdk_case), ("mcp", mcp_case), ("pi", pi_case), ("tls", tls_case),
-                  ("health", health_case), ("stall", stall_case), ("accept", accept_case))
+                  ("health", health_case), ("stall", stall_case), ("accept", accept_case),
+                  ("pdeath", pdeath_case))
         for name, run in groups:
             if not a.only or name in a.only.split(","):
                 run(a, work)
