@@ -1495,13 +1495,41 @@ def pdeath_case(a, work):
            f"bridge {bp} uid {sig}, gone: {gone}")
 
 
+def restart_caps_case(a, work):
+    """With a bridge, PID 1 drops its own capabilities before the agent
+    first runs. An agent nothing confines must still get at every restart
+    what it had at its first run (a review expected it to lose them: it
+    does not, and this keeps it so)."""
+    caps = os.path.join(work, "caps.txt")
+    conf = os.path.join(work, "restart-caps.conf")
+    with open(conf, "w") as f:
+        f.write(f"[supervise]\nrestart = on-failure\nrestart_delay = 50ms\n"
+                f"[agent]\ncommand = sh -c 'grep CapEff /proc/self/status >> {caps}; [ $(wc -l < {caps}) -ge 2 ]'\n"
+                "[route rc]\nlisten = 127.0.0.1:17898\nupstream = unix:/nonexistent.sock\npath = /x\n")
+    # stdin held open: ward does not restart once it has reached its end
+    log = os.path.join(work, "restart-caps.log")
+    with open(log, "w") as errf:
+        p = subprocess.Popen([a.ward, "-c", conf], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=errf)
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+        p.stdin.close()
+    err = open(log, errors="replace").read()
+    lines = open(caps).read().split("\n")[:2] if os.path.exists(caps) else []
+    report("an unconfined agent restarted beside a bridge keeps the capabilities of its first run",
+           p.returncode == 0 and len(lines) == 2 and lines[0] == lines[1],
+           f"rc {p.returncode}, {lines}" + ("" if p.returncode == 0 else f"\n{err[-600:]}"))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ward", required=True)
     ap.add_argument("--label", default="", help="suffix of the summary line")
     ap.add_argument("--helper", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build",
                                                      "tests", "helper"), help="tests/helpers/helper.c, built")
-    ap.add_argument("--only", default="", help="comma-separated groups to run: wire,sdk,mcp,pi,tls,health,stall,accept,pdeath")
+    ap.add_argument("--only", default="", help="comma-separated groups to run: wire,sdk,mcp,pi,tls,health,stall,accept,pdeath,restart-caps")
     a = ap.parse_args()
     a.ward = os.path.abspath(a.ward)
     if os.geteuid() != 0:
@@ -1515,7 +1543,7 @@ def main():
     try:
         groups = (("wire", wire_cases), ("sdk", sdk_case), ("mcp", mcp_case), ("pi", pi_case), ("tls", tls_case),
                   ("health", health_case), ("stall", stall_case), ("accept", accept_case),
-                  ("pdeath", pdeath_case))
+                  ("pdeath", pdeath_case), ("restart-caps", restart_caps_case))
         for name, run in groups:
             if not a.only or name in a.only.split(","):
                 run(a, work)
