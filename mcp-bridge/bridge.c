@@ -521,6 +521,13 @@ static void poll_listeners(struct loop *l, unsigned events)
 	}
 }
 
+/* An accept error that stops every client (no descriptor, no memory), not
+ * only the one it was about. */
+static int shortage(int err)
+{
+	return err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM;
+}
+
 static void accept_one(struct loop *l, const struct bridge_route *r)
 {
 	int fd = accept4(r->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), err = errno;
@@ -531,7 +538,7 @@ static void accept_one(struct loop *l, const struct bridge_route *r)
 
 		/* only a shortage stops every client; anything else (the
 		 * client left, a network error Linux passes on) is this one's */
-		if (err != EMFILE && err != ENFILE && err != ENOBUFS && err != ENOMEM)
+		if (!shortage(err))
 			return;
 		/* Out of descriptors: the client would stay queued and its
 		 * listener wake the loop for nothing. The spare descriptor
@@ -548,7 +555,7 @@ static void accept_one(struct loop *l, const struct bridge_route *r)
 				else
 					err = errno;
 				l->spare = fcntl(l->epfd, F_DUPFD_CLOEXEC, 0);
-				if (fd >= 0 || (err != EMFILE && err != ENFILE && err != ENOBUFS && err != ENOMEM))
+				if (fd >= 0 || !shortage(err))
 					return;
 			}
 		}
