@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -249,11 +250,9 @@ static void __attribute__((noreturn)) bridge_child(struct bridgeproc *b, int rfd
 	_exit(1);
 }
 
-pid_t bridgeproc_start(struct bridgeproc *b)
+pid_t bridgeproc_spawn(struct bridgeproc *b, int *note_fd)
 {
-	struct spawn_error rec;
-	struct pollfd p;
-	int fds[2], r, ready = 0;
+	int fds[2];
 	pid_t pid, self = getpid();
 
 	if (pipe2(fds, O_CLOEXEC) != 0) {
@@ -272,27 +271,36 @@ pid_t bridgeproc_start(struct bridgeproc *b)
 		bridge_child(b, fds[1], self);
 	}
 	close(fds[1]);
-	p.fd = fds[0];
-	p.events = POLLIN;
-	while (!ready && poll(&p, 1, 5000) == 1) {
-		r = (int)read(fds[0], &rec, sizeof rec);
-		if (r != (int)sizeof rec)
-			break;
-		if (rec.stage == NOTE_READY) {
-			ready = 1;
-			b->health_ok = rec.detail;
-		} else if (rec.stage == NOTE_BOUNDING || rec.stage == NOTE_SECUREBITS) {
+	/* a record is written whole or not at all (it is far below PIPE_BUF):
+	 * a read that gets less saw the bridge end */
+	(void)fcntl(fds[0], F_SETFL, O_NONBLOCK);
+	*note_fd = fds[0];
+	return pid;
+}
+
+int bridgeproc_note(struct bridgeproc *b, int fd, pid_t pid)
+{
+	struct spawn_error rec;
+
+	for (;;) {
+		ssize_t r = read(fd, &rec, sizeof rec);
+
+		if (r < 0 && errno == EINTR)
 			continue;
-		} else {
-			log_error("bridge: cannot start: %s: %s", spawn_stage_name(rec.stage), strerror(rec.err));
-			break;
+		if (r < 0 && errno == EAGAIN)
+			return 0;
+		if (r != (ssize_t)sizeof rec) {
+			log_error("bridge: ended before it was ready");
+			return -1;
 		}
-	}
-	close(fds[0]);
-	if (!ready) {
-		log_error("bridge: did not report ready; stopping it");
-		kill(pid, SIGKILL); /* reaped by the loop, as any child */
-		return -1;
+		if (rec.stage == NOTE_BOUNDING || rec.stage == NOTE_SECUREBITS)
+			continue;
+		if (rec.stage != NOTE_READY) {
+			log_error("bridge: cannot start: %s: %s", spawn_stage_name(rec.stage), strerror(rec.err));
+			return -1;
+		}
+		b->health_ok = rec.detail;
+		break;
 	}
 	if (!b->started)
 		log_info("bridge: pid %d serves %d route(s), %d upstream(s) answer", (int)pid, b->routes.n,
@@ -300,6 +308,36 @@ pid_t bridgeproc_start(struct bridgeproc *b)
 	else
 		log_info("bridge: pid %d serves %d route(s) again", (int)pid, b->routes.n);
 	b->started = 1;
+	return 1;
+}
+
+pid_t bridgeproc_start(struct bridgeproc *b)
+{
+	struct pollfd p = { .events = POLLIN };
+	struct timespec t0, t;
+	int r = 0, left = BRIDGE_READY_MS;
+	pid_t pid = bridgeproc_spawn(b, &p.fd);
+
+	if (pid < 0)
+		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (r == 0 && left > 0) {
+		int n = poll(&p, 1, left);
+
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n > 0)
+			r = bridgeproc_note(b, p.fd, pid);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		left = BRIDGE_READY_MS - (int)((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+	}
+	close(p.fd);
+	if (r != 1) {
+		if (r == 0)
+			log_error("bridge: not ready after %d ms; stopping it", BRIDGE_READY_MS);
+		kill(pid, SIGKILL); /* reaped by the loop, as any child */
+		return -1;
+	}
 	return pid;
 }
 

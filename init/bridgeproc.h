@@ -26,8 +26,21 @@ struct bridgeproc {
  * listeners, build its Landlock ruleset. Returns 0, 2 (config) or 3. */
 int bridgeproc_prepare(struct bridgeproc *b, const struct ward_config *cfg, const struct user_ids *agent);
 
-/* Forks the bridge and waits (up to 5 s) until it listens and is confined.
- * Returns its pid, or -1 after logging why. */
+/* How long a starting bridge may take to listen and confine itself. */
+#define BRIDGE_READY_MS 5000
+
+/* Forks the bridge. *note_fd gets the read end (non-blocking) of the pipe
+ * on which it reports; pass it to bridgeproc_note() when it is readable,
+ * and close it. Returns its pid, or -1 after logging why. */
+pid_t bridgeproc_spawn(struct bridgeproc *b, int *note_fd);
+
+/* Reads what the starting bridge reported: 1 ready (logged), 0 nothing
+ * more yet, -1 it failed or ended (logged; the caller kills it). */
+int bridgeproc_note(struct bridgeproc *b, int fd, pid_t pid);
+
+/* bridgeproc_spawn(), then waits up to BRIDGE_READY_MS until it is ready:
+ * the first start, before the agent. Returns its pid, or -1 after
+ * logging why (and killing it). */
 pid_t bridgeproc_start(struct bridgeproc *b);
 
 /* The listening descriptors PID 1 keeps for restarts. */

@@ -221,9 +221,14 @@ static void on_denials(void *arg, const pid_t *agents, int n)
 	denials_read(arg, agents, n);
 }
 
-static pid_t start_bridge(void *arg)
+static pid_t spawn_bridge(void *arg, int *note_fd)
 {
-	return bridgeproc_start(arg);
+	return bridgeproc_spawn(arg, note_fd);
+}
+
+static int bridge_note(void *arg, int fd, pid_t pid)
+{
+	return bridgeproc_note(arg, fd, pid);
 }
 
 int main(int argc, char **argv)
@@ -333,7 +338,9 @@ int main(int argc, char **argv)
 	if (sb.bridge.active) {
 		/* the bridge listens (PID 1 opened its ports) and is confined
 		 * before the agent exists */
-		sv.bridge_start = start_bridge;
+		sv.bridge_spawn = spawn_bridge;
+		sv.bridge_note = bridge_note;
+		sv.bridge_ready_ms = BRIDGE_READY_MS;
 		sv.bridge_arg = &sb.bridge;
 		sv.bridge = bridgeproc_start(&sb.bridge);
 		if (sv.bridge < 0) {

@@ -87,11 +87,22 @@ static void set_timerfd(int fd, uint64_t deadline_ms)
 	(void)timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
+static void end_bridge_notes(struct supervisor *sv)
+{
+	if (sv->bnfd < 0)
+		return;
+	/* out of the set first: a child forked meanwhile may still hold it */
+	(void)epoll_ctl(sv->epfd, EPOLL_CTL_DEL, sv->bnfd, NULL);
+	close(sv->bnfd);
+	sv->bnfd = -1;
+}
+
 static void bridge_exited(struct supervisor *sv, int status)
 {
 	uint64_t now = now_ms();
 
 	sv->bridge = 0;
+	end_bridge_notes(sv);
 	if (sv->stopping || sv->state == AGENT_DONE)
 		return;
 	if (now - sv->bridge_started >= 60000)
@@ -104,26 +115,73 @@ static void bridge_exited(struct supervisor *sv, int status)
 	sv->bridge_delay = sv->bridge_delay * 2 > 10000 ? 10000 : sv->bridge_delay * 2;
 }
 
+static void retry_bridge(struct supervisor *sv)
+{
+	log_warn("bridge: restart failed; trying again in %llums", (unsigned long long)sv->bridge_delay);
+	set_timerfd(sv->btfd, now_ms() + sv->bridge_delay);
+	sv->bridge_delay = sv->bridge_delay * 2 > 10000 ? 10000 : sv->bridge_delay * 2;
+}
+
+/* A restarted bridge that failed or is late: killed; its exit, reaped as
+ * any, schedules the next try. */
+static void drop_starting_bridge(struct supervisor *sv)
+{
+	end_bridge_notes(sv);
+	if (sv->bridge > 0)
+		(void)kill(sv->bridge, SIGKILL);
+}
+
+static void on_bridge_notes(struct supervisor *sv)
+{
+	int r = sv->bridge_note(sv->bridge_arg, sv->bnfd, sv->bridge);
+
+	if (r == 0)
+		return;
+	if (r < 0) {
+		drop_starting_bridge(sv);
+		return;
+	}
+	end_bridge_notes(sv);
+	set_timerfd(sv->btfd, 0);
+}
+
 static void on_bridge_timer(struct supervisor *sv)
 {
+	struct epoll_event ev = { .events = EPOLLIN };
 	uint64_t x;
 
-	if (read(sv->btfd, &x, sizeof x) < 0 || sv->bridge > 0 || !sv->bridge_start || sv->stopping)
+	if (read(sv->btfd, &x, sizeof x) < 0 || !sv->bridge_spawn || sv->stopping)
+		return;
+	if (sv->bnfd >= 0) {
+		log_error("bridge: pid %d not ready after %llu ms; stopping it", (int)sv->bridge,
+			  (unsigned long long)sv->bridge_ready_ms);
+		drop_starting_bridge(sv);
+		return;
+	}
+	if (sv->bridge > 0)
 		return;
 	sv->bridge_started = now_ms();
-	sv->bridge = sv->bridge_start(sv->bridge_arg);
+	sv->bridge = sv->bridge_spawn(sv->bridge_arg, &sv->bnfd);
 	if (sv->bridge <= 0) {
 		sv->bridge = 0;
-		log_warn("bridge: restart failed; trying again in %llums", (unsigned long long)sv->bridge_delay);
-		set_timerfd(sv->btfd, now_ms() + sv->bridge_delay);
-		sv->bridge_delay = sv->bridge_delay * 2 > 10000 ? 10000 : sv->bridge_delay * 2;
+		sv->bnfd = -1;
+		retry_bridge(sv);
+		return;
 	}
+	ev.data.fd = sv->bnfd;
+	if (epoll_ctl(sv->epfd, EPOLL_CTL_ADD, sv->bnfd, &ev) != 0) {
+		log_error("bridge: epoll_ctl: %s", strerror(errno));
+		drop_starting_bridge(sv);
+		return;
+	}
+	set_timerfd(sv->btfd, sv->bridge_started + sv->bridge_ready_ms);
 }
 
 static void stop_bridge(struct supervisor *sv)
 {
 	int i, status;
 
+	end_bridge_notes(sv);
 	if (sv->bridge <= 0)
 		return;
 	(void)kill(sv->bridge, SIGTERM);
@@ -540,7 +598,7 @@ int supervisor_init(struct supervisor *sv, const struct ward_config *cfg, char *
 	sv->cwd_fd = cwd_fd;
 	sv->self = getpid();
 	sv->pid1 = sv->self == 1;
-	sv->errfd = sv->sfd = sv->epfd = sv->tfd = sv->btfd = sv->watch_fd = -1;
+	sv->errfd = sv->sfd = sv->epfd = sv->tfd = sv->btfd = sv->bnfd = sv->watch_fd = -1;
 	sv->bridge_delay = 250;
 	sv->restart_delay = cfg->restart_delay_ms;
 	if (cfg->restart_limit) {
@@ -620,6 +678,8 @@ int supervisor_run(struct supervisor *sv)
 				on_timer(sv);
 			else if (ev[i].data.fd == sv->btfd)
 				on_bridge_timer(sv);
+			else if (ev[i].data.fd == sv->bnfd && sv->bnfd >= 0)
+				on_bridge_notes(sv);
 			else if (ev[i].data.fd == sv->errfd && sv->errfd >= 0)
 				check_started(sv);
 			else if (ev[i].data.fd == sv->watch_fd && sv->watch_fd >= 0)
@@ -642,5 +702,7 @@ void supervisor_free(struct supervisor *sv)
 		close(sv->tfd);
 	if (sv->btfd >= 0)
 		close(sv->btfd);
+	if (sv->bnfd >= 0)
+		close(sv->bnfd);
 	free(sv->restarts);
 }

@@ -38,11 +38,16 @@ struct supervisor {
 	void *on_start_arg;
 	struct start_notes notes;
 
-	/* the MCP bridge: started before the agent, restarted when it dies */
+	/* the MCP bridge: started before the agent, restarted when it dies.
+	 * A restart does not hold up the loop: the new bridge's reports are
+	 * read from bnfd as they come, and btfd is its deadline meanwhile. */
 	pid_t bridge;
-	pid_t (*bridge_start)(void *arg);
+	pid_t (*bridge_spawn)(void *arg, int *note_fd);
+	int (*bridge_note)(void *arg, int fd, pid_t pid); /* 1 ready, 0 not yet, -1 failed */
 	void *bridge_arg;
 	int btfd;
+	int bnfd; /* a restarted bridge's report pipe until it is ready, else -1 */
+	uint64_t bridge_ready_ms; /* how long it may take */
 	uint64_t bridge_started, bridge_delay;
 
 	/* one more descriptor to poll (the audit log), and what to do when

@@ -11,6 +11,7 @@ import argparse
 import json
 import os
 import resource
+import select
 import shutil
 import signal
 import socket
@@ -54,6 +55,17 @@ def bridge_pids(ward_pid):
     """The ward-bridge processes among ward's children."""
     return [int(p) for p in open(f"/proc/{ward_pid}/task/{ward_pid}/children").read().split()
             if open(f"/proc/{p}/comm").read().strip() == "ward-bridge"]
+
+
+def wait_bridge(ward_pid, tries=250):
+    """The bridge's pids once it has one: its port listens before it is
+    forked (PID 1 opens the listeners), and it is named at once after."""
+    for _ in range(tries):
+        bp = bridge_pids(ward_pid)
+        if bp:
+            return bp
+        time.sleep(0.02)
+    return []
 
 
 def cpu_s(pid):
@@ -1477,7 +1489,7 @@ def pdeath_case(a, work):
     bp, gone = [], False
     try:
         wait_port(17896)
-        bp = bridge_pids(w.pid)
+        bp = wait_bridge(w.pid)
         sig = [l.split()[1] for l in open(f"/proc/{bp[0]}/status") if l.startswith("Uid:")] if bp else []
         w.kill()
         w.wait()
@@ -1523,13 +1535,76 @@ def restart_caps_case(a, work):
            f"rc {p.returncode}, {lines}" + ("" if p.returncode == 0 else f"\n{err[-600:]}"))
 
 
+def restart_wait_case(a, work):
+    """A restarted bridge that is slow to confine itself does not hold up
+    PID 1: while it starts, signals still reach the agent. strace delays
+    every bridge's setsid() (only the bridge calls it) by 3 s; the first
+    start waits that out, as it must, before the agent runs."""
+    if not shutil.which("strace"):
+        report("restart-wait: a slow bridge restart does not hold up PID 1", None, "SKIP: no strace")
+        return
+    conf = os.path.join(work, "restart-wait.conf")
+    with open(conf, "w") as f:
+        f.write("[route rw]\nlisten = 127.0.0.1:17894\nupstream = unix:/nonexistent.sock\npath = /x\n")
+    log = os.path.join(work, "restart-wait.log")
+    agent = "trap 'echo usr1' USR1; echo started; while :; do sleep 0.05; done"
+    with open(log, "w") as errf:
+        w = subprocess.Popen(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=setsid",
+                              "-e", "inject=setsid:delay_enter=3000000", a.ward, "-c", conf, "--", "sh", "-c", agent],
+                             stdout=subprocess.PIPE, stderr=errf)
+    ward_pid, got, before, after, st = None, b"", None, "", 0
+    try:
+        first = w.stdout.readline().strip()
+        for _ in range(100):
+            ch = [int(p) for p in open(f"/proc/{w.pid}/task/{w.pid}/children").read().split()]
+            if ch:
+                ward_pid = ch[0]
+                break
+            time.sleep(0.02)
+        old = wait_bridge(ward_pid) if ward_pid else []
+        if first == b"started" and old:
+            os.kill(old[0], signal.SIGKILL)
+            new = []
+            for _ in range(250):  # restarted after 250 ms, then held 3 s in setsid()
+                new = [p for p in bridge_pids(ward_pid) if p not in old]
+                if new:
+                    break
+                time.sleep(0.02)
+            os.kill(ward_pid, signal.SIGUSR1)
+            r, _, _ = select.select([w.stdout], [], [], 10)
+            got = w.stdout.readline().strip() if r else b""
+            before = open(log, errors="replace").read()
+            for _ in range(250):
+                after = open(log, errors="replace").read()
+                if "route(s) again" in after:
+                    break
+                time.sleep(0.02)
+            st = status(exchange(17894, req("GET", "/x")))
+    finally:
+        # ward itself: strace, terminated, would leave it running detached
+        if ward_pid:
+            os.kill(ward_pid, signal.SIGTERM)
+        try:
+            w.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            w.kill()
+            w.wait()
+            if ward_pid:
+                os.kill(ward_pid, signal.SIGKILL)
+    report("restart-wait: while a restarted bridge is still starting, a signal reaches the agent",
+           got == b"usr1" and "route(s) again" not in before,
+           f"agent said {got!r}; ready logged before it: {'route(s) again' in before}")
+    report("restart-wait: the slow bridge then serves", "route(s) again" in after and st == 502,
+           f"status {st}" + ("" if st == 502 else f"\n{after[-600:]}"))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ward", required=True)
     ap.add_argument("--label", default="", help="suffix of the summary line")
     ap.add_argument("--helper", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build",
                                                      "tests", "helper"), help="tests/helpers/helper.c, built")
-    ap.add_argument("--only", default="", help="comma-separated groups to run: wire,sdk,mcp,pi,tls,health,stall,accept,pdeath,restart-caps")
+    ap.add_argument("--only", default="", help="comma-separated groups to run: wire,sdk,mcp,pi,tls,health,stall,accept,pdeath,restart-caps,restart-wait")
     a = ap.parse_args()
     a.ward = os.path.abspath(a.ward)
     if os.geteuid() != 0:
@@ -1543,7 +1618,8 @@ def main():
     try:
         groups = (("wire", wire_cases), ("sdk", sdk_case), ("mcp", mcp_case), ("pi", pi_case), ("tls", tls_case),
                   ("health", health_case), ("stall", stall_case), ("accept", accept_case),
-                  ("pdeath", pdeath_case), ("restart-caps", restart_caps_case))
+                  ("pdeath", pdeath_case), ("restart-caps", restart_caps_case),
+                  ("restart-wait", restart_wait_case))
         for name, run in groups:
             if not a.only or name in a.only.split(","):
                 run(a, work)
