@@ -61,6 +61,7 @@ struct parse_ctx {
 	int key_line[48]; /* first line each single-valued key was set on */
 	const char *section; /* the current one, for [route NAME] */
 	int continued;	     /* this line is indented: it continues the value above */
+	int key_seen;	     /* a key came since the last section header (inih's prev_name) */
 	char *command_text;  /* [agent] command as written, continuation lines joined */
 	int command_line;
 	int section_line[SEC_UNKNOWN];
@@ -787,6 +788,7 @@ static int handler(void *user, const char *section, const char *name, const char
 	const char *why = NULL;
 	size_t i;
 
+	ctx->key_seen = 1;
 	if (ctx->err_line)
 		return 0;
 	if (!*section) {
@@ -826,6 +828,9 @@ static int handler(void *user, const char *section, const char *name, const char
 	return 0;
 }
 
+/* inih (r55) truncates section and key names to this, less one */
+#define INIH_MAX_NAME 50
+
 /* inih's line reader, wrapped to count lines (Debian's inih is built
  * without line numbers in the handler), to refuse over-long lines instead
  * of letting inih split them, and to see section headers even when the
@@ -834,7 +839,7 @@ static char *reader(char *str, int num, void *stream)
 {
 	struct parse_ctx *ctx = stream;
 	int c = EOF, len = 0, nul = 0;
-	char *p;
+	char *p, *q;
 
 	while (len < num - 1 && (c = getc(ctx->f)) != EOF) {
 		if (c == '\0')
@@ -847,9 +852,10 @@ static char *reader(char *str, int num, void *stream)
 		return NULL;
 	str[len] = '\0';
 	ctx->line++;
-	if (c != '\n' && c != EOF && (c = getc(ctx->f)) != '\n' && c != EOF) {
-		/* the buffer filled before the line ended */
-		while ((c = getc(ctx->f)) != EOF && c != '\n')
+	if (c != '\n' && c != EOF && (c = getc(ctx->f)) != EOF) {
+		/* The buffer filled before the line's newline: inih would ask
+		 * for the rest and join the next line to it. */
+		while (c != '\n' && (c = getc(ctx->f)) != EOF)
 			;
 		fail(ctx, ctx->line, "line longer than %d characters; split a list over "
 			  "repeated keys", num - 2);
@@ -864,12 +870,34 @@ static char *reader(char *str, int num, void *stream)
 	p = str;
 	if (ctx->line == 1 && strncmp(p, "\xEF\xBB\xBF", 3) == 0)
 		p += 3;
-	ctx->continued = (*p == ' ' || *p == '\t') && p[strspn(p, " \t")] &&
-			 !strchr(";#\r\n", p[strspn(p, " \t")]);
-	if (*p == '[') {
-		char *end = strchr(p, ']');
+	q = p + strspn(p, " \t");
+	/* inih takes an indented line as the value above only after a key
+	 * of the same section; else as a line of its own */
+	ctx->continued = q > p && *q && !strchr(";#\r\n", *q) && ctx->key_seen;
+	if (*q == '[' && q > p) {
+		fail(ctx, ctx->line, "a section header starts its line (this one is indented)");
+		str[0] = '\0';
+		return str;
+	}
+	if (*q == '[') {
+		char *end = strchr(q, ']');
+		ctx->key_seen = 0;
+		if (end && end - q - 1 >= INIH_MAX_NAME) {
+			fail(ctx, ctx->line, "section name longer than %d characters", INIH_MAX_NAME - 1);
+			str[0] = '\0';
+			return str;
+		}
 		if (end)
-			check_section(ctx, p + 1, (size_t)(end - p - 1));
+			check_section(ctx, q + 1, (size_t)(end - q - 1));
+	} else if (!ctx->continued && *q && !strchr(";#\r\n", *q)) {
+		size_t k = strcspn(q, "=:");
+		while (k && (q[k - 1] == ' ' || q[k - 1] == '\t'))
+			k--;
+		if (k >= INIH_MAX_NAME) {
+			fail(ctx, ctx->line, "key longer than %d characters", INIH_MAX_NAME - 1);
+			str[0] = '\0';
+			return str;
+		}
 	}
 	return str;
 }

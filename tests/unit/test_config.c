@@ -313,6 +313,36 @@ static void test_errors(void)
 		CHECK(err(text, "ward: t.conf:2: line longer than 198 characters"));
 	}
 	{
+		/* 199 characters and a newline: inih would join the next line */
+		char text[300];
+		memcpy(text, "[agent]\n", 8);
+		memset(text + 8, ' ', 199);
+		memcpy(text + 8, "cwd = /", 7);
+		memcpy(text + 207, "\nuser = pi\n", 12);
+		CHECK(err(text, "ward: t.conf:2: line longer than 198 characters"));
+		text[8 + 198] = '\n'; /* 198 and a newline: fine */
+		memcpy(text + 207, "user = pi\n", 11);
+		CHECK(ok(text));
+	}
+	/* an indented section header is one to inih, unless a key came
+	 * before it in its section: it must not pass unnoticed either way */
+	CHECK(err("[ward]\n  [seccomp]\n", "ward: t.conf:2: a section header starts its line"));
+	CHECK(err("\t[landlock]\n", "ward: t.conf:1: a section header starts its line"));
+	CHECK(err("[agent]\ncommand = a\n  [x]\n", "ward: t.conf:3: a section header starts its line"));
+	/* an indented first key is a key, not a continuation */
+	CHECK(err("[agent]\n  command = a\ncommand = b\n", "ward: t.conf:3: command: set twice (first on line 2)"));
+	{
+		struct ward_config cfg;
+		CHECK(load(&cfg, "[agent]\ncommand = a\n  b\n") == 0 && cfg.command && cfg.command[1] &&
+		      strcmp(cfg.command[1], "b") == 0);
+		config_free(&cfg);
+	}
+	/* inih cuts names at 49 characters */
+	CHECK(err("[route aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa]\nlisten = 127.0.0.1:7\n",
+		  "ward: t.conf:1: section name longer than 49 characters"));
+	CHECK(err("[ward]\nlog_levelllllllllllllllllllllllllllllllllllllllllllllll = info\n",
+		  "ward: t.conf:2: key longer than 49 characters"));
+	{
 		static const char nul[] = "[ward]\nlog_level\0 = info\n";
 		struct ward_config cfg;
 		FILE *in = fmemopen((void *)nul, sizeof nul - 1, "r");
