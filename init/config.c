@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <arpa/inet.h>
 #include <errno.h>
 #include <ini.h>
 #include <stdarg.h>
@@ -652,30 +653,51 @@ static int set_route(struct parse_ctx *ctx, const char *k, const char *v, const 
 	return 0;
 }
 
+/* An absolute file path with no //, . or .. segment and no trailing /:
+ * two spellings of one file must not pass the overlap checks. */
+static int plain_file_path(const char *v)
+{
+	size_t vl = strlen(v);
+
+	return v[0] == '/' && v[vl - 1] != '/' && !strstr(v, "/../") && !strstr(v, "/./") && !strstr(v, "//") &&
+	       !(vl >= 2 && strcmp(v + vl - 2, "/.") == 0) && !(vl >= 3 && strcmp(v + vl - 3, "/..") == 0);
+}
+
+/* "fd:N" (N >= 3, written as ward will compare it: fd:03 is fd:3) or an
+ * absolute path. */
+static int set_source(char **dst, const char *v, const char **why)
+{
+	uint64_t n;
+
+	if (strncmp(v, "fd:", 3) != 0 && v[0] != '/')
+		return *why = "expected fd:N or an absolute path", -1;
+	if (strncmp(v, "fd:", 3) == 0) {
+		if (parse_uint(v + 3, 3, 65535, &n, why) != 0)
+			return *why = "expected fd:N with N >= 3", -1;
+		if (asprintf(dst, "fd:%u", (unsigned)n) < 0)
+			*dst = NULL;
+	} else {
+		*dst = strdup(v);
+	}
+	return *dst ? 0 : (*why = "out of memory", -1);
+}
+
 static int set_file(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
 {
 	const char *name = ctx->section + strlen("file ");
 	struct config_file *f = file_named(ctx->cfg, name, strlen(name), ctx->line);
-	uint64_t n;
 
 	if (!f)
 		return *why = "out of memory", -1;
 	if (strcmp(k, "source") == 0) {
 		if (f->source)
 			return *why = "set twice in this file", -1;
-		if (strncmp(v, "fd:", 3) != 0 && v[0] != '/')
-			return *why = "expected fd:N or an absolute path", -1;
-		if (strncmp(v, "fd:", 3) == 0 && parse_uint(v + 3, 3, 65535, &n, why) != 0)
-			return *why = "expected fd:N with N >= 3", -1;
-		f->source = strdup(v);
-		return f->source ? 0 : (*why = "out of memory", -1);
+		return set_source(&f->source, v, why);
 	}
 	if (strcmp(k, "target") == 0) {
 		if (f->target)
 			return *why = "set twice in this file", -1;
-		size_t vl = strlen(v);
-		if (v[0] != '/' || v[vl - 1] == '/' || strstr(v, "/../") || strstr(v, "/./") || strstr(v, "//") ||
-		    (vl >= 2 && strcmp(v + vl - 2, "/.") == 0) || (vl >= 3 && strcmp(v + vl - 3, "/..") == 0))
+		if (!plain_file_path(v))
 			return *why = "expected an absolute, normalised file path", -1;
 		f->target = strdup(v);
 		return f->target ? 0 : (*why = "out of memory", -1);
@@ -702,14 +724,13 @@ static int set_mcp(struct parse_ctx *ctx, const char *k, const char *v, const ch
 	uint64_t port;
 
 	if (strcmp(k, "source") == 0) {
-		if (strncmp(v, "fd:", 3) != 0 && v[0] != '/')
-			return *why = "expected fd:N or an absolute path", -1;
-		if (strncmp(v, "fd:", 3) == 0 && parse_uint(v + 3, 3, 65535, &port, why) != 0)
-			return *why = "expected fd:N with N >= 3", -1;
-		cfg->mcp_source = strdup(v);
+		free(cfg->mcp_source);
+		cfg->mcp_source = NULL;
+		return set_source(&cfg->mcp_source, v, why);
 	} else if (strcmp(k, "target") == 0) {
-		if (v[0] != '/' || v[strlen(v) - 1] == '/')
-			return *why = "expected an absolute file path", -1;
+		if (!plain_file_path(v))
+			return *why = "expected an absolute, normalised file path", -1;
+		free(cfg->mcp_target);
 		cfg->mcp_target = strdup(v);
 	} else if (strcmp(k, "upstream") == 0) {
 		if (upstream_parse(v, &cfg->mcp_up, why) != 0)
@@ -874,12 +895,13 @@ static char *reader(char *str, int num, void *stream)
 	/* inih takes an indented line as the value above only after a key
 	 * of the same section; else as a line of its own */
 	ctx->continued = q > p && *q && !strchr(";#\r\n", *q) && ctx->key_seen;
-	if (*q == '[' && q > p) {
+	if (*q == '[' && q > p && !ctx->continued) {
+		/* inih would take it as a header: be plain about it */
 		fail(ctx, ctx->line, "a section header starts its line (this one is indented)");
 		str[0] = '\0';
 		return str;
 	}
-	if (*q == '[') {
+	if (*q == '[' && !ctx->continued) {
 		char *end = strchr(q, ']');
 		ctx->key_seen = 0;
 		if (end && end - q - 1 >= INIH_MAX_NAME) {
@@ -945,6 +967,18 @@ static void validate(struct parse_ctx *ctx)
 		if ((r->tls_ca || r->tls_pin) && r->up.kind != UP_TLS) {
 			fail(ctx, r->line, "[route %s]: tls_ca and tls_pin need a tls: upstream", r->name);
 			return;
+		}
+		if (r->up.kind == UP_TLS && !r->tls_pin) {
+			char name[256];
+			struct in6_addr a6;
+			if (host_server_name(r->host ? r->host : r->up.default_host, name, sizeof name) == 0 &&
+			    (inet_pton(AF_INET, name, &a6) == 1 || inet_pton(AF_INET6, name, &a6) == 1)) {
+				/* mbedTLS 2.28 matches DNS names only: it could never verify */
+				fail(ctx, r->line, "[route %s]: the TLS server name %s is an IP address, which a "
+				     "certificate cannot be checked against here; set host to its DNS name or use "
+				     "tls_pin", r->name, name);
+				return;
+			}
 		}
 	}
 	for (i = 0; i < cfg->n_files; i++) {

@@ -136,8 +136,9 @@ void config_print(const struct ward_config *cfg, FILE *out)
 	if (cfg->n_routes)
 		fprintf(out, "\n; bridge_user = %s\n", cfg->bridge_user ? cfg->bridge_user : "(default: 65534)");
 	if (cfg->has_mcp)
-		fprintf(out, "\n[mcp]\nsource = %s\ntarget = %s\nupstream = %s\nlisten = 127.0.0.1:%u\n",
-			cfg->mcp_source, cfg->mcp_target, cfg->mcp_up.desc, cfg->mcp_port);
+		fprintf(out, "\n[mcp]\nsource = %s\ntarget = %s\nupstream = %s\nlisten = 127.0.0.1:%u\nrequired = %s\n",
+			cfg->mcp_source, cfg->mcp_target, cfg->mcp_up.desc, cfg->mcp_port,
+			cfg->mcp_optional ? "no" : "yes");
 	else
 		fputs("\n; [mcp] absent: no MCP config materialisation\n", out);
 	for (i = 0; i < cfg->n_files; i++)

@@ -17,6 +17,7 @@
 #include "../landlock/landlock.h"
 #include "config.h"
 #include "log.h"
+#include "privfiles.h"
 #include "procs.h"
 #include "denials.h"
 #include "explain.h"
@@ -275,6 +276,9 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	log_setup(cfg.log_format, cfg.log_level);
+	rc = privfiles_check_fds(&cfg);
+	if (rc)
+		goto out;
 	if (opt.check) {
 		rc = sandbox_prepare(&sb, &cfg, 0, 1);
 		if (rc == 0 && opt.explain) {

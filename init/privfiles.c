@@ -1,12 +1,71 @@
 #define _GNU_SOURCE
 #include "privfiles.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "../mcp-bridge/http.h"
 #include "log.h"
+
+/* One fd:N the config names: open now, and named once. */
+static int fd_named(const struct ward_config *cfg, int line, const char *what, const char *spec, int *seen,
+		    int *seen_line, int *n)
+{
+	long v = strtol(spec + 3, NULL, 10);
+	int i;
+
+	if (v < 3 || v > 65535)
+		return 0; /* the config's own checks say why */
+	for (i = 0; i < *n; i++)
+		if (seen[i] == (int)v) {
+			log_error("%s:%d: %s fd:%ld: also named on line %d (a descriptor is read once, then closed)",
+				  cfg->path, line, what, v, seen_line[i]);
+			return 2;
+		}
+	if (fcntl((int)v, F_GETFD) < 0) {
+		log_error("%s:%d: %s fd:%ld: ward was not given this descriptor (runc/podman --preserve-fds)",
+			  cfg->path, line, what, v);
+		return 2;
+	}
+	seen[*n] = (int)v;
+	seen_line[(*n)++] = line;
+	return 0;
+}
+
+int privfiles_check_fds(const struct ward_config *cfg)
+{
+	int n = 0, i, h, rc = 0, max = 1 + cfg->n_files, *seen, *seen_line;
+
+	for (i = 0; i < cfg->n_routes; i++)
+		max += cfg->routes[i].n_headers;
+	seen = calloc((size_t)max, sizeof *seen);
+	seen_line = calloc((size_t)max, sizeof *seen_line);
+	if (!seen || !seen_line) {
+		free(seen);
+		free(seen_line);
+		log_error("out of memory");
+		return 3;
+	}
+	if (cfg->has_mcp && cfg->mcp_source && strncmp(cfg->mcp_source, "fd:", 3) == 0)
+		rc = fd_named(cfg, cfg->mcp_line, "[mcp] source", cfg->mcp_source, seen, seen_line, &n);
+	for (i = 0; !rc && i < cfg->n_files; i++)
+		if (cfg->files[i].source && strncmp(cfg->files[i].source, "fd:", 3) == 0)
+			rc = fd_named(cfg, cfg->files[i].line, "[file] source", cfg->files[i].source, seen,
+				      seen_line, &n);
+	for (i = 0; !rc && i < cfg->n_routes; i++)
+		for (h = 0; !rc && h < cfg->routes[i].n_headers && !cfg->routes[i].resolved; h++) {
+			const char *colon = strchr(cfg->routes[i].headers[h], ':');
+			const char *val = colon ? colon + 1 + strspn(colon + 1, " \t") : "";
+			if (strncmp(val, "@fd:", 4) == 0)
+				rc = fd_named(cfg, cfg->routes[i].line, "[route] header", val + 1, seen, seen_line, &n);
+		}
+	free(seen);
+	free(seen_line);
+	return rc;
+}
 
 /* The host's mcp.json -> routes (added to cfg) and the agent's copy, kept
  * in pf until privfiles_write. */
@@ -17,7 +76,8 @@ static int read_mcp(struct privfiles *pf, struct ward_config *cfg)
 	size_t len = 0;
 	int i, j, rc;
 
-	if (cfg->mcp_optional && strncmp(cfg->mcp_source, "fd:", 3) != 0 && access(cfg->mcp_source, F_OK) != 0) {
+	if (cfg->mcp_optional && strncmp(cfg->mcp_source, "fd:", 3) != 0 && access(cfg->mcp_source, F_OK) != 0 &&
+	    errno == ENOENT) {
 		log_info("mcp: %s is not there (required = no): no MCP servers", cfg->mcp_source);
 		return 0;
 	}

@@ -19,6 +19,12 @@ struct privfiles {
 	struct mcp_result mcp_res;
 };
 
+/* Before ward opens anything: every fd:N the config names (sources and
+ * @fd:N header values) is open, and none is named twice. Else the
+ * number would be one of ward's own by the time it is read. 0, or the
+ * exit status after logging why. */
+int privfiles_check_fds(const struct ward_config *cfg);
+
 /* Reads every source (each descriptor once, then closed) and rewrites the
  * host's mcp.json; its servers become routes in cfg. 0, or the exit status
  * after logging why (2: a config or source problem, 3: out of memory). */

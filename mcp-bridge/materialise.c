@@ -53,6 +53,12 @@ static char *interpolate(const char *v, struct mcp_result *r)
 	char *out = NULL;
 	const char *p = v;
 
+	if (strstr(v, "$env:")) {
+		/* pi-mcp-adapter's other spelling: sent as it is, it would reach
+		 * the server literally */
+		fail(r, "a header value uses $env:NAME; ward expands ${NAME} only");
+		return NULL;
+	}
 	if (append(&out, &n, &cap, "", 0) != 0)
 		return NULL;
 	while (*p) {
@@ -96,18 +102,33 @@ static char *interpolate(const char *v, struct mcp_result *r)
 	return out;
 }
 
-/* HOST, HOST:PORT or [V6]:PORT, the port 1-65535 */
-static int port_ok(const char *authority)
+/* HOST, HOST:PORT, [V6] or [V6]:PORT: a name of letters, digits, '-', '.',
+ * '_' and '~', or an IPv6 literal in brackets; the port 1-65535. It
+ * becomes the Host line upstream (and the TLS name). */
+static int authority_ok(const char *a)
 {
-	const char *colon = strrchr(authority, ':'), *bracket = strrchr(authority, ']');
+	const char *p = a, *port;
 	char *end;
 	unsigned long v;
 
-	if (!colon || (bracket && colon < bracket))
+	if (*p == '[') {
+		p++;
+		p += strspn(p, "0123456789abcdefABCDEF:.");
+		if (*p != ']' || p == a + 1)
+			return 0;
+		port = p + 1;
+	} else {
+		while (*p && (isalnum((unsigned char)*p) || strchr("-._~", *p)))
+			p++;
+		if (p == a)
+			return 0;
+		port = p;
+	}
+	if (*port == '\0')
 		return 1;
-	if (!isdigit((unsigned char)colon[1]))
+	if (*port != ':' || !isdigit((unsigned char)port[1]))
 		return 0;
-	v = strtoul(colon + 1, &end, 10);
+	v = strtoul(port + 1, &end, 10);
 	return *end == '\0' && v >= 1 && v <= 65535;
 }
 
@@ -117,28 +138,32 @@ static int split_url(const char *url, char *authority, size_t asize, char *targe
 	const char *p, *slash;
 	size_t alen;
 
-	if (strncmp(url, "http://", 7) == 0)
+	if (strncasecmp(url, "http://", 7) == 0)
 		p = url + 7;
-	else if (strncmp(url, "https://", 8) == 0)
+	else if (strncasecmp(url, "https://", 8) == 0)
 		p = url + 8;
 	else
 		return -1;
 	slash = p + strcspn(p, "/?#");
 	alen = (size_t)(slash - p);
-	if (alen == 0 || alen >= asize || memchr(p, '@', alen))
+	if (alen == 0 || alen >= asize)
 		return -1;
 	memcpy(authority, p, alen);
 	authority[alen] = '\0';
-	/* it becomes the Host line upstream: no blank, control byte or backslash */
-	for (alen = 0; authority[alen]; alen++)
-		if ((unsigned char)authority[alen] <= ' ' || authority[alen] == 0x7f || authority[alen] == '\\')
-			return -1;
+	if (!authority_ok(authority))
+		return -1;
 	if (strchr(slash, '#'))
 		return -1;
 	if (snprintf(target, tsize, "%s%s", *slash == '?' ? "/" : "", *slash ? slash : "/") >= (int)tsize)
 		return -1;
-	/* a path the bridge would refuse, or a port that cannot be */
-	if (!http_target_ok(target) || !port_ok(authority))
+	/* What the agent's client sends must be the route's path byte for
+	 * byte: a WHATWG URL parser (Node's) percent-encodes these in a path
+	 * or query, and maps \ to /. Non-ASCII is refused in requests. */
+	for (p = target; *p; p++)
+		if ((unsigned char)*p >= 0x80 || strchr("\"<>`{}'^\\", *p))
+			return -1;
+	/* a path the bridge would refuse */
+	if (!http_target_ok(target))
 		return -1;
 	return 0;
 }
@@ -217,6 +242,13 @@ static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, un
 
 	if (json_is_string(type) && strcmp(json_string_value(type), "sse") == 0)
 		return fail(r, "server %s: legacy SSE cannot be bridged (two paths); use streamable HTTP", name);
+	/* pi-mcp-adapter's OAuth keeps a client secret in the server's entry,
+	 * and its flow needs paths the route does not have */
+	if (json_object_get(srv, "oauth") ||
+	    (json_is_string(json_object_get(srv, "auth")) &&
+	     strcmp(json_string_value(json_object_get(srv, "auth")), "oauth") == 0))
+		return fail(r, "server %s: OAuth cannot be bridged (its secret would stay in the agent's copy); "
+			    "give a bearer token or a header", name);
 	if (split_url(json_string_value(url), authority, sizeof authority, target, sizeof target) != 0)
 		/* the URL itself is not repeated: it may carry a password or a token */
 		return fail(r, "server %s: its url cannot be bridged (want http[s]://host[:port]/path[?query], "
@@ -228,9 +260,13 @@ static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, un
 		return fail(r, "out of memory");
 	json_object_foreach(headers, key, val) {
 		char *v;
-		if (!json_is_string(val) || !token(key)) {
+		if (!token(key)) {
 			free_lines(lines, n);
-			return fail(r, "server %s: header %s: want a string value and a plain name", name, key);
+			return fail(r, "server %s: a header name is not an HTTP token", name);
+		}
+		if (!json_is_string(val)) {
+			free_lines(lines, n);
+			return fail(r, "server %s: header %s: want a string value", name, key);
 		}
 		if (http_header_reserved(key, strlen(key))) {
 			free_lines(lines, n);
@@ -248,24 +284,36 @@ static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, un
 	}
 	/* pi-mcp-adapter's own token fields become the same header */
 	if (json_is_string(json_object_get(srv, "bearerToken")) || json_is_string(json_object_get(srv, "bearerTokenEnv"))) {
-		const char *tok = json_is_string(json_object_get(srv, "bearerToken"))
-					  ? json_string_value(json_object_get(srv, "bearerToken"))
-					  : getenv(json_string_value(json_object_get(srv, "bearerTokenEnv")));
-		if (!tok) {
-			free_lines(lines, n);
-			return fail(r, "server %s: bearerTokenEnv names a variable ward's environment lacks", name);
-		}
-		for (int i = 0; i < n; i++)
-			if (strncasecmp(lines[i], "Authorization:", 14) == 0) {
+		char *tok = NULL;
+		if (json_is_string(json_object_get(srv, "bearerToken"))) {
+			tok = interpolate(json_string_value(json_object_get(srv, "bearerToken")), r);
+			if (!tok) {
 				free_lines(lines, n);
-				return fail(r, "server %s: an Authorization header and a bearer token: say one", name);
+				return -1;
 			}
-		if (strpbrk(tok, "\r\n")) {
-			free_lines(lines, n);
-			return fail(r, "server %s: the bearer token holds a line break", name);
+		} else {
+			const char *env = getenv(json_string_value(json_object_get(srv, "bearerTokenEnv")));
+			if (!env || !(tok = strdup(env))) {
+				free_lines(lines, n);
+				return env ? fail(r, "out of memory")
+					   : fail(r, "server %s: bearerTokenEnv names a variable ward's environment "
+						  "lacks", name);
+			}
 		}
-		if (asprintf(&lines[n], "Authorization: Bearer %s", tok) < 0)
+		const char *bad = NULL;
+		for (int i = 0; i < n; i++)
+			if (strncasecmp(lines[i], "Authorization:", 14) == 0)
+				bad = "an Authorization header and a bearer token: say one";
+		if (strpbrk(tok, "\r\n"))
+			bad = "the bearer token holds a line break";
+		if (!bad && asprintf(&lines[n], "Authorization: Bearer %s", tok) < 0)
 			lines[n] = NULL;
+		explicit_bzero(tok, strlen(tok));
+		free(tok);
+		if (bad) {
+			free_lines(lines, n);
+			return fail(r, "server %s: %s", name, bad);
+		}
 		if (lines[n])
 			n++;
 	}
@@ -280,6 +328,8 @@ static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, un
 	json_object_del(srv, "headers");
 	json_object_del(srv, "bearerToken");
 	json_object_del(srv, "bearerTokenEnv");
+	/* a URL server's env has no process to go to: the agent gets none of it */
+	json_object_del(srv, "env");
 	return 0;
 }
 
@@ -307,7 +357,8 @@ int mcp_rewrite(const char *text, size_t len, unsigned first_port, struct mcp_re
 	}
 	json_object_foreach(servers, name, srv) {
 		if (!server_name_ok(name)) {
-			fail(r, "server name '%s': letters, digits, _ and - only", name);
+			/* not repeated: it may hold a line break */
+			fail(r, "a server name is not 1-64 letters, digits, _ and -");
 			json_decref(root); /* after: the message names its keys */
 			return -1;
 		}
@@ -457,12 +508,17 @@ static int open_dir_nofollow(const char *dir, uid_t uid, gid_t gid, char *err, s
 	for (comp = strtok_r(buf, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
 		int next = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (next < 0 && errno == ENOENT) {
-			if (mkdirat(fd, comp, 0700) != 0 || fchownat(fd, comp, uid, gid, AT_SYMLINK_NOFOLLOW) != 0) {
+			/* chown what was opened, not the name: in a directory the
+			 * agent can write, the name may be another inode by then */
+			if (mkdirat(fd, comp, 0700) != 0 ||
+			    (next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+			    fchown(next, uid, gid) != 0) {
 				snprintf(err, errsize, "target directory %s: mkdir %s: %s", dir, comp, strerror(errno));
+				if (next >= 0)
+					close(next);
 				close(fd);
 				return -1;
 			}
-			next = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		}
 		if (next < 0) {
 			snprintf(err, errsize, "target directory %s: %s: %s%s", dir, comp, strerror(errno),

@@ -82,6 +82,11 @@ int tls_route_init(struct tls_route *t, const char *name, const char *ca, const 
 	return 0;
 }
 
+int tls_route_reseed(struct tls_route *t)
+{
+	return mbedtls_ctr_drbg_reseed(&t->drbg, (const unsigned char *)"fork", 4) == 0 ? 0 : -1;
+}
+
 void tls_route_free(struct tls_route *t)
 {
 	mbedtls_x509_crt_free(&t->ca);

@@ -40,6 +40,11 @@ struct tls_conn {
 /* ca: a PEM bundle (NULL: the default); pin: "sha256:HEX" or NULL. */
 int tls_route_init(struct tls_route *t, const char *name, const char *ca, const char *pin, char *err,
 		   size_t errsize);
+/* In a newly forked bridge: the generator was seeded once in PID 1, and
+ * every bridge forked from it would draw the same bytes (client randoms,
+ * ephemeral keys). 0, or -1. */
+int tls_route_reseed(struct tls_route *t);
+
 void tls_route_free(struct tls_route *t);
 
 /* "sha256:" + 64 hex digits -> 32 bytes. */

@@ -1080,6 +1080,18 @@ listen = 127.0.0.1:17850
         report(f"[mcp] with {label}: exit 2, one clear line, agent not started", okr,
                f"rc {p.returncode}: {err[-1] if err else ''}")
 
+    # fd:3 not handed in, stderr a pipe: ward's own log descriptor would
+    # be fd 3 by the time the source is read (it was: exit 2, silent)
+    c = open(conf).read().replace("source = fd:5", "source = fd:3")
+    c = c[:c.index("command = ")] + f"command = touch {marker}\n" + c[c.index("cwd = "):]
+    with open(conf + ".nofd", "w") as f:
+        f.write(c)
+    p = subprocess.run([a.ward, "-c", conf + ".nofd"], capture_output=True, timeout=20)
+    err = p.stderr.decode().strip().splitlines()
+    report("[mcp] source = fd:3 not handed in (stderr a pipe): exit 2, one clear line, agent not started",
+           p.returncode == 2 and len(err) == 1 and "not given this descriptor" in err[0] and not os.path.exists(marker),
+           f"rc {p.returncode}: {err}")
+
     # An MCP server's URL is one endpoint, even when its path ends in '/':
     # the route made from it is not a prefix (that would give the agent
     # every path of that origin, with the server's credentials)
@@ -1192,6 +1204,8 @@ def tls_case(a, work):
     ctx.load_cert_chain(certs["upstream.test"][1], certs["upstream.test"][0])
     seen, names = [], []
     ctx.sni_callback = lambda _sock, name, _ctx: names.append(name)
+    keylog = os.path.join(work, "tls-keys.log")
+    ctx.keylog_filename = keylog  # each handshake's client random
 
     class H(socketserver.StreamRequestHandler):
         def handle(self):
@@ -1291,6 +1305,27 @@ def tls_case(a, work):
         c.close()
         report("tls: both sides stalled, the bridge waits (CPU in 1.5 s under 0.3 s)", bp and 0 <= spent < 0.3,
                f"{spent:.2f} s")
+        # Every bridge is forked from PID 1, where the generator was
+        # seeded: a restarted bridge must not draw the same bytes again
+        # (client randoms, ephemeral keys).
+        statuses = []
+        for _ in range(2):
+            old = bridge_pids(w.pid)
+            for p in old:
+                os.kill(p, signal.SIGKILL)
+            new = []
+            for _ in range(250):
+                new = [p for p in bridge_pids(w.pid) if p not in old]
+                if new:
+                    break
+                time.sleep(0.02)
+            wait_port(17861)
+            statuses.append(status(exchange(17861, req("POST", "/v1/chat/completions", body=b'{"model":"x"}'))))
+        randoms = [l.split()[1][8:] for l in open(keylog) if l.startswith("CLIENT_RANDOM ")] \
+            if os.path.exists(keylog) else []
+        report("tls: bridges restarted twice: no client random repeats (the generator is reseeded after the fork)",
+               statuses == [200, 200] and len(randoms) >= 6 and len(set(randoms)) == len(randoms),
+               f"statuses {statuses}, {len(randoms)} handshakes, {len(set(randoms))} distinct")
     finally:
         err = stop_ward(w)
         srv.shutdown()

@@ -205,7 +205,11 @@ static void test_errors(void)
 	CHECK(err("[mcp]\nsource = fd:3\ntarget = /t/mcp.json\n", "ward: t.conf:1: [mcp]: upstream is required"));
 	CHECK(err("[mcp]\nsource = fd:1\n", "ward: t.conf:2: source: 'fd:1': expected fd:N with N >= 3"));
 	CHECK(err("[mcp]\nsource = rel.json\n", "ward: t.conf:2: source: 'rel.json': expected fd:N or an absolute path"));
-	CHECK(err("[mcp]\ntarget = /dir/\n", "ward: t.conf:2: target: '/dir/': expected an absolute file path"));
+	CHECK(err("[mcp]\ntarget = /dir/\n", "ward: t.conf:2: target: '/dir/': expected an absolute, normalised file path"));
+	CHECK(err("[mcp]\ntarget = /home/pi//m.json\n", "ward: t.conf:2: target: '/home/pi//m.json': expected an absolute, normalised"));
+	/* one file or descriptor, two spellings: the overlap checks see them */
+	CHECK(err("[mcp]\nsource = fd:3\ntarget = /t/mcp.json\nupstream = unix:/u\n[file f]\nsource = fd:03\ntarget = /t/f\n",
+		  "ward: t.conf:5: [file f]: source is also [mcp] source"));
 	CHECK(err("[mcp]\nlisten = 8000\n", "ward: t.conf:2: listen: '8000': expected 127.0.0.1:PORT"));
 	CHECK(err("[mcp]\nupstream = tcp:h:1\n", "ward: t.conf:2: upstream: 'tcp:h:1': tcp: takes a numeric"));
 	CHECK(ok("[mcp]\nsource = /run/mcp.json\ntarget = /home/pi/.pi/agent/mcp.json\nupstream = vsock:2:5000\nlisten = 127.0.0.1:9000\n"));
@@ -231,7 +235,14 @@ static void test_errors(void)
 	CHECK(err("[route m]\nupstream = tcp:127.0.0.1:65536\n", "ward: t.conf:2: upstream: 'tcp:127.0.0.1:65536': expected tcp:IP:PORT"));
 	CHECK(ok("[route m]\nlisten = 127.0.0.1:7900\nupstream = vsock:4294967295:65535\npath = /\n"));
 	/* host: the TLS server name is taken from it, an IPv6 one in brackets */
-	CHECK(ok("[route m]\nlisten = 127.0.0.1:7900\nupstream = tls:127.0.0.1:443\npath = /\nhost = [::1]:443\n"));
+	CHECK(ok("[route m]\nlisten = 127.0.0.1:7900\nupstream = tls:127.0.0.1:443\npath = /\nhost = [::1]:443\n"
+		 "tls_pin = sha256:0000000000000000000000000000000000000000000000000000000000000000\n"));
+	CHECK(ok("[route m]\nlisten = 127.0.0.1:7900\nupstream = tls:127.0.0.1:443\npath = /\nhost = api.example:443\n"));
+	/* checked against CA roots, an IP name could never verify (mbedTLS 2.28) */
+	CHECK(err("[route m]\nlisten = 127.0.0.1:7900\nupstream = tls:127.0.0.1:443\npath = /\nhost = [::1]:443\n",
+		  "ward: t.conf:1: [route m]: the TLS server name ::1 is an IP address"));
+	CHECK(err("[route m]\nlisten = 127.0.0.1:7900\nupstream = tls:127.0.0.1:443\npath = /\n",
+		  "ward: t.conf:1: [route m]: the TLS server name 127.0.0.1 is an IP address"));
 	CHECK(err("[route m]\nhost = [::1\n", "ward: t.conf:2: host: '[::1': expected HOST, HOST:PORT or [IPV6]:PORT"));
 	CHECK(err("[route m]\nhost = ::1\n", "ward: t.conf:2: host: '::1': expected HOST"));
 	CHECK(err("[route m]\nhost = h:1:2\n", "ward: t.conf:2: host: 'h:1:2': expected HOST"));
@@ -328,7 +339,14 @@ static void test_errors(void)
 	 * before it in its section: it must not pass unnoticed either way */
 	CHECK(err("[ward]\n  [seccomp]\n", "ward: t.conf:2: a section header starts its line"));
 	CHECK(err("\t[landlock]\n", "ward: t.conf:1: a section header starts its line"));
-	CHECK(err("[agent]\ncommand = a\n  [x]\n", "ward: t.conf:3: a section header starts its line"));
+	CHECK(err("[ward]\nlog_level = info\n\n[agent]\n  [seccomp]\n", "ward: t.conf:5: a section header starts its line"));
+	{
+		/* after a key, inih continues its value: a shell test in a command */
+		struct ward_config cfg;
+		CHECK(load(&cfg, "[agent]\ncommand = sh -c 'true;\n  [ -e /x ]'\n") == 0 && cfg.command &&
+		      cfg.command[2] && strcmp(cfg.command[2], "true; [ -e /x ]") == 0);
+		config_free(&cfg);
+	}
 	/* an indented first key is a key, not a continuation */
 	CHECK(err("[agent]\n  command = a\ncommand = b\n", "ward: t.conf:3: command: set twice (first on line 2)"));
 	{

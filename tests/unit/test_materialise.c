@@ -143,9 +143,9 @@ static void test_refusals(void)
 	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":{\"Content-Length\":\"0\"}}}}",
 		      "writes it itself"));
 	/* a header name must be a token: the upstream would refuse every request */
-	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":{\"X(1)\":\"v\"}}}}", "plain name"));
-	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":{\"X\\u00e9\":\"v\"}}}}", "plain name"));
-	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":{\"X,Y\":\"v\"}}}}", "plain name"));
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":{\"X(1)\":\"v\"}}}}", "not an HTTP token"));
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":{\"X\\u00e9\":\"v\"}}}}", "not an HTTP token"));
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":{\"X,Y\":\"v\"}}}}", "not an HTTP token"));
 	/* an Authorization header and a bearer token would send two */
 	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":{\"authorization\":\"Bearer 1\"},"
 		      "\"bearerToken\":\"2\"}}}", "say one"));
@@ -170,6 +170,45 @@ static void test_refusals(void)
 	      !said("SECRETPW"));
 	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":{\"A\":SECRET7}}}}", "line 1") &&
 	      !said("SECRET7"));
+	/* names with a line break are not echoed */
+	CHECK(refused("{\"mcpServers\":{\"a\\nb\":{\"command\":\"x\"}}}", "server name") && !said("\n"));
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":{\"A\\nB\":\"v\"}}}}",
+		      "not an HTTP token") && !said("\n"));
+	/* OAuth keeps a client secret in the entry: refused, not copied */
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"https://h/mcp\",\"auth\":\"oauth\",\"oauth\":"
+		      "{\"clientId\":\"x\",\"clientSecret\":\"S3CRET\"}}}}", "OAuth") && !said("S3CRET"));
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"https://h/mcp\",\"auth\":\"oauth\"}}}", "OAuth"));
+	/* $env:NAME would reach the server as written */
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":{\"A\":\"Bearer $env:T\"}}}}",
+		      "${NAME} only"));
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"bearerToken\":\"$env:T\"}}}", "${NAME} only"));
+	/* hosts that are no Host line, and paths a client would send otherwise */
+	{
+		static const char *const bad[] = {
+			"http://::1/x", "http://h:80:90/x", "http://:80/x", "http://[::1/x", "http://[::1]x/x",
+			"http://${HOST}/x", "http://[]/x", "http://h/caf\\u00e9", "http://h/a{b}", "http://h/a%7Bb%7D?q=<x>",
+			"http://h/a\\\\b", "http://h/a`b", "http://h/a?x='y'", "http://h/a\\\"b",
+		};
+		for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+			char text[200];
+			snprintf(text, sizeof text, "{\"mcpServers\":{\"a\":{\"url\":\"%s\"}}}", bad[i]);
+			if (!refused(text, "cannot be bridged"))
+				fprintf(stderr, "  accepted: %s\n", bad[i]);
+			CHECK(refused(text, "cannot be bridged"));
+		}
+	}
+	{
+		struct mcp_result r;
+		/* the scheme in any case; a bearer token from ward's environment;
+		 * a URL server's env does not reach the agent */
+		CHECK(rewrite("{\"mcpServers\":{\"a\":{\"url\":\"HTTPS://H.example:8443/m?x=1\",\"bearerToken\":"
+			      "\"${WARD_TEST_TOKEN}\",\"env\":{\"K\":\"envsecret\"}}}}", &r) == 0 && r.n_routes == 1);
+		CHECK(r.n_routes == 1 && strcmp(r.routes[0].host, "H.example:8443") == 0 &&
+		      strcmp(r.routes[0].path, "/m?x=1") == 0 && r.routes[0].n_headers == 1 &&
+		      strcmp(r.routes[0].headers[0], "Authorization: Bearer s3cret") == 0);
+		CHECK(r.text && !strstr(r.text, "envsecret") && !strstr(r.text, "WARD_TEST_TOKEN"));
+		mcp_result_free(&r);
+	}
 }
 
 /* Sources up to 1 MiB are read whole; one byte more is refused; a
