@@ -276,7 +276,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	log_setup(cfg.log_format, cfg.log_level);
-	rc = privfiles_check_fds(&cfg);
+	/* descriptors are handed in at run time: --check leaves them be */
+	rc = opt.check ? 0 : privfiles_check_fds(&cfg);
 	if (rc)
 		goto out;
 	if (opt.check) {
