@@ -5,6 +5,7 @@
 #include <mbedtls/error.h>
 #include <mbedtls/net_sockets.h>
 #include <mbedtls/sha256.h>
+#include <mbedtls/ssl_internal.h> /* mbedtls_ssl_flush_output */
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -182,8 +183,26 @@ ssize_t tls_write(struct tls_conn *c, const void *buf, size_t len)
 		if (len < c->wr_pending)
 			return -2; /* the caller's bytes changed under a blocked write */
 		len = c->wr_pending;
-	} else if (len > 16384) {
-		len = 16384;
+		/* A read that had to answer (a HelloRequest refused with an
+		 * alert) flushes what is waiting instead: the record went, and
+		 * writing it again would send those bytes twice. */
+		if (c->ssl.out_left == 0) {
+			c->wr_pending = 0;
+			return (ssize_t)len;
+		}
+	} else {
+		/* A record of mbedTLS's own that a read left waiting goes
+		 * first: mbedtls_ssl_write would flush it and report the
+		 * caller's bytes as written. */
+		if (c->ssl.out_left) {
+			rc = mbedtls_ssl_flush_output(&c->ssl);
+			if (blocked(&c->want_wr, rc))
+				return -1;
+			if (rc != 0)
+				return -2;
+		}
+		if (len > 16384)
+			len = 16384;
 	}
 	rc = mbedtls_ssl_write(&c->ssl, buf, len);
 	if (blocked(&c->want_wr, rc)) {
