@@ -138,12 +138,28 @@ static int build_routes(struct bridgeproc *b, const struct ward_config *cfg)
 	return 0;
 }
 
+int bridgeproc_user(const struct ward_config *cfg, const struct user_ids *agent, struct user_ids *user)
+{
+	const char *why = NULL, *spec = cfg->bridge_user ? cfg->bridge_user : "65534";
+
+	if (users_resolve(spec, "/etc/passwd", "/etc/group", user, &why) != 0) {
+		log_error("%s:%d: bridge_user: '%s': %s", cfg->path, cfg->bridge_user_line, spec, why);
+		return 2;
+	}
+	if (user->uid == 0 || (agent && user->uid == agent->uid)) {
+		log_error("%s:%d: bridge_user: '%s': the bridge needs a uid of its own (not 0, not the "
+			  "agent's %d); set [ward] bridge_user", cfg->path, cfg->bridge_user_line, spec,
+			  agent ? (int)agent->uid : 0);
+		return 2;
+	}
+	return 0;
+}
+
 int bridgeproc_prepare(struct bridgeproc *b, const struct ward_config *cfg, const struct user_ids *agent)
 {
 	struct port_range *up_ports;
 	struct ll_policy pol;
 	char err[1024];
-	const char *why = NULL, *spec = cfg->bridge_user ? cfg->bridge_user : "65534";
 	int rc, i, n = 0;
 
 	memset(b, 0, sizeof *b);
@@ -151,16 +167,8 @@ int bridgeproc_prepare(struct bridgeproc *b, const struct ward_config *cfg, cons
 	if (!cfg->n_routes)
 		return 0;
 	b->active = 1;
-	if (users_resolve(spec, "/etc/passwd", "/etc/group", &b->confine.user, &why) != 0) {
-		log_error("%s:%d: bridge_user: '%s': %s", cfg->path, cfg->bridge_user_line, spec, why);
-		return 2;
-	}
-	if (b->confine.user.uid == 0 || (agent && b->confine.user.uid == agent->uid)) {
-		log_error("%s:%d: bridge_user: '%s': the bridge needs a uid of its own (not 0, not the "
-			  "agent's %d); set [ward] bridge_user", cfg->path, cfg->bridge_user_line, spec,
-			  agent ? (int)agent->uid : 0);
-		return 2;
-	}
+	if ((rc = bridgeproc_user(cfg, agent, &b->confine.user)) != 0)
+		return rc;
 	b->confine.enabled = 1;
 	if ((rc = build_routes(b, cfg)) != 0)
 		return rc;
@@ -181,7 +189,11 @@ int bridgeproc_prepare(struct bridgeproc *b, const struct ward_config *cfg, cons
 		}
 	}
 	memset(&pol, 0, sizeof pol);
-	pol.mode = cfg->has_landlock && cfg->landlock.mode == LL_HARD ? LL_HARD : LL_BEST_EFFORT;
+	/* Best effort whatever the agent's mode: the bridge asks for more
+	 * than the agent's config does (TCP rules, scopes), and a kernel
+	 * that has the agent's hard requirements but not these must not
+	 * stop ward; what is left out is logged below. */
+	pol.mode = LL_BEST_EFFORT;
 	pol.connect = up_ports;
 	pol.n_connect = n;
 	pol.scopes = LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL;

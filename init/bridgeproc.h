@@ -21,6 +21,10 @@ struct bridgeproc {
 	int started;		   /* it was started once: restarts skip the health check */
 };
 
+/* The bridge's user ([ward] bridge_user, default 65534): it must resolve
+ * and differ from 0 and the agent's uid. 0, or 2 after logging why. */
+int bridgeproc_user(const struct ward_config *cfg, const struct user_ids *agent, struct user_ids *user);
+
 /* As root, before anything runs: resolve the bridge user (it must differ
  * from the agent's), read header secrets (@PATH, @fd:N) once, open the
  * listeners, build its Landlock ruleset. Returns 0, 2 (config) or 3. */

@@ -161,6 +161,7 @@ int privfiles_write(struct privfiles *pf, const struct ward_config *cfg, uid_t u
 			log_error("%s:%d: [file %s] %s", cfg->path, f->line, f->name, err);
 			return 2;
 		}
+		pf->written++;
 		log_info("file %s: %s -> %s (%zu bytes, mode %04o)", f->name, f->source, f->target, pf->len[i],
 			 f->mode);
 	}
@@ -169,10 +170,25 @@ int privfiles_write(struct privfiles *pf, const struct ward_config *cfg, uid_t u
 			log_error("%s:%d: [mcp] %s", cfg->path, cfg->mcp_line, err);
 			return 2;
 		}
+		pf->written++;
 		log_info("mcp: %s -> %s: %d server(s) through the bridge", cfg->mcp_source, cfg->mcp_target,
 			 pf->mcp_res.n_routes);
 	}
 	return 0;
+}
+
+void privfiles_unwrite(struct privfiles *pf, const struct ward_config *cfg)
+{
+	int i;
+
+	for (i = 0; i < pf->written; i++) {
+		const char *t = i < pf->n ? cfg->files[i].target : cfg->mcp_target;
+		if (private_file_remove(t) != 0 && errno != ENOENT)
+			log_warn("cannot remove %s: %s", t, strerror(errno));
+		else
+			log_debug("removed %s (the start failed)", t);
+	}
+	pf->written = 0;
 }
 
 void privfiles_free(struct privfiles *pf)

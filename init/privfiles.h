@@ -16,6 +16,7 @@ struct privfiles {
 	size_t *len;
 	int n;
 	int mcp;     /* the agent's copy of mcp.json is in mcp_res.text */
+	int written; /* targets written so far: files in order, then mcp.json */
 	struct mcp_result mcp_res;
 };
 
@@ -32,6 +33,10 @@ int privfiles_read(struct privfiles *pf, struct ward_config *cfg);
 
 /* Writes the targets, owned by uid:gid. 0, or 2 after logging why. */
 int privfiles_write(struct privfiles *pf, const struct ward_config *cfg, uid_t uid, gid_t gid);
+
+/* Removes the targets privfiles_write wrote (a later step failed: the
+ * start leaves nothing behind). */
+void privfiles_unwrite(struct privfiles *pf, const struct ward_config *cfg);
 
 /* Zeroes what was read and frees it; an empty privfiles is accepted. */
 void privfiles_free(struct privfiles *pf);

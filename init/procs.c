@@ -151,6 +151,8 @@ int fd_range_by_proc(unsigned lo, unsigned hi, unsigned flags)
 	struct dirent *e;
 	int *v = NULL, n = 0, cap = 0, i, rc = 0;
 
+	if (!d && errno != ENOENT)
+		return -1; /* /proc is there: EMFILE or the like, not a reason to guess */
 	if (!d) {
 		/* no /proc: every number up to the descriptor limit */
 		long max = sysconf(_SC_OPEN_MAX);

@@ -62,6 +62,7 @@ void sandbox_init(struct sandbox *sb)
 
 int sandbox_prepare(struct sandbox *sb, struct ward_config *cfg, int vm, int check)
 {
+	struct privfiles pf;
 	char err[1024];
 	int rc, i;
 
@@ -85,25 +86,33 @@ int sandbox_prepare(struct sandbox *sb, struct ward_config *cfg, int vm, int che
 		sb->ev.sc = &sb->sc;
 		sb->ev.sc_init = &sb->sc_init;
 	}
+	memset(&pf, 0, sizeof pf);
+	if (check && cfg->n_routes) {
+		struct user_ids bu;
+		if ((rc = bridgeproc_user(cfg, sb->confining ? &sb->confine.user : NULL, &bu)) != 0)
+			return rc;
+	}
 	if (!check) {
-		/* every source read and every route ready before a target is written */
-		struct privfiles pf;
+		/* every source read and every route ready before a target is
+		 * written (Landlock rules below may name the targets); a step
+		 * that fails after the write removes them again */
 		rc = privfiles_read(&pf, cfg);
 		if (!rc)
 			rc = bridgeproc_prepare(&sb->bridge, cfg, sb->confining ? &sb->confine.user : NULL);
 		if (!rc)
 			rc = privfiles_write(&pf, cfg, sb->confining ? sb->confine.user.uid : getuid(),
 					     sb->confining ? sb->confine.user.gid : getgid());
-		privfiles_free(&pf);
 		if (rc)
-			return rc;
+			goto out;
 	}
 	if (cfg->has_landlock && cfg->landlock.mode != LL_OFF) {
 		/* the agent may connect to the bridge's ports */
 		struct ll_policy pol = cfg->landlock;
 		struct port_range *ports = calloc((size_t)pol.n_connect + (size_t)cfg->n_routes + 1, sizeof *ports);
-		if (!ports)
-			return 3;
+		if (!ports) {
+			rc = 3;
+			goto out;
+		}
 		if (pol.n_connect)
 			memcpy(ports, pol.connect, (size_t)pol.n_connect * sizeof *ports);
 		for (i = 0; i < cfg->n_routes; i++)
@@ -114,7 +123,8 @@ int sandbox_prepare(struct sandbox *sb, struct ward_config *cfg, int vm, int che
 		free(ports);
 		if (rc != 0) {
 			log_error("landlock: %s", err);
-			return 3;
+			rc = 3;
+			goto out;
 		}
 		for (i = 0; i < sb->ll.n_notes; i++)
 			log_warn("landlock: %s", sb->ll.notes[i]);
@@ -130,13 +140,17 @@ int sandbox_prepare(struct sandbox *sb, struct ward_config *cfg, int vm, int che
 		sb->ev.ll = &sb->ll;
 	}
 	if ((rc = preflight_writable(sb, cfg, check)) != 0)
-		return rc;
+		goto out;
 	sb->ev.path = cfg->evidence;
 	if (!check && (rc = evidence_open(&sb->ev)) != 0) {
 		log_error("evidence: %s: %s", cfg->evidence, strerror(-rc));
-		return 3;
+		rc = 3;
 	}
-	return 0;
+out:
+	if (rc)
+		privfiles_unwrite(&pf, cfg);
+	privfiles_free(&pf);
+	return rc;
 }
 
 void sandbox_print(const struct sandbox *sb, const struct ward_config *cfg, FILE *out)

@@ -64,14 +64,16 @@ static void __attribute__((noreturn)) child(const struct spawn_req *req, int err
 	if (isatty(STDIN_FILENO))
 		(void)tcsetpgrp(STDIN_FILENO, getpgrp());
 
-	if (set_limits(req, errfd) != 0)
-		_exit(3);
 	/* Descriptors above 2 close at exec; until then the Landlock
-	 * ruleset and this record pipe stay usable. */
+	 * ruleset and this record pipe stay usable. Before the limits: a
+	 * lower RLIMIT_NOFILE would hide ward's higher descriptors from a
+	 * pass that counts up to it (no close_range, no /proc). */
 	if (req->close_fds && fd_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
 		spawn_report(errfd, STAGE_CLOSE, errno, 0);
 		_exit(3);
 	}
+	if (set_limits(req, errfd) != 0)
+		_exit(3);
 	if (req->umask_set)
 		umask((mode_t)req->umask);
 	/* The working directory is entered as the agent user, so it must be

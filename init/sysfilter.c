@@ -412,7 +412,7 @@ fail:
 /* The bridge is small and fixed: everything else answers EPERM. */
 static const char *const bridge_allow[] = {
 	"read", "write", "close", "epoll_create1", "epoll_ctl", "epoll_wait", "epoll_pwait",
-	"accept4", "accept", "recvfrom", "recvmsg", "sendto", "sendmsg", "connect", "getsockopt",
+	"accept4", "accept", "recvfrom", "recvmsg", "connect", "getsockopt",
 	"setsockopt", "shutdown", "poll", "ppoll", "mmap", "munmap", "mremap", "brk", "madvise",
 	"mprotect", "futex", "rt_sigprocmask", "rt_sigreturn", "exit", "exit_group", "getpid", "gettid",
 	"clock_gettime", "clock_nanosleep", "nanosleep", "getrandom", "restart_syscall", "fcntl",
@@ -441,15 +441,28 @@ int sc_compile_bridge(struct sc_filter *f, char *err, size_t errsize)
 		}
 		f->n_rules++;
 	}
-	/* sockets: its upstreams' families only, stream sockets only */
+	/* Sockets: its upstreams' families only, stream sockets only, and on
+	 * inet TCP itself: Landlock's connect rules see neither MPTCP nor
+	 * SCTP, nor a Fast Open send, which connects from sendto/sendmsg. */
 	for (i = 0; i < sizeof families / sizeof families[0]; i++) {
-		if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 2, cmp(0, SCMP_CMP_EQ, (scmp_datum_t)families[i], 0),
-				     cmp(1, SCMP_CMP_MASKED_EQ, 0xf, SOCK_STREAM)) != 0) {
-			snprintf(err, errsize, "seccomp: bridge rule for socket");
-			goto fail;
+		int p;
+		for (p = 0; p < (families[i] == AF_INET ? 2 : 1); p++) {
+			if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 3,
+					     cmp(0, SCMP_CMP_EQ, (scmp_datum_t)families[i], 0),
+					     cmp(1, SCMP_CMP_MASKED_EQ, 0xf, SOCK_STREAM),
+					     cmp(2, SCMP_CMP_EQ, p ? IPPROTO_TCP : 0, 0)) != 0) {
+				snprintf(err, errsize, "seccomp: bridge rule for socket");
+				goto fail;
+			}
+			f->n_rules++;
 		}
-		f->n_rules++;
 	}
+	if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendto), 1, cmp(3, SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, 0)) != 0 ||
+	    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendmsg), 1, cmp(2, SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, 0)) != 0) {
+		snprintf(err, errsize, "seccomp: bridge rule for sendto/sendmsg");
+		goto fail;
+	}
+	f->n_rules += 2;
 	if (export(ctx, f, err, errsize) != 0)
 		goto fail;
 	seccomp_release(ctx);

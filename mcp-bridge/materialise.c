@@ -493,8 +493,8 @@ static int write_all(int fd, const char *p, size_t len)
 }
 
 /* Walks dir component by component from '/', never following a symlink,
- * creating what is missing (mode 0700, owned by uid:gid). */
-static int open_dir_nofollow(const char *dir, uid_t uid, gid_t gid, char *err, size_t errsize)
+ * creating what is missing (mode 0700, owned by uid:gid) if create. */
+static int open_dir_nofollow(const char *dir, int create, uid_t uid, gid_t gid, char *err, size_t errsize)
 {
 	char buf[4096], *comp, *save = NULL;
 	int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -507,7 +507,7 @@ static int open_dir_nofollow(const char *dir, uid_t uid, gid_t gid, char *err, s
 	}
 	for (comp = strtok_r(buf, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
 		int next = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (next < 0 && errno == ENOENT) {
+		if (next < 0 && errno == ENOENT && create) {
 			/* chown what was opened, not the name: in a directory the
 			 * agent can write, the name may be another inode by then */
 			if (mkdirat(fd, comp, 0700) != 0 ||
@@ -548,7 +548,7 @@ static int write_private(const char *target, const char *data, size_t len, int n
 	}
 	memcpy(dir, target, (size_t)(base - target));
 	dir[base - target] = '\0';
-	dfd = open_dir_nofollow(dir[0] ? dir : "/", uid, gid, err, errsize);
+	dfd = open_dir_nofollow(dir[0] ? dir : "/", 1, uid, gid, err, errsize);
 	if (dfd < 0)
 		return -1;
 	/* openat with an O_PATH dirfd cannot create: reopen it as a directory */
@@ -580,6 +580,24 @@ static int write_private(const char *target, const char *data, size_t len, int n
 	}
 	close(dfd);
 	return 0;
+}
+
+int private_file_remove(const char *target)
+{
+	char dir[4096], err[64];
+	const char *base = strrchr(target, '/');
+	int dfd, rc;
+
+	if (!base || !base[1] || base - target >= (long)sizeof dir)
+		return -1;
+	memcpy(dir, target, (size_t)(base - target));
+	dir[base - target] = '\0';
+	dfd = open_dir_nofollow(dir[0] ? dir : "/", 0, 0, 0, err, sizeof err);
+	if (dfd < 0)
+		return -1;
+	rc = unlinkat(dfd, base + 1, 0);
+	close(dfd);
+	return rc;
 }
 
 int mcp_write_target(const char *target, const char *text, uid_t uid, gid_t gid, char *err, size_t errsize)

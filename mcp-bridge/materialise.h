@@ -40,6 +40,10 @@ void mcp_result_free(struct mcp_result *r);
 int mcp_write_target(const char *target, const char *text, uid_t uid, gid_t gid, char *err, size_t errsize);
 
 /* The same for a [file NAME]: the bytes as read, with the given mode. */
+/* Removes a target written above (a start that failed after it), by the
+ * same walk that follows no symlink. 0, or -1. */
+int private_file_remove(const char *target);
+
 int private_file_write(const char *target, const char *data, size_t len, unsigned mode, uid_t uid, gid_t gid,
 		       char *err, size_t errsize);
 

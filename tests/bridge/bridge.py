@@ -1080,6 +1080,25 @@ listen = 127.0.0.1:17850
         report(f"[mcp] with {label}: exit 2, one clear line, agent not started", okr,
                f"rc {p.returncode}: {err[-1] if err else ''}")
 
+    # a config error found after the copy was written (a writable
+    # directory no Landlock rule covers): the copy is removed again
+    nowhere = os.path.join(work, "nowhere")
+    os.makedirs(nowhere, exist_ok=True)
+    with open(src, "w") as f:
+        f.write('{"mcpServers":{"x":{"url":"http://h/x","headers":{"Authorization":"Bearer t"}}}}')
+    if os.path.exists(target):
+        os.unlink(target)
+    c = open(conf).read().replace("source = fd:5", f"source = {src}").replace("cwd = ", f"writable = {nowhere}\ncwd = ")
+    c = c[:c.index("command = ")] + f"command = touch {marker}\n" + c[c.index("writable = "):]
+    with open(conf + ".late", "w") as f:
+        f.write(c)
+    p = subprocess.run([a.ward, "-c", conf + ".late"], capture_output=True, timeout=20)
+    err = p.stderr.decode().strip().splitlines()
+    report("[mcp] with an error found after the copy was written: exit 2, the copy removed, agent not started",
+           p.returncode == 2 and err and "no [landlock] write rule covers it" in err[-1] and
+           not os.path.exists(target) and not os.path.exists(marker),
+           f"rc {p.returncode}: {err[-1] if err else ''}; copy left: {os.path.exists(target)}")
+
     # fd:3 not handed in, stderr a pipe: ward's own log descriptor would
     # be fd 3 by the time the source is read (it was: exit 2, silent)
     c = open(conf).read().replace("source = fd:5", "source = fd:3")
@@ -1570,6 +1589,21 @@ def restart_caps_case(a, work):
            f"rc {p.returncode}, {lines}" + ("" if p.returncode == 0 else f"\n{err[-600:]}"))
 
 
+def check_case(a, work):
+    """--check refuses what a start would refuse: a bridge user that does
+    not resolve, or that is the agent's."""
+    for label, extra, want in (("a bridge_user that does not exist", "bridge_user = nosuchuser-ward\n", "no such user"),
+                               ("the agent's uid as bridge_user", f"bridge_user = {AGENT_UID}\n", "a uid of its own")):
+        conf = os.path.join(work, "check.conf")
+        with open(conf, "w") as f:
+            f.write(f"[ward]\n{extra}[agent]\nuser = {AGENT_UID}\n"
+                    "[route c]\nlisten = 127.0.0.1:17893\nupstream = unix:/nonexistent.sock\npath = /x\n")
+        p = subprocess.run([a.ward, "-c", conf, "--check"], capture_output=True, timeout=20)
+        err = p.stderr.decode().strip().splitlines()
+        report(f"--check with {label}: exit 2, as a start", p.returncode == 2 and err and want in err[-1],
+               f"rc {p.returncode}: {err[-1] if err else ''}")
+
+
 def restart_wait_case(a, work):
     """A restarted bridge that is slow to confine itself does not hold up
     PID 1: while it starts, signals still reach the agent. strace delays
@@ -1639,7 +1673,7 @@ def main():
     ap.add_argument("--label", default="", help="suffix of the summary line")
     ap.add_argument("--helper", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build",
                                                      "tests", "helper"), help="tests/helpers/helper.c, built")
-    ap.add_argument("--only", default="", help="comma-separated groups to run: wire,sdk,mcp,pi,tls,health,stall,accept,pdeath,restart-caps,restart-wait")
+    ap.add_argument("--only", default="", help="comma-separated groups to run: wire,sdk,mcp,pi,tls,health,stall,accept,pdeath,restart-caps,restart-wait,check")
     a = ap.parse_args()
     a.ward = os.path.abspath(a.ward)
     if os.geteuid() != 0:
@@ -1654,7 +1688,7 @@ def main():
         groups = (("wire", wire_cases), ("sdk", sdk_case), ("mcp", mcp_case), ("pi", pi_case), ("tls", tls_case),
                   ("health", health_case), ("stall", stall_case), ("accept", accept_case),
                   ("pdeath", pdeath_case), ("restart-caps", restart_caps_case),
-                  ("restart-wait", restart_wait_case))
+                  ("restart-wait", restart_wait_case), ("check", check_case))
         for name, run in groups:
             if not a.only or name in a.only.split(","):
                 run(a, work)
