@@ -46,7 +46,7 @@ static int drop_bounding(const struct confine *c, int errfd)
 		if (r == 1)
 			kept++;
 		if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, cap, 0, 0) == 1) {
-			spawn_report(errfd, STAGE_VERIFY_CAPS, EPERM, cap);
+			spawn_report(errfd, STAGE_VERIFY_CAPS, EPERM, cap + 1); /* 0: not ambient */
 			return -1;
 		}
 	}

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -69,6 +70,18 @@ int sandbox_prepare(struct sandbox *sb, struct ward_config *cfg, int vm, int che
 	sb->ev.cfg = cfg;
 	if ((rc = preflight_rlimits(cfg)) != 0)
 		return rc;
+	if (cfg->cwd) {
+		/* else found only by the agent's chdir, after the bridge and the
+		 * private files (whether the agent may enter it is its check) */
+		struct stat st;
+		const char *why = stat(cfg->cwd, &st) != 0 ? strerror(errno)
+				  : !S_ISDIR(st.st_mode)	      ? "not a directory"
+								      : NULL;
+		if (why) {
+			log_error("%s: [agent] cwd = %s: %s", cfg->path, cfg->cwd, why);
+			return 2;
+		}
+	}
 	sb->confining = cfg->user || ((cfg->has_landlock || cfg->has_seccomp) && cfg->allow_root);
 	if (sb->confining) {
 		if ((rc = resolve_user(sb, cfg, check)) != 0)

@@ -272,8 +272,12 @@ static void start_failed(struct supervisor *sv, const struct spawn_error *err)
 			  "(%s); not running it", cmd, id_what[err->detail % 3]);
 		break;
 	case STAGE_VERIFY_CAPS:
-		log_error("cannot start %s: capabilities are left after dropping them (%s); not "
-			  "running it", cmd, err->detail ? "ambient" : "effective/permitted/inheritable");
+		if (err->detail)
+			log_error("cannot start %s: ambient capability %d is left after dropping them; not "
+				  "running it", cmd, err->detail - 1);
+		else
+			log_error("cannot start %s: capabilities are left after dropping them "
+				  "(effective/permitted/inheritable); not running it", cmd);
 		break;
 	default:
 		log_error("cannot start %s: %s: %s", cmd, spawn_stage_name(err->stage), strerror(err->err));

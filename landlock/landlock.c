@@ -150,6 +150,13 @@ static void note(struct ll_ruleset *rs, const char *fmt, ...)
 
 	if (rs->n_notes >= LL_MAX_NOTES)
 		return;
+	if (rs->n_notes == LL_MAX_NOTES - 1) {
+		/* the last slot says that more were left out */
+		rs->notes[rs->n_notes] = strdup("further degradations are not listed (more than fit)");
+		if (rs->notes[rs->n_notes])
+			rs->n_notes++;
+		return;
+	}
 	va_start(ap, fmt);
 	if (vasprintf(&s, fmt, ap) >= 0)
 		rs->notes[rs->n_notes++] = s;

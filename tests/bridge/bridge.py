@@ -1602,6 +1602,18 @@ def check_case(a, work):
         err = p.stderr.decode().strip().splitlines()
         report(f"--check with {label}: exit 2, as a start", p.returncode == 2 and err and want in err[-1],
                f"rc {p.returncode}: {err[-1] if err else ''}")
+    # a cwd that is not there: found before anything starts, not by the agent's chdir
+    conf = os.path.join(work, "check-cwd.conf")
+    marker = os.path.join(work, "cwd-started")
+    with open(conf, "w") as f:
+        f.write(f"[agent]\ncwd = {work}/no-such-dir\ncommand = touch {marker}\n"
+                "[route c]\nlisten = 127.0.0.1:17893\nupstream = unix:/nonexistent.sock\npath = /x\n")
+    for args in (["--check"], []):
+        p = subprocess.run([a.ward, "-c", conf] + args, capture_output=True, timeout=20)
+        err = p.stderr.decode().strip().splitlines()
+        report(f"a cwd that does not exist{' (--check)' if args else ''}: exit 2, one line, nothing started",
+               p.returncode == 2 and len(err) == 1 and "cwd" in err[0] and not os.path.exists(marker),
+               f"rc {p.returncode}: {err}")
 
 
 def restart_wait_case(a, work):
