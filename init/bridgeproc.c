@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -113,17 +112,9 @@ static int build_routes(struct bridgeproc *b, const struct ward_config *cfg)
 		if (c->up.kind == UP_TLS) {
 			/* CA roots are read now: the bridge opens no file later */
 			char name[256], err[512];
-			struct in6_addr a6;
 			if (host_server_name(r->http.host, name, sizeof name) != 0) {
 				log_error("%s:%d: [route %s] the Host it sends names no TLS server (HOST, HOST:PORT "
 					  "or [IPV6]:PORT)", cfg->path, c->line, c->name);
-				return 2;
-			}
-			if (!c->tls_pin && (inet_pton(AF_INET, name, &a6) == 1 || inet_pton(AF_INET6, name, &a6) == 1)) {
-				/* mbedTLS 2.28 matches DNS names only: this could never verify */
-				log_error("%s:%d: [route %s] the TLS server name %s is an IP address, which a CA-signed "
-					  "certificate cannot be checked against here; set host to its DNS name or use "
-					  "tls_pin", cfg->path, c->line, c->name, name);
 				return 2;
 			}
 			r->tls = calloc(1, sizeof *r->tls);

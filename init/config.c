@@ -2,7 +2,6 @@
 #include "config.h"
 
 #include <ctype.h>
-#include <arpa/inet.h>
 #include <errno.h>
 #include <ini.h>
 #include <stdarg.h>
@@ -967,18 +966,6 @@ static void validate(struct parse_ctx *ctx)
 		if ((r->tls_ca || r->tls_pin) && r->up.kind != UP_TLS) {
 			fail(ctx, r->line, "[route %s]: tls_ca and tls_pin need a tls: upstream", r->name);
 			return;
-		}
-		if (r->up.kind == UP_TLS && !r->tls_pin) {
-			char name[256];
-			struct in6_addr a6;
-			if (host_server_name(r->host ? r->host : r->up.default_host, name, sizeof name) == 0 &&
-			    (inet_pton(AF_INET, name, &a6) == 1 || inet_pton(AF_INET6, name, &a6) == 1)) {
-				/* mbedTLS 2.28 matches DNS names only: it could never verify */
-				fail(ctx, r->line, "[route %s]: the TLS server name %s is an IP address, which a "
-				     "certificate cannot be checked against here; set host to its DNS name or use "
-				     "tls_pin", r->name, name);
-				return;
-			}
 		}
 	}
 	for (i = 0; i < cfg->n_files; i++) {

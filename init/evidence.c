@@ -234,6 +234,13 @@ static json_t *bridge_json(const struct evidence_src *e)
 		hex(b->sc.sha256, 32, h2);
 		json_object_set_new(o, "seccomp_sha256", json_string(h2));
 	}
+	{
+		/* its Landlock is best effort: what this kernel left out */
+		json_t *notes = json_array();
+		for (i = 0; i < b->ll.n_notes; i++)
+			json_array_append_new(notes, json_string(b->ll.notes[i]));
+		json_object_set_new(o, "landlock_degraded", notes);
+	}
 	return o;
 }
 

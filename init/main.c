@@ -242,7 +242,7 @@ int main(int argc, char **argv)
 	sigset_t all, inherited;
 	char **envp = NULL;
 	const char *path;
-	int rc, *fds = NULL, nfds, cwd_fd = -1, vm, vm_init, have_sv = 0;
+	int rc, *fds = NULL, nfds, cwd_fd = -1, vm, vm_init, have_sv = 0, agent_forked = 0;
 
 	/* Block every signal before anything else: as PID 1 a signal with the
 	 * default disposition would be dropped, and one that arrives before
@@ -353,6 +353,7 @@ int main(int argc, char **argv)
 			rc = 3;
 			goto out;
 		}
+		sv.bridge_ready = sv.bridge;
 	}
 	/* log_level = debug: the agent's Landlock denials from the kernel's
 	 * audit log, where ward can read it (ABI 7; not in a container) */
@@ -363,9 +364,10 @@ int main(int argc, char **argv)
 	sv.on_start = evidence_on_start;
 	sv.on_start_arg = &sb.ev;
 	sb.ev.bridge = &sb.bridge;
-	sb.ev.bridge_pid = &sv.bridge;
+	sb.ev.bridge_pid = &sv.bridge_ready; /* a restarted bridge once it is confined */
 	if (supervisor_start(&sv) != 0)
 		goto out;
+	agent_forked = 1;
 
 	/* ward keeps nothing it inherited and does not pin any directory. */
 	/* room for the loop's, the log's, every bridge listener and the rest */
@@ -391,6 +393,8 @@ int main(int argc, char **argv)
 
 	rc = supervisor_run(&sv);
 out:
+	if (rc && !agent_forked)
+		sandbox_unwrite(&sb, &cfg); /* nothing is left half-started */
 	free(fds);
 	if (have_sv)
 		supervisor_free(&sv);

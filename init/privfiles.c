@@ -177,18 +177,17 @@ int privfiles_write(struct privfiles *pf, const struct ward_config *cfg, uid_t u
 	return 0;
 }
 
-void privfiles_unwrite(struct privfiles *pf, const struct ward_config *cfg)
+void privfiles_unwrite(const struct ward_config *cfg, int written)
 {
 	int i;
 
-	for (i = 0; i < pf->written; i++) {
-		const char *t = i < pf->n ? cfg->files[i].target : cfg->mcp_target;
+	for (i = 0; i < written; i++) {
+		const char *t = i < cfg->n_files ? cfg->files[i].target : cfg->mcp_target;
 		if (private_file_remove(t) != 0 && errno != ENOENT)
 			log_warn("cannot remove %s: %s", t, strerror(errno));
 		else
 			log_debug("removed %s (the start failed)", t);
 	}
-	pf->written = 0;
 }
 
 void privfiles_free(struct privfiles *pf)

@@ -34,9 +34,10 @@ int privfiles_read(struct privfiles *pf, struct ward_config *cfg);
 /* Writes the targets, owned by uid:gid. 0, or 2 after logging why. */
 int privfiles_write(struct privfiles *pf, const struct ward_config *cfg, uid_t uid, gid_t gid);
 
-/* Removes the targets privfiles_write wrote (a later step failed: the
- * start leaves nothing behind). */
-void privfiles_unwrite(struct privfiles *pf, const struct ward_config *cfg);
+/* Removes the first `written` targets privfiles_write wrote (pf->written:
+ * files in order, then mcp.json), when a later step of the start fails:
+ * it leaves nothing behind. */
+void privfiles_unwrite(const struct ward_config *cfg, int written);
 
 /* Zeroes what was read and frees it; an empty privfiles is accepted. */
 void privfiles_free(struct privfiles *pf);

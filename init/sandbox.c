@@ -100,7 +100,8 @@ int sandbox_prepare(struct sandbox *sb, struct ward_config *cfg, int vm, int che
 		sb->ev.sc_init = &sb->sc_init;
 	}
 	memset(&pf, 0, sizeof pf);
-	if (check && cfg->n_routes) {
+	if (check && (cfg->n_routes || cfg->has_mcp)) {
+		/* [mcp]'s routes come from mcp.json, read at run time only */
 		struct user_ids bu;
 		if ((rc = bridgeproc_user(cfg, sb->confining ? &sb->confine.user : NULL, &bu)) != 0)
 			return rc;
@@ -161,9 +162,17 @@ int sandbox_prepare(struct sandbox *sb, struct ward_config *cfg, int vm, int che
 	}
 out:
 	if (rc)
-		privfiles_unwrite(&pf, cfg);
+		privfiles_unwrite(cfg, pf.written);
+	else
+		sb->files_written = pf.written;
 	privfiles_free(&pf);
 	return rc;
+}
+
+void sandbox_unwrite(struct sandbox *sb, const struct ward_config *cfg)
+{
+	privfiles_unwrite(cfg, sb->files_written);
+	sb->files_written = 0;
 }
 
 void sandbox_print(const struct sandbox *sb, const struct ward_config *cfg, FILE *out)

@@ -17,6 +17,7 @@ struct sandbox {
 	struct evidence_src ev;
 	struct bridgeproc bridge;
 	int keep_audit_read; /* PID 1 reads the audit log for denials */
+	int files_written;   /* private targets written ([file], [mcp]) */
 };
 
 /* An empty sandbox that sandbox_free() accepts. */
@@ -27,6 +28,10 @@ void sandbox_init(struct sandbox *sb);
  * or the runtime cannot put in force. check: for --check, which may run
  * unprivileged. */
 int sandbox_prepare(struct sandbox *sb, struct ward_config *cfg, int vm, int check);
+
+/* The start failed before the agent was forked: removes the private
+ * targets sandbox_prepare wrote. */
+void sandbox_unwrite(struct sandbox *sb, const struct ward_config *cfg);
 
 /* Prints what --check adds to the config: user, Landlock ABI, degradations. */
 void sandbox_print(const struct sandbox *sb, const struct ward_config *cfg, FILE *out);

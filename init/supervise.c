@@ -101,7 +101,7 @@ static void bridge_exited(struct supervisor *sv, int status)
 {
 	uint64_t now = now_ms();
 
-	sv->bridge = 0;
+	sv->bridge = sv->bridge_ready = 0;
 	end_bridge_notes(sv);
 	if (sv->stopping || sv->state == AGENT_DONE)
 		return;
@@ -143,6 +143,7 @@ static void on_bridge_notes(struct supervisor *sv)
 	}
 	end_bridge_notes(sv);
 	set_timerfd(sv->btfd, 0);
+	sv->bridge_ready = sv->bridge;
 }
 
 static void on_bridge_timer(struct supervisor *sv)
@@ -181,6 +182,11 @@ static void stop_bridge(struct supervisor *sv)
 {
 	int i, status;
 
+	if (sv->bnfd >= 0 && sv->bridge > 0) {
+		/* still starting: its signals are blocked until it is ready,
+		 * and it serves no one yet */
+		(void)kill(sv->bridge, SIGKILL);
+	}
 	end_bridge_notes(sv);
 	if (sv->bridge <= 0)
 		return;

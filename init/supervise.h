@@ -47,6 +47,7 @@ struct supervisor {
 	void *bridge_arg;
 	int btfd;
 	int bnfd; /* a restarted bridge's report pipe until it is ready, else -1 */
+	pid_t bridge_ready; /* sv->bridge once it has reported ready (confined), else 0 */
 	uint64_t bridge_ready_ms; /* how long it may take */
 	uint64_t bridge_started, bridge_delay;
 

@@ -148,13 +148,16 @@ static void note(struct ll_ruleset *rs, const char *fmt, ...)
 	va_list ap;
 	char *s;
 
-	if (rs->n_notes >= LL_MAX_NOTES)
-		return;
-	if (rs->n_notes == LL_MAX_NOTES - 1) {
-		/* the last slot says that more were left out */
-		rs->notes[rs->n_notes] = strdup("further degradations are not listed (more than fit)");
-		if (rs->notes[rs->n_notes])
-			rs->n_notes++;
+	if (rs->n_notes >= LL_MAX_NOTES) {
+		/* one too many: the last slot says that more were left out */
+		static const char more[] = "further degradations are not listed (more than fit)";
+		if (strcmp(rs->notes[LL_MAX_NOTES - 1], more) != 0) {
+			char *m = strdup(more);
+			if (m) {
+				free(rs->notes[LL_MAX_NOTES - 1]);
+				rs->notes[LL_MAX_NOTES - 1] = m;
+			}
+		}
 		return;
 	}
 	va_start(ap, fmt);

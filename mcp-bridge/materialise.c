@@ -157,11 +157,15 @@ static int split_url(const char *url, char *authority, size_t asize, char *targe
 	if (snprintf(target, tsize, "%s%s", *slash == '?' ? "/" : "", *slash ? slash : "/") >= (int)tsize)
 		return -1;
 	/* What the agent's client sends must be the route's path byte for
-	 * byte: a WHATWG URL parser (Node's) percent-encodes these in a path
-	 * or query, and maps \ to /. Non-ASCII is refused in requests. */
-	for (p = target; *p; p++)
-		if ((unsigned char)*p >= 0x80 || strchr("\"<>`{}'^\\", *p))
-			return -1;
+	 * byte: a WHATWG URL parser (Node's) percent-encodes these, in the
+	 * path and in the query, and maps \ to / in the path. Non-ASCII is
+	 * refused in requests. */
+	{
+		const char *q = strchr(target, '?');
+		for (p = target; *p; p++)
+			if ((unsigned char)*p >= 0x80 || strchr(q && p > q ? "\"<>'" : "\"<>`{}^\\", *p))
+				return -1;
+	}
 	/* a path the bridge would refuse */
 	if (!http_target_ok(target))
 		return -1;

@@ -187,7 +187,7 @@ static void test_refusals(void)
 		static const char *const bad[] = {
 			"http://::1/x", "http://h:80:90/x", "http://:80/x", "http://[::1/x", "http://[::1]x/x",
 			"http://${HOST}/x", "http://[]/x", "http://h/caf\\u00e9", "http://h/a{b}", "http://h/a%7Bb%7D?q=<x>",
-			"http://h/a\\\\b", "http://h/a`b", "http://h/a?x='y'", "http://h/a\\\"b",
+			"http://h/a\\\\b", "http://h/a`b", "http://h/a?x='y'", "http://h/a\\\"b", "http://h/a^b",
 		};
 		for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 			char text[200];
@@ -195,6 +195,17 @@ static void test_refusals(void)
 			if (!refused(text, "cannot be bridged"))
 				fprintf(stderr, "  accepted: %s\n", bad[i]);
 			CHECK(refused(text, "cannot be bridged"));
+		}
+	}
+	{
+		/* what the parser leaves as it is: ' in a path; { } ^ ` \ in a query */
+		static const char *const good[] = { "http://h/o'brien/mcp", "http://h/m?f={a}&g=^`|" };
+		for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+			struct mcp_result r;
+			char text[200];
+			snprintf(text, sizeof text, "{\"mcpServers\":{\"a\":{\"url\":\"%s\"}}}", good[i]);
+			CHECK(rewrite(text, &r) == 0 && r.n_routes == 1);
+			mcp_result_free(&r);
 		}
 	}
 	{
