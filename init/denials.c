@@ -172,7 +172,9 @@ static void unhex(char *path)
 		unsigned v;
 		char h[3] = { path[2 * i], path[2 * i + 1], 0 };
 		v = (unsigned)strtoul(h, NULL, 16);
-		if (v)
+		/* the agent chose the name: no control byte reaches the log
+		 * line (a newline would start a forged one) */
+		if (v >= 0x20 && v != 0x7f)
 			path[i] = (char)v;
 		else
 			path[i] = '?';

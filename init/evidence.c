@@ -14,6 +14,7 @@
 #include "log.h"
 #include "parse.h"
 #include "privdrop.h"
+#include "report.h"
 #include "version.h"
 
 /* The /proc/PID/status fields that prove credentials and confinement. */
@@ -151,7 +152,7 @@ static json_t *landlock_json(const struct evidence_src *e, json_t *degr)
 	json_object_set_new(o, "restrict_flags", flags);
 	rules = json_array();
 	for (i = 0; i < ll->n_rules; i++)
-		json_array_append_new(rules, json_pack("{s:s,s:s,s:o}", "path", ll->rules[i].path, "type",
+		json_array_append_new(rules, json_pack("{s:o,s:s,s:o}", "path", jstr(ll->rules[i].path), "type",
 						       ll->rules[i].is_dir ? "dir" : "file", "access",
 						       fs_rights(ll->rules[i].access)));
 	json_object_set_new(o, "rules", rules);
@@ -221,9 +222,9 @@ static json_t *bridge_json(const struct evidence_src *e)
 				json_array_append_new(methods, json_string(http_method_str((enum http_method)m)));
 		for (h = 0; h < r->n_headers; h++)
 			json_array_append_new(headers, json_stringn(r->headers[h], (size_t)(strchr(r->headers[h], ':') - r->headers[h])));
-		json_array_append_new(routes, json_pack("{s:s,s:i,s:s,s:s,s:s,s:o,s:o}", "name", r->name, "listen",
-							 r->port, "upstream", r->up.desc, "path", r->http.path,
-							 "host", r->http.host, "methods", methods, "adds_headers", headers));
+		json_array_append_new(routes, json_pack("{s:s,s:i,s:o,s:o,s:o,s:o,s:o}", "name", r->name, "listen",
+							 r->port, "upstream", jstr(r->up.desc), "path", jstr(r->http.path),
+							 "host", jstr(r->http.host), "methods", methods, "adds_headers", headers));
 	}
 	o = json_pack("{s:i,s:i,s:i,s:o}", "pid", e->bridge_pid ? (int)*e->bridge_pid : 0, "uid",
 		      (int)b->confine.user.uid, "upstreams_answering", b->health_ok, "routes", routes);
@@ -259,7 +260,7 @@ char *evidence_json(const struct evidence_src *e, pid_t agent, const struct star
 		for (i = 0; i < e->confine->user.ngroups; i++)
 			json_array_append_new(groups, json_integer(e->confine->user.groups[i]));
 		json_object_set_new(root, "user",
-				    json_pack("{s:s,s:i,s:i,s:o}", "name", e->confine->user.name,
+				    json_pack("{s:o,s:i,s:i,s:o}", "name", jstr(e->confine->user.name),
 					      "uid", (int)e->confine->user.uid, "gid",
 					      (int)e->confine->user.gid, "groups", groups));
 	} else {
@@ -311,8 +312,25 @@ int evidence_open(struct evidence_src *e)
 		if (mkdir(dir, 0755) != 0 && errno != EEXIST)
 			return -errno;
 	}
-	e->fd = open(e->path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-	return e->fd < 0 ? -errno : 0;
+	/* Not blocking on a FIFO planted there, and only a regular file
+	 * that ward itself owns and no one else may write (a file an
+	 * earlier agent owns would stay the agent's to forge). */
+	e->fd = open(e->path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
+	if (e->fd < 0)
+		return errno == ENXIO ? -EINVAL : -errno; /* a FIFO no one reads */
+	{
+		struct stat st;
+		int err = fstat(e->fd, &st) != 0	      ? errno
+			  : !S_ISREG(st.st_mode)	      ? EINVAL
+			  : st.st_uid != geteuid() || st.st_mode & 022 ? EPERM
+							      : 0;
+		if (err || fcntl(e->fd, F_SETFL, 0) != 0) {
+			close(e->fd);
+			e->fd = -1;
+			return -(err ? err : errno);
+		}
+	}
+	return 0;
 }
 
 /* One JSON object replaces the file's content at every start. */
@@ -320,9 +338,11 @@ static int write_evidence(int fd, const char *text)
 {
 	size_t len = strlen(text);
 
-	if (ftruncate(fd, 0) != 0 || pwrite(fd, text, len, 0) != (ssize_t)len ||
-	    pwrite(fd, "\n", 1, (off_t)len) != 1)
+	if (ftruncate(fd, 0) != 0)
 		return -errno;
+	errno = EIO; /* a short write sets none */
+	if (pwrite(fd, text, len, 0) != (ssize_t)len || pwrite(fd, "\n", 1, (off_t)len) != 1)
+		return -(errno ? errno : EIO);
 	return 0;
 }
 

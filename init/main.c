@@ -406,8 +406,12 @@ out:
 		free(envp);
 	config_free(&cfg);
 	if (vm || vm_init) {
-		/* A VM's init must not exit (the kernel would panic). */
-		log_info("finished with status %d; powering off", rc);
+		/* A VM's init must not exit (the kernel would panic). The
+		 * status is the guest's only result: said at any log level. */
+		if (rc)
+			log_error("finished with status %d; powering off", rc);
+		else
+			log_info("finished with status %d; powering off", rc);
 		vm_poweroff();
 	}
 	return rc;

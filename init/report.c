@@ -14,7 +14,7 @@ static const char *const ll_modes[] = { "off", "best_effort", "hard_requirement"
 
 /* A JSON string even for bytes that are not UTF-8 (jansson refuses those,
  * and a warning must never vanish): such bytes become '?'. */
-static json_t *jstr(const char *s)
+json_t *jstr(const char *s)
 {
 	json_t *j = json_string(s);
 	char *copy;

@@ -17,4 +17,8 @@ json_t *report_policy(const struct sandbox *sb, const struct ward_config *cfg);
 /* Prints the table (or JSON). Returns the number of warnings, -1 on error. */
 int report_print(const struct sandbox *sb, const struct ward_config *cfg, int as_json, FILE *out);
 
+/* A JSON string even for bytes that are not UTF-8 (jansson refuses
+ * those): such bytes become '?'. Never NULL but when out of memory. */
+json_t *jstr(const char *s);
+
 #endif

@@ -157,7 +157,10 @@ int sandbox_prepare(struct sandbox *sb, struct ward_config *cfg, int vm, int che
 		goto out;
 	sb->ev.path = cfg->evidence;
 	if (!check && (rc = evidence_open(&sb->ev)) != 0) {
-		log_error("evidence: %s: %s", cfg->evidence, strerror(-rc));
+		log_error("evidence: %s: %s", cfg->evidence,
+			  rc == -EINVAL ? "not a regular file"
+			  : rc == -EPERM ? "not ward's own file, or writable by others (an earlier agent's?); remove it"
+					 : strerror(-rc));
 		rc = 3;
 	}
 out:

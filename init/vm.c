@@ -10,19 +10,29 @@
 #include <sys/reboot.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "log.h"
 
 #define PROC_MAGIC 0x9fa0
 
+/* The initial pid namespace's inode number (PROC_PID_INIT_INO). */
+#define PID_NS_INIT_INO 0xEFFFFFFCU
+
 int vm_detect(void)
 {
 	struct statfs st;
+	struct stat ns;
 
 	if (getpid() != 1)
 		return 0;
-	return statfs("/proc", &st) != 0 || st.f_type != PROC_MAGIC;
+	if (statfs("/proc", &st) != 0 || st.f_type != PROC_MAGIC)
+		return 1;
+	/* /proc is there (an initramfs moves its /proc into the new root):
+	 * PID 1 of the initial pid namespace is the machine's init, where
+	 * a container's PID 1 is in a namespace of its own */
+	return stat("/proc/self/ns/pid", &ns) == 0 && ns.st_ino == PID_NS_INIT_INO;
 }
 
 /* Nobody else brings up lo in a VM, and the bridge listens on 127.0.0.1. */
@@ -78,6 +88,8 @@ void vm_mount(void)
 
 void vm_poweroff(void)
 {
+	/* what is still queued for the console (the exit status) first */
+	(void)tcdrain(STDERR_FILENO);
 	sync();
 	if (reboot(RB_POWER_OFF) != 0)
 		log_error("vm: power off: %s", strerror(errno));

@@ -1,8 +1,9 @@
-/* vm: ward as PID 1 of a virtual machine, where nobody mounted /proc. */
+/* vm: ward as PID 1 of a virtual machine (the kernel's init). */
 #ifndef WARD_VM_H
 #define WARD_VM_H
 
-/* True when ward is PID 1 and /proc is not mounted. */
+/* True when ward is PID 1 and /proc is not mounted, or /proc shows it in
+ * the initial pid namespace (an initramfs moved its /proc in). */
 int vm_detect(void);
 
 /* Mounts proc, sys, dev (+pts, shm), run and tmp, brings up lo; logs

@@ -1,8 +1,12 @@
 /* Unit tests for init/evidence.c: what the evidence says about PID 1's own
  * lock-down, which the kernel may refuse (the failure is not fatal, so the
  * evidence is where it shows). */
+#include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -64,6 +68,27 @@ int main(void)
 	CHECK(!has_degradation(j, "not loaded"));
 	CHECK(has_degradation(j, "ward itself: it kept all its capabilities"));
 	json_decref(j);
+
+	/* the evidence file: a FIFO planted there does not block, a file
+	 * others may write (an earlier agent's) is refused */
+	{
+		char dir[] = "/tmp/ward-ev-XXXXXX", path[64];
+		struct evidence_src f;
+		CHECK(mkdtemp(dir) != NULL);
+		snprintf(path, sizeof path, "%s/e.json", dir);
+		memset(&f, 0, sizeof f);
+		f.path = path;
+		CHECK(mkfifo(path, 0600) == 0 && evidence_open(&f) == -EINVAL && f.fd == -1);
+		unlink(path);
+		CHECK(close(open(path, O_WRONLY | O_CREAT, 0600)) == 0 && chmod(path, 0666) == 0 &&
+		      evidence_open(&f) == -EPERM && f.fd == -1);
+		CHECK(chmod(path, 0644) == 0 && evidence_open(&f) == 0 && f.fd >= 0 &&
+		      (fcntl(f.fd, F_GETFL) & O_NONBLOCK) == 0);
+		if (f.fd >= 0)
+			close(f.fd);
+		unlink(path);
+		rmdir(dir);
+	}
 
 	sc_free(&init);
 	config_free(&cfg);
