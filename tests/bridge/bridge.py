@@ -994,6 +994,14 @@ header = Authorization: @{work}/token
            ("" if ok else f"\n{out}\n{p.stderr.decode()[-1500:]}"))
 
 
+def run_conf(path, text, ward_argv, prefix=()):
+    """Writes a config, runs ward on it to its end; (process, stderr lines)."""
+    with open(path, "w") as f:
+        f.write(text)
+    p = subprocess.run(list(prefix) + ward_argv + ["-c", path], capture_output=True, timeout=20)
+    return p, p.stderr.decode().strip().splitlines()
+
+
 def mcp_case(a, work):
     """[mcp]: the host's mcp.json on fd 5, a token in ward's environment only;
     the agent gets a rewritten copy and reaches the server through the bridge."""
@@ -1090,10 +1098,7 @@ listen = 127.0.0.1:17850
         os.unlink(target)
     c = open(conf).read().replace("source = fd:5", f"source = {src}").replace("cwd = ", f"writable = {nowhere}\ncwd = ")
     c = c[:c.index("command = ")] + f"command = touch {marker}\n" + c[c.index("writable = "):]
-    with open(conf + ".late", "w") as f:
-        f.write(c)
-    p = subprocess.run([a.ward, "-c", conf + ".late"], capture_output=True, timeout=20)
-    err = p.stderr.decode().strip().splitlines()
+    p, err = run_conf(conf + ".late", c, [a.ward])
     report("[mcp] with an error found after the copy was written: exit 2, the copy removed, agent not started",
            p.returncode == 2 and err and "no [landlock] write rule covers it" in err[-1] and
            not os.path.exists(target) and not os.path.exists(marker),
@@ -1104,13 +1109,9 @@ listen = 127.0.0.1:17850
     # so first): ward stops before the agent, and the copy goes too.
     c = open(conf).read().replace("source = fd:5", f"source = {src}")
     c = f"[agent]\ncommand = touch {marker}\n" + c[c.index("[mcp]"):]
-    with open(conf + ".nocap", "w") as f:
-        f.write(c)
     if os.path.exists(target):
         os.unlink(target)
-    p = subprocess.run(["setpriv", "--bounding-set", "-setuid,-setgid", "--", a.ward, "-c", conf + ".nocap"],
-                       capture_output=True, timeout=20)
-    err = p.stderr.decode().strip().splitlines()
+    p, err = run_conf(conf + ".nocap", c, [a.ward], prefix=("setpriv", "--bounding-set", "-setuid,-setgid", "--"))
     report("[mcp] and a bridge that cannot start (no CAP_SETUID): exit 3, the copy removed, agent not started",
            p.returncode == 3 and not os.path.exists(target) and not os.path.exists(marker),
            f"rc {p.returncode}: {err[-2:]}; copy left: {os.path.exists(target)}")
@@ -1119,10 +1120,7 @@ listen = 127.0.0.1:17850
     # be fd 3 by the time the source is read (it was: exit 2, silent)
     c = open(conf).read().replace("source = fd:5", "source = fd:3")
     c = c[:c.index("command = ")] + f"command = touch {marker}\n" + c[c.index("cwd = "):]
-    with open(conf + ".nofd", "w") as f:
-        f.write(c)
-    p = subprocess.run([a.ward, "-c", conf + ".nofd"], capture_output=True, timeout=20)
-    err = p.stderr.decode().strip().splitlines()
+    p, err = run_conf(conf + ".nofd", c, [a.ward])
     report("[mcp] source = fd:3 not handed in (stderr a pipe): exit 2, one clear line, agent not started",
            p.returncode == 2 and len(err) == 1 and "not given this descriptor" in err[0] and not os.path.exists(marker),
            f"rc {p.returncode}: {err}")
