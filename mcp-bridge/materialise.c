@@ -536,23 +536,33 @@ static int open_dir_nofollow(const char *dir, int create, uid_t uid, gid_t gid, 
 	return fd;
 }
 
+/* The directory of target, opened by open_dir_nofollow(); *base is the
+ * file's name in it. -1 with err set if target is no absolute file path. */
+static int open_parent(const char *target, int create, uid_t uid, gid_t gid, const char **base, char *err,
+		       size_t errsize)
+{
+	char dir[4096];
+
+	*base = strrchr(target, '/');
+	if (!*base || !(*base)[1] || *base - target >= (long)sizeof dir) {
+		snprintf(err, errsize, "target %s: want an absolute file path", target);
+		return -1;
+	}
+	memcpy(dir, target, (size_t)(*base - target));
+	dir[*base - target] = '\0';
+	return open_dir_nofollow(dir[0] ? dir : "/", create, uid, gid, err, errsize);
+}
+
 /* Writes len bytes (and a newline if nl) to target atomically: a
  * temporary file in the same directory, owned uid:gid with mode, then
  * rename; no component of the path is followed if it is a symlink. */
 static int write_private(const char *target, const char *data, size_t len, int nl, unsigned mode, uid_t uid,
 			 gid_t gid, char *err, size_t errsize)
 {
-	char dir[4096], tmp[64];
-	const char *base = strrchr(target, '/');
-	int dfd, fd;
+	char tmp[64];
+	const char *base;
+	int dfd = open_parent(target, 1, uid, gid, &base, err, errsize), fd;
 
-	if (!base || !base[1] || base - target >= (long)sizeof dir) {
-		snprintf(err, errsize, "target %s: want an absolute file path", target);
-		return -1;
-	}
-	memcpy(dir, target, (size_t)(base - target));
-	dir[base - target] = '\0';
-	dfd = open_dir_nofollow(dir[0] ? dir : "/", 1, uid, gid, err, errsize);
 	if (dfd < 0)
 		return -1;
 	/* openat with an O_PATH dirfd cannot create: reopen it as a directory */
@@ -588,15 +598,10 @@ static int write_private(const char *target, const char *data, size_t len, int n
 
 int private_file_remove(const char *target)
 {
-	char dir[4096], err[64];
-	const char *base = strrchr(target, '/');
-	int dfd, rc;
+	char err[64];
+	const char *base;
+	int dfd = open_parent(target, 0, 0, 0, &base, err, sizeof err), rc;
 
-	if (!base || !base[1] || base - target >= (long)sizeof dir)
-		return -1;
-	memcpy(dir, target, (size_t)(base - target));
-	dir[base - target] = '\0';
-	dfd = open_dir_nofollow(dir[0] ? dir : "/", 0, 0, 0, err, sizeof err);
 	if (dfd < 0)
 		return -1;
 	rc = unlinkat(dfd, base + 1, 0);
