@@ -97,6 +97,13 @@ static void end_bridge_notes(struct supervisor *sv)
 	sv->bnfd = -1;
 }
 
+/* The next try after the current delay, which then doubles (10 s at most). */
+static void next_bridge_try(struct supervisor *sv, uint64_t now)
+{
+	set_timerfd(sv->btfd, now + sv->bridge_delay);
+	sv->bridge_delay = sv->bridge_delay * 2 > 10000 ? 10000 : sv->bridge_delay * 2;
+}
+
 static void bridge_exited(struct supervisor *sv, int status)
 {
 	uint64_t now = now_ms();
@@ -111,15 +118,7 @@ static void bridge_exited(struct supervisor *sv, int status)
 	log_warn("bridge died (%s %d); restarting it in %llums", WIFSIGNALED(status) ? "signal" : "status",
 		 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
 		 (unsigned long long)sv->bridge_delay);
-	set_timerfd(sv->btfd, now + sv->bridge_delay);
-	sv->bridge_delay = sv->bridge_delay * 2 > 10000 ? 10000 : sv->bridge_delay * 2;
-}
-
-static void retry_bridge(struct supervisor *sv)
-{
-	log_warn("bridge: restart failed; trying again in %llums", (unsigned long long)sv->bridge_delay);
-	set_timerfd(sv->btfd, now_ms() + sv->bridge_delay);
-	sv->bridge_delay = sv->bridge_delay * 2 > 10000 ? 10000 : sv->bridge_delay * 2;
+	next_bridge_try(sv, now);
 }
 
 /* A restarted bridge that failed or is late: killed; its exit, reaped as
@@ -166,7 +165,8 @@ static void on_bridge_timer(struct supervisor *sv)
 	if (sv->bridge <= 0) {
 		sv->bridge = 0;
 		sv->bnfd = -1;
-		retry_bridge(sv);
+		log_warn("bridge: restart failed; trying again in %llums", (unsigned long long)sv->bridge_delay);
+		next_bridge_try(sv, now_ms());
 		return;
 	}
 	ev.data.fd = sv->bnfd;
