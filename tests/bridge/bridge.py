@@ -53,8 +53,13 @@ def report(name, ok, detail=""):
 
 def bridge_pids(ward_pid):
     """The ward-bridge processes among ward's children."""
+    def comm(p):
+        try:
+            return open(f"/proc/{p}/comm").read().strip()
+        except OSError:
+            return ""  # reaped between the two reads (a bridge just killed)
     return [int(p) for p in open(f"/proc/{ward_pid}/task/{ward_pid}/children").read().split()
-            if open(f"/proc/{p}/comm").read().strip() == "ward-bridge"]
+            if comm(p) == "ward-bridge"]
 
 
 def wait_bridge(ward_pid, tries=250):
