@@ -177,6 +177,15 @@ static void hex(const unsigned char *b, size_t n, char *out)
 		sprintf(out + 2 * i, "%02x", b[i]);
 }
 
+/* The filter's SHA-256 as 64 hex digits and a NUL. */
+static void digest_hex(const struct sc_filter *f, char out[65])
+{
+	unsigned char d[32];
+
+	sc_digest(f, d);
+	hex(d, sizeof d, out);
+}
+
 static json_t *seccomp_json(const struct evidence_src *e, json_t *degr)
 {
 	const struct sc_policy *p = &e->cfg->seccomp;
@@ -189,7 +198,7 @@ static json_t *seccomp_json(const struct evidence_src *e, json_t *degr)
 		json_array_append_new(degr, json_string("seccomp: off (no [seccomp] section or mode = off)"));
 		return json_pack("{s:b}", "enabled", 0);
 	}
-	hex(e->sc->sha256, 32, h);
+	digest_hex(e->sc, h);
 	o = json_pack("{s:b,s:s,s:s,s:i,s:i}", "enabled", 1, "mode", "default", "sha256", h,
 		      "bpf_instructions", e->sc->len, "rules", e->sc->n_rules);
 	deny = json_array();
@@ -232,7 +241,7 @@ static json_t *bridge_json(const struct evidence_src *e)
 		json_object_set_new(o, "status", proc_status(*e->bridge_pid));
 	if (b->sc.prog) {
 		char h2[65];
-		hex(b->sc.sha256, 32, h2);
+		digest_hex(&b->sc, h2);
 		json_object_set_new(o, "seccomp_sha256", json_string(h2));
 	}
 	{
@@ -278,7 +287,7 @@ char *evidence_json(const struct evidence_src *e, pid_t agent, const struct star
 		/* the hash only of a filter that was loaded: /proc says the rest */
 		json_t *self = json_pack("{s:o}", "status", proc_status(getpid()));
 		if (e->self_filter_loaded) {
-			hex(e->sc_init->sha256, 32, h);
+			digest_hex(e->sc_init, h);
 			json_object_set_new(self, "seccomp_sha256", json_string(h));
 		} else {
 			json_array_append_new(degr, json_string("ward itself: its own seccomp filter is not loaded"));

@@ -340,7 +340,6 @@ static int export(scmp_filter_ctx ctx, struct sc_filter *f, char *err, size_t er
 	}
 	close(fd);
 	f->len = (unsigned short)(size / (off_t)sizeof(struct sock_filter));
-	mbedtls_sha256_ret((const unsigned char *)f->prog, (size_t)size, f->sha256, 0);
 	return 0;
 }
 
@@ -487,8 +486,12 @@ int sc_from_bpf(const struct sock_filter *prog, unsigned short len, int n_rules,
 	memcpy(f->prog, prog, len * sizeof *prog);
 	f->len = len;
 	f->n_rules = n_rules;
-	mbedtls_sha256_ret((const unsigned char *)f->prog, len * sizeof *prog, f->sha256, 0);
 	return 0;
+}
+
+void sc_digest(const struct sc_filter *f, unsigned char out[32])
+{
+	mbedtls_sha256_ret((const unsigned char *)f->prog, f->len * sizeof *f->prog, out, 0);
 }
 
 int sc_load(const struct sc_filter *f)

@@ -10,7 +10,6 @@
 struct sc_filter {
 	struct sock_filter *prog; /* NULL: no filter */
 	unsigned short len;
-	unsigned char sha256[32];
 	int n_rules; /* syscall rules added */
 };
 
@@ -21,6 +20,10 @@ struct sc_policy {
 	char **allow; /* names taken out of the default list */
 	int n_allow;
 };
+
+/* The SHA-256 of the filter's BPF, for the evidence (computed when asked:
+ * a start without evidence does not pay for it). */
+void sc_digest(const struct sc_filter *f, unsigned char out[32]);
 
 /* Is this name in the default deny list (the rule groups by syscall)? */
 int sc_default_has(const char *name);
