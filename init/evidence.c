@@ -24,10 +24,10 @@ static const char *const status_keys[] = { "Uid",    "Gid",    "Groups", "CapInh
 
 static json_t *proc_status(pid_t pid)
 {
-	char path[64], line[512];
+	char path[64], *line = NULL;
+	size_t cap = 0, i;
 	json_t *o = json_object();
 	FILE *f;
-	size_t i;
 
 	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
 	f = fopen(path, "re");
@@ -35,7 +35,8 @@ static json_t *proc_status(pid_t pid)
 		json_object_set_new(o, "error", json_string(strerror(errno)));
 		return o;
 	}
-	while (fgets(line, sizeof line, f)) {
+	/* whole lines: Groups can be longer than any fixed buffer */
+	while (getline(&line, &cap, f) > 0) {
 		char *colon = strchr(line, ':'), *v;
 		if (!colon)
 			continue;
@@ -46,9 +47,10 @@ static json_t *proc_status(pid_t pid)
 			v = colon + 1;
 			v += strspn(v, " \t");
 			v[strcspn(v, "\n")] = '\0';
-			json_object_set_new(o, line, json_string(v));
+			json_object_set_new(o, line, jstr(v));
 		}
 	}
+	free(line);
 	fclose(f);
 	return o;
 }
