@@ -58,7 +58,7 @@ static void usage(FILE *out)
 	      "      --ini          with --check: the effective settings as a config file\n"
 	      "      --explain WHAT why the agent may or may not reach WHAT: a path, a TCP port\n"
 	      "                     (tcp:N) or a system call, and the line that would allow it\n"
-	      "      --evidence     print what is in force (JSON) on stderr once the agent runs\n"
+	      "      --evidence     print what is in force (JSON) on stderr before the agent execs\n"
 	      "  -V, --version      print the versions (ward, its libraries, kernel Landlock ABI)\n"
 	      "  -h, --help         print this help\n"
 	      "\n"
@@ -362,6 +362,7 @@ int main(int argc, char **argv)
 		denials_close(&den);
 	sb.keep_audit_read = den.fd >= 0;
 	sv.on_start = evidence_on_start;
+	sv.hold_start = sb.ev.to_stderr || sb.ev.fd >= 0; /* the evidence before the agent's first word */
 	sv.on_start_arg = &sb.ev;
 	sb.ev.bridge = &sb.bridge;
 	sb.ev.bridge_pid = &sv.bridge_ready; /* a restarted bridge once it is confined */

@@ -48,7 +48,7 @@ static int set_limits(const struct spawn_req *req, int errfd)
 
 /* Runs in the child, between fork and exec. ward is single-threaded, so
  * nothing is locked here that the parent held. */
-static void __attribute__((noreturn)) child(const struct spawn_req *req, int errfd)
+static void __attribute__((noreturn)) child(const struct spawn_req *req, int errfd, int holdfd)
 {
 	sigset_t all;
 	int e;
@@ -93,6 +93,15 @@ static void __attribute__((noreturn)) child(const struct spawn_req *req, int err
 			if (sig != SIGKILL && sig != SIGSTOP)
 				signal(sig, SIG_DFL); /* EINVAL for glibc's own: fine */
 	}
+	if (holdfd >= 0) {
+		/* confined as it will run: PID 1 reads /proc now (the exec
+		 * changes none of it), then closes its end */
+		char c;
+		spawn_report(errfd, NOTE_HELD, 0, 0);
+		while (read(holdfd, &c, 1) < 0 && errno == EINTR)
+			;
+		close(holdfd);
+	}
 	/* execvp searches the PATH of the environment the child will get. */
 	environ = (char **)req->envp;
 	sigprocmask(SIG_SETMASK, req->mask, NULL);
@@ -104,26 +113,42 @@ static void __attribute__((noreturn)) child(const struct spawn_req *req, int err
 	_exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
 }
 
-pid_t spawn_child(const struct spawn_req *req, int *errfd)
+pid_t spawn_child(const struct spawn_req *req, int *errfd, int *relfd)
 {
-	int p[2];
+	int p[2], h[2] = { -1, -1 };
 	pid_t pid;
 
 	if (pipe2(p, O_CLOEXEC) != 0)
 		return -1;
-	pid = fork();
-	if (pid < 0) {
+	if (req->hold && pipe2(h, O_CLOEXEC) != 0) {
 		int e = errno;
 		close(p[0]);
 		close(p[1]);
 		errno = e;
 		return -1;
 	}
+	pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(p[0]);
+		close(p[1]);
+		if (h[0] >= 0) {
+			close(h[0]);
+			close(h[1]);
+		}
+		errno = e;
+		return -1;
+	}
 	if (pid == 0) {
 		close(p[0]);
-		child(req, p[1]);
+		if (h[1] >= 0)
+			close(h[1]);
+		child(req, p[1], h[0]);
 	}
 	close(p[1]);
+	if (h[0] >= 0)
+		close(h[0]);
+	*relfd = h[1];
 	/* Also from the parent, so signals forwarded to the group right
 	 * after fork find it; EACCES once the child has exec'd is fine. */
 	(void)setpgid(pid, pid);

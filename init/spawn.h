@@ -24,6 +24,8 @@ struct spawn_req {
 	int close_fds;		/* mark every fd above 2 close-on-exec */
 	int reset_signals;	/* every disposition back to SIG_DFL */
 	const struct confine *confine; /* NULL: run with ward's credentials */
+	int hold;		/* confined, the child reports NOTE_HELD and waits for
+				 * the release end to close before its exec */
 };
 
 enum spawn_stage {
@@ -46,6 +48,7 @@ enum spawn_stage {
 	NOTE_FIRST = 100,
 	NOTE_BOUNDING = NOTE_FIRST, /* detail: how many caps stay in the bounding set */
 	NOTE_SECUREBITS,	    /* securebits could not be locked (errno) */
+	NOTE_HELD,		    /* every layer is in force; waiting to exec */
 };
 
 struct spawn_error {
@@ -55,8 +58,10 @@ struct spawn_error {
 };
 
 /* Forks and execs. Returns the child's pid and the read end of the record
- * pipe (non-blocking, CLOEXEC), or -1 with errno if fork failed. */
-pid_t spawn_child(const struct spawn_req *req, int *errfd);
+ * pipe (non-blocking, CLOEXEC), or -1 with errno if fork failed. With
+ * req->hold, *relfd is the end to close to let the held child exec (else
+ * -1). */
+pid_t spawn_child(const struct spawn_req *req, int *errfd, int *relfd);
 
 /* Reads one record: 1 = *rec filled, 0 = end of file (the child exec'd or
  * died), -1 = nothing yet. */

@@ -225,9 +225,10 @@ int supervisor_start(struct supervisor *sv)
 		.close_fds = sv->close_child_fds,
 		.reset_signals = sv->reset_child_signals,
 		.confine = sv->confine,
+		.hold = sv->hold_start,
 	};
 	struct epoll_event ev = { .events = EPOLLIN };
-	pid_t pid = spawn_child(&req, &sv->errfd);
+	pid_t pid = spawn_child(&req, &sv->errfd, &sv->relfd);
 
 	if (pid < 0) {
 		log_error("cannot start %s: fork: %s", sv->argv[0], strerror(errno));
@@ -239,6 +240,7 @@ int supervisor_start(struct supervisor *sv)
 	memset(&sv->notes, 0, sizeof sv->notes);
 	sv->started_at = now_ms();
 	sv->killed = 0;
+	sv->start_reported = 0;
 	ev.data.fd = sv->errfd;
 	if (epoll_ctl(sv->epfd, EPOLL_CTL_ADD, sv->errfd, &ev) != 0)
 		log_warn("epoll_ctl: %s", strerror(errno));
@@ -248,8 +250,16 @@ int supervisor_start(struct supervisor *sv)
 	return 0;
 }
 
+static void release_agent(struct supervisor *sv)
+{
+	if (sv->relfd >= 0)
+		close(sv->relfd);
+	sv->relfd = -1;
+}
+
 static void close_errfd(struct supervisor *sv)
 {
+	release_agent(sv);
 	if (sv->errfd < 0)
 		return;
 	epoll_ctl(sv->epfd, EPOLL_CTL_DEL, sv->errfd, NULL);
@@ -291,6 +301,17 @@ static void start_failed(struct supervisor *sv, const struct spawn_error *err)
 	}
 }
 
+/* on_start, once per agent: while it is held before its exec (nothing it
+ * writes can land inside the evidence), else once it has exec'd. */
+static void report_start(struct supervisor *sv)
+{
+	if (sv->start_reported)
+		return;
+	sv->start_reported = 1;
+	if (sv->on_start)
+		sv->on_start(sv->on_start_arg, sv->agent, &sv->notes);
+}
+
 /* The agent's record pipe: notes and failures from the child; end of file
  * means the exec happened (or the child died, which reap() sees). */
 static void check_started(struct supervisor *sv)
@@ -309,6 +330,9 @@ static void check_started(struct supervisor *sv)
 		} else if (rec.stage == NOTE_SECUREBITS) {
 			sv->notes.securebits_err = rec.err;
 			log_warn("securebits not locked: %s", strerror(rec.err));
+		} else if (rec.stage == NOTE_HELD) {
+			report_start(sv);
+			release_agent(sv);
 		} else {
 			start_failed(sv, &rec);
 		}
@@ -317,8 +341,7 @@ static void check_started(struct supervisor *sv)
 		return; /* more to come */
 	if (!sv->exec_failed && sv->agent > 0) {
 		log_debug("agent pid %d running %s", (int)sv->agent, sv->argv[0]);
-		if (sv->on_start)
-			sv->on_start(sv->on_start_arg, sv->agent, &sv->notes);
+		report_start(sv);
 	}
 	close_errfd(sv);
 }
@@ -608,7 +631,7 @@ int supervisor_init(struct supervisor *sv, const struct ward_config *cfg, char *
 	sv->cwd_fd = cwd_fd;
 	sv->self = getpid();
 	sv->pid1 = sv->self == 1;
-	sv->errfd = sv->sfd = sv->epfd = sv->tfd = sv->btfd = sv->bnfd = sv->watch_fd = -1;
+	sv->errfd = sv->relfd = sv->sfd = sv->epfd = sv->tfd = sv->btfd = sv->bnfd = sv->watch_fd = -1;
 	sv->bridge_delay = 250;
 	sv->restart_delay = cfg->restart_delay_ms;
 	if (cfg->restart_limit) {
@@ -658,7 +681,7 @@ int supervisor_watch(struct supervisor *sv, int fd, void (*fn)(void *arg, const 
 int supervisor_fds(const struct supervisor *sv, int *fds, int max)
 {
 	int n = 0, i;
-	const int all[] = { sv->sfd, sv->epfd, sv->tfd, sv->btfd, sv->errfd, sv->cwd_fd, sv->watch_fd };
+	const int all[] = { sv->sfd, sv->epfd, sv->tfd, sv->btfd, sv->errfd, sv->relfd, sv->cwd_fd, sv->watch_fd };
 
 	for (i = 0; i < (int)(sizeof all / sizeof all[0]) && n < max; i++)
 		if (all[i] >= 0)

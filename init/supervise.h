@@ -67,6 +67,9 @@ struct supervisor {
 	enum agent_state state;
 	pid_t agent;
 	int errfd; /* the agent's exec-error pipe while it is starting */
+	int hold_start; /* on_start runs while the agent waits before its exec */
+	int relfd;	/* closing it lets a held agent exec; else -1 */
+	int start_reported; /* on_start has run for this agent */
 	int exec_failed;
 	int exit_code;
 	uint64_t started_at, exited_at;

@@ -192,6 +192,32 @@ def host(a):
     report("host: --evidence prints the same JSON on stderr", "pass" if printed and json.loads(printed[0]) == ev else "FAIL",
            f"{len(printed)} JSON line(s)")
 
+    # the agent's stderr cannot land inside (or before) the evidence: strace
+    # holds each of PID 1's writes for 0.3 s while the agent writes 2 MB at once
+    if not shutil.which("strace"):
+        report("host: --evidence comes whole, before the agent's first byte", None, "SKIP: no strace")
+    else:
+        with open(conf, "w") as f:
+            f.write(policy(root, allowed.port))
+        flood = "yes xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx | head -c 2000000 >&2"
+        p = subprocess.run(["strace", "-qq", "-o", "/dev/null", "-e", "trace=write", "-e",
+                            "inject=write:delay_enter=300000", a.ward, "-c", conf, "--evidence", "--",
+                            "sh", "-c", flood], capture_output=True, cwd=os.path.join(root, "rw"), timeout=60)
+        lines = p.stderr.decode(errors="replace").splitlines()
+        first_x = next((i for i, l in enumerate(lines) if l.startswith("x")), None)
+        js = [i for i, l in enumerate(lines) if l.startswith("{")]
+        whole = False
+        if js:
+            try:
+                whole = json.loads(lines[js[0]])["agent"]["NoNewPrivs"] == "1"
+            except (ValueError, KeyError):
+                pass
+        xs = sum(1 for l in lines if l.startswith("x"))
+        ok = p.returncode == 0 and len(js) == 1 and whole and first_x is not None and js[0] < first_x and xs >= 42000
+        report("host: --evidence comes whole, before the agent's first byte", "pass" if ok else "FAIL",
+               f"exit {p.returncode}, JSON line(s) at {js[:3]}, parses {whole}, first agent line {first_x}, "
+               f"{xs} agent lines")
+
     # hard_requirement refuses what it cannot enforce; best_effort degrades
     marker = os.path.join(root, "rw", "started")
     text = policy(root, allowed.port).replace(f"read = {root}/ro /proc", f"read = {root}/ro /proc /nonexistent-ward")
