@@ -41,6 +41,15 @@ static int resolve_user(struct sandbox *sb, const struct ward_config *cfg, int c
 			  (int)getuid());
 		return 3;
 	}
+	/* A root agent keeps no capability through exec only once the
+	 * securebits are locked, which takes CAP_SETPCAP: say so now, not
+	 * from the agent's child after the bridge and the files. */
+	if (!check && sb->confine.user.uid == 0 && !cap_effective(CAP_SETPCAP)) {
+		log_error("cannot run the agent as root: the runtime gave ward no CAP_SETPCAP, which locking "
+			  "the securebits takes (else its exec would give root its capabilities back); add it "
+			  "or name an unprivileged user");
+		return 3;
+	}
 	/* A runtime may start ward as root yet without the capabilities to
 	 * change user (runc's default spec grants neither): say so now. */
 	if (!check && sb->confine.user.uid != getuid() &&

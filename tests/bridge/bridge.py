@@ -1121,6 +1121,19 @@ listen = 127.0.0.1:17850
            p.returncode == 3 and not os.path.exists(target) and not os.path.exists(marker),
            f"rc {p.returncode}: {err[-2:]}; copy left: {os.path.exists(target)}")
 
+    # A root agent without CAP_SETPCAP for ward (its securebits cannot be
+    # locked, so exec would give root its capabilities back): one line,
+    # exit 3, before the bridge and the copy (it was found in the agent's
+    # child, after both)
+    c = open(conf).read().replace("source = fd:5", f"source = {src}")
+    c = f"[agent]\nuser = root\nallow_root = yes\ncommand = touch {marker}\n" + c[c.index("[mcp]"):]
+    if os.path.exists(target):
+        os.unlink(target)
+    p, err = run_conf(conf + ".nopcap", c, [a.ward], prefix=("setpriv", "--bounding-set", "-setpcap", "--"))
+    report("[mcp] with a root agent and no CAP_SETPCAP: exit 3, one line, no copy, no bridge, agent not started",
+           p.returncode == 3 and len(err) == 1 and "no CAP_SETPCAP" in err[0] and not os.path.exists(target) and
+           not os.path.exists(marker), f"rc {p.returncode}: {err}; copy written: {os.path.exists(target)}")
+
     # fd:3 not handed in, stderr a pipe: ward's own log descriptor would
     # be fd 3 by the time the source is read (it was: exit 2, silent)
     c = open(conf).read().replace("source = fd:5", "source = fd:3")
