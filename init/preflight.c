@@ -59,6 +59,10 @@ static int agent_can_write(const struct user_ids *u, const char *dir)
 		if (setgroups((size_t)u->ngroups, u->groups) != 0 || setresgid(u->gid, u->gid, u->gid) != 0 ||
 		    setresuid(u->uid, u->uid, u->uid) != 0)
 			_exit(EPERM);
+		/* as the agent runs: a root agent without CAP_DAC_OVERRIDE */
+		capng_clear(CAPNG_SELECT_CAPS);
+		if (capng_apply(CAPNG_SELECT_CAPS) != 0)
+			_exit(EPERM);
 		snprintf(path, sizeof path, "%s/.ward-writable-XXXXXX", dir);
 		fd = mkstemp(path);
 		if (fd < 0)

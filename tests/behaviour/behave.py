@@ -869,6 +869,17 @@ def case_writable_dirs(ctx, init):
             if rc != want_rc or len(err.splitlines()) != 1 or want_msg not in err or path not in err \
                     or os.path.exists(marker):
                 bad.append(f"{path}: rc={rc} {err!r} started={os.path.exists(marker)}")
+        # a root agent has no capabilities: the probe may not use root's
+        # CAP_DAC_OVERRIDE to write where the agent cannot
+        other = os.path.join(d, "nobody-owned")
+        os.mkdir(other, 0o755)
+        os.chown(other, 65534, 65534)
+        conf = f"[agent]\nuser = root\nallow_root = yes\nwritable = {other}\n"
+        r = Run(with_config(init, conf), ["touch", marker], pid1=False, wait_ready=False)
+        rc, err = r.wait(), r.stderr().strip()
+        if rc != 3 or len(err.splitlines()) != 1 or "uid 0 cannot create files there" not in err or \
+                os.path.exists(marker):
+            bad.append(f"root agent, {other}: rc={rc} {err!r} started={os.path.exists(marker)}")
         conf = f"[agent]\nuser = 65534:65534\nwritable = {d}/ok /tmp\n"
         r = Run(with_config(init, conf), ["touch", marker], pid1=False, wait_ready=False)
         rc = r.wait()
@@ -878,7 +889,8 @@ def case_writable_dirs(ctx, init):
         for m in mounts:
             subprocess.run(["umount", m])
         shutil.rmtree(d, ignore_errors=True)
-    return (PASS if not bad else FAIL), ("read-only, full, root-owned, missing: exit 3; not covered by "
+    return (PASS if not bad else FAIL), ("read-only, full, root-owned, missing, not the root agent's: exit 3; "
+                                         "not covered by "
                                          "Landlock: exit 2; good: runs, no probe file left"
                                          if not bad else "; ".join(bad))
 
