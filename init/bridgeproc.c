@@ -137,6 +137,12 @@ int bridgeproc_user(const struct ward_config *cfg, const struct user_ids *agent,
 		log_error("%s:%d: bridge_user: '%s': %s", cfg->path, cfg->bridge_user_line, spec, why);
 		return 2;
 	}
+	if ((user->uid == 0 || (agent && user->uid == agent->uid)) && !cfg->bridge_user) {
+		/* the default collides: no line of the config to name */
+		log_error("%s: the bridge's default user 65534 is the agent's; set [ward] bridge_user to a uid "
+			  "of its own (not 0, not the agent's)", cfg->path);
+		return 2;
+	}
 	if (user->uid == 0 || (agent && user->uid == agent->uid)) {
 		log_error("%s:%d: bridge_user: '%s': the bridge needs a uid of its own (not 0, not the "
 			  "agent's %d); set [ward] bridge_user", cfg->path, cfg->bridge_user_line, spec,

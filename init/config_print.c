@@ -120,6 +120,8 @@ void config_print(const struct ward_config *cfg, FILE *out)
 	for (i = 0; i < cfg->n_routes; i++) {
 		const struct config_route *r = &cfg->routes[i];
 		int m, h;
+		if (r->resolved)
+			continue; /* an [mcp] server's (--check read mcp.json): [mcp] below says it */
 		fprintf(out, "\n[route %s]\nlisten = 127.0.0.1:%u\nupstream = %s\nmethods =", r->name, r->port,
 			r->up.desc);
 		for (m = 0; m < 32; m++)

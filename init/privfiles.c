@@ -127,6 +127,22 @@ static int read_mcp(struct privfiles *pf, struct ward_config *cfg)
 	return 0;
 }
 
+int privfiles_check_mcp(struct privfiles *pf, struct ward_config *cfg)
+{
+	memset(pf, 0, sizeof *pf);
+	if (!cfg->has_mcp)
+		return 0;
+	if (strncmp(cfg->mcp_source, "fd:", 3) == 0) {
+		log_info("mcp: %s is handed in at run time: its servers are checked at start", cfg->mcp_source);
+		return 0;
+	}
+	if (access(cfg->mcp_source, R_OK) != 0) {
+		log_info("mcp: %s: %s here: its servers are checked at start", cfg->mcp_source, strerror(errno));
+		return 0;
+	}
+	return read_mcp(pf, cfg);
+}
+
 int privfiles_read(struct privfiles *pf, struct ward_config *cfg)
 {
 	char err[1024];

@@ -31,6 +31,13 @@ int privfiles_check_fds(const struct ward_config *cfg);
  * after logging why (2: a config or source problem, 3: out of memory). */
 int privfiles_read(struct privfiles *pf, struct ward_config *cfg);
 
+/* For --check: the host's mcp.json as a start reads it, when it is a
+ * path this process can read now (an fd:N, or a file mounted only at run
+ * time, is left for the start, with a note); its servers become routes in
+ * cfg, so port clashes and --explain see them. Nothing is written. 0, or
+ * the exit status after logging why. */
+int privfiles_check_mcp(struct privfiles *pf, struct ward_config *cfg);
+
 /* Writes the targets, owned by uid:gid. 0, or 2 after logging why. */
 int privfiles_write(struct privfiles *pf, const struct ward_config *cfg, uid_t uid, gid_t gid);
 

@@ -114,6 +114,8 @@ int sandbox_prepare(struct sandbox *sb, struct ward_config *cfg, int vm, int che
 		struct user_ids bu;
 		if ((rc = bridgeproc_user(cfg, sb->confining ? &sb->confine.user : NULL, &bu)) != 0)
 			return rc;
+		if ((rc = privfiles_check_mcp(&pf, cfg)) != 0)
+			goto out;
 	}
 	if (!check) {
 		/* every source read and every route ready before a target is

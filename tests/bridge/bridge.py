@@ -1648,6 +1648,49 @@ def check_case(a, work):
                f"rc {p.returncode}: {err}")
 
 
+def check_mcp_case(a, work):
+    """--check reads an [mcp] source that is a path: its servers' ports
+    clash with a [route] as at start, --explain knows them, --ini keeps them
+    under [mcp], and nothing is written."""
+    src, target = os.path.join(work, "check-mcp.json"), os.path.join(work, "check-home", "mcp.json")
+    with open(src, "w") as f:
+        f.write('{"mcpServers":{"paseo":{"url":"http://127.0.0.1:6767/mcp/agents?callerAgentId=a1",'
+                '"headers":{"Authorization":"Bearer check-secret"}},"local":{"command":"npx"}}}')
+    conf = os.path.join(work, "check-mcp.conf")
+
+    def run(route_port, *args, source=src):
+        with open(conf, "w") as f:
+            f.write(f"[agent]\nuser = {AGENT_UID}\n[landlock]\nread = /usr\n[seccomp]\n"
+                    f"[route r1]\nlisten = 127.0.0.1:{route_port}\nupstream = unix:/nonexistent.sock\npath = /x\n"
+                    f"[mcp]\nsource = {source}\ntarget = {target}\nupstream = unix:/nonexistent2.sock\n"
+                    "listen = 127.0.0.1:17880\n")
+        p = subprocess.run([a.ward, "-c", conf, "--check"] + list(args), capture_output=True, timeout=20)
+        return p.returncode, p.stdout.decode(), p.stderr.decode().strip().splitlines()
+
+    rc, out, err = run(17880)
+    report("--check with an [mcp] server on a [route]'s port: exit 2, one line, as a start",
+           rc == 2 and len(err) == 1 and "port 17880 of server mcp-paseo is also route r1's" in err[0], f"rc {rc}: {err}")
+    rc, out, err = run(17881, "--explain", "tcp:17880")
+    report("--explain tcp:PORT of an [mcp] server: the bridge route, connect allowed",
+           rc == 0 and "bridge route mcp-paseo listens on 127.0.0.1:17880" in out and "connect: allowed" in out,
+           f"rc {rc}: {out.strip()!r} {err}")
+    rc, out, err = run(17881, "--ini")
+    report("--check --ini: the [mcp] server stays under [mcp], no secret, nothing written",
+           rc == 0 and "[route mcp-paseo]" not in out and "[route r1]" in out and "[mcp]" in out and
+           "check-secret" not in out and not os.path.exists(target), f"rc {rc}: {err}")
+    rc, out, err = run(17881, "--json")
+    report("--check --json lists the [mcp] server as a route, its header value hidden",
+           rc == 0 and '"mcp-paseo"' in out and "check-secret" not in out, f"rc {rc}: {err}")
+    with open(src, "w") as f:
+        f.write('{"mcpServers":{"paseo":{"url":"http://127.0.0.1:6767/x","oauth":{"clientSecret":"s"}}}}')
+    rc, out, err = run(17881)
+    report("--check with an mcp.json a start refuses (OAuth): exit 2", rc == 2 and err and "oauth" in err[-1].lower(),
+           f"rc {rc}: {err}")
+    rc, out, err = run(17881, source="fd:7")
+    report("--check with [mcp] source = fd:N: exit 0, a note that it is checked at start",
+           rc == 0 and any("checked at start" in l for l in err), f"rc {rc}: {err}")
+
+
 def restart_wait_case(a, work):
     """A restarted bridge that is slow to confine itself does not hold up
     PID 1: while it starts, signals still reach the agent. strace delays
@@ -1732,7 +1775,8 @@ def main():
         groups = (("wire", wire_cases), ("sdk", sdk_case), ("mcp", mcp_case), ("pi", pi_case), ("tls", tls_case),
                   ("health", health_case), ("stall", stall_case), ("accept", accept_case),
                   ("pdeath", pdeath_case), ("restart-caps", restart_caps_case),
-                  ("restart-wait", restart_wait_case), ("check", check_case))
+                  ("restart-wait", restart_wait_case), ("check", check_case),
+                  ("check-mcp", check_mcp_case))
         for name, run in groups:
             if not a.only or name in a.only.split(","):
                 run(a, work)
