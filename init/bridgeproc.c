@@ -133,12 +133,16 @@ int bridgeproc_user(const struct ward_config *cfg, const struct user_ids *agent,
 {
 	const char *why = NULL, *spec = cfg->bridge_user ? cfg->bridge_user : "65534";
 
-	if (users_resolve(spec, "/etc/passwd", "/etc/group", user, &why) != 0) {
+	if (!cfg->bridge_user && users_resolve(spec, "/etc/passwd", "/etc/group", user, &why) != 0) {
+		/* the default: no line of the config to name */
+		log_error("%s: the bridge's default user 65534: %s; set [ward] bridge_user", cfg->path, why);
+		return 2;
+	}
+	if (cfg->bridge_user && users_resolve(spec, "/etc/passwd", "/etc/group", user, &why) != 0) {
 		log_error("%s:%d: bridge_user: '%s': %s", cfg->path, cfg->bridge_user_line, spec, why);
 		return 2;
 	}
 	if ((user->uid == 0 || (agent && user->uid == agent->uid)) && !cfg->bridge_user) {
-		/* the default collides: no line of the config to name */
 		log_error("%s: the bridge's default user 65534 is the agent's; set [ward] bridge_user to a uid "
 			  "of its own (not 0, not the agent's)", cfg->path);
 		return 2;

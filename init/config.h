@@ -60,7 +60,7 @@ struct ward_config {
 	/* [ward] */
 	enum log_format log_format;
 	enum log_level log_level;
-	char *evidence; /* write the evidence JSON here once the agent runs */
+	char *evidence; /* write the evidence JSON here, the agent held before its exec */
 	char *bridge_user; /* the bridge's own user */
 	int bridge_user_line;
 

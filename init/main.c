@@ -378,7 +378,7 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	nfds = supervisor_fds(&sv, fds, 8);
+	nfds = supervisor_fds(&sv, fds, 12);
 	fds[nfds++] = log_fd();
 	nfds += bridgeproc_fds(&sb.bridge, fds + nfds, sb.bridge.routes.n + 1);
 	if (sb.ll.fd >= 0)

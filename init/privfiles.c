@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../mcp-bridge/http.h"
@@ -129,6 +130,8 @@ static int read_mcp(struct privfiles *pf, struct ward_config *cfg)
 
 int privfiles_check_mcp(struct privfiles *pf, struct ward_config *cfg)
 {
+	struct stat st;
+
 	memset(pf, 0, sizeof *pf);
 	if (!cfg->has_mcp)
 		return 0;
@@ -137,7 +140,16 @@ int privfiles_check_mcp(struct privfiles *pf, struct ward_config *cfg)
 		return 0;
 	}
 	if (access(cfg->mcp_source, R_OK) != 0) {
-		log_info("mcp: %s: %s here: its servers are checked at start", cfg->mcp_source, strerror(errno));
+		if (errno == ENOENT && cfg->mcp_optional)
+			log_info("mcp: %s is not there (required = no): no MCP servers", cfg->mcp_source);
+		else
+			log_info("mcp: %s: %s here: its servers are checked at start", cfg->mcp_source,
+				 strerror(errno));
+		return 0;
+	}
+	if (stat(cfg->mcp_source, &st) != 0 || !S_ISREG(st.st_mode)) {
+		/* a pipe would be read once, by the start: not here */
+		log_info("mcp: %s is not a regular file: its servers are checked at start", cfg->mcp_source);
 		return 0;
 	}
 	return read_mcp(pf, cfg);

@@ -213,7 +213,7 @@ static json_t *bridge(const struct ward_config *cfg)
 			const char *v = colon + 1 + strspn(colon + 1, " ");
 			/* never a secret: only where it comes from */
 			snprintf(line, sizeof line, "%.*s: %s", (int)(colon - r->headers[h]), r->headers[h],
-				 *v == '@' ? v : "(value hidden)");
+				 *v == '@' && !r->resolved ? v : "(value hidden)"); /* mcp.json's are literal */
 			json_array_append_new(hdrs, jstr(line));
 		}
 		json_object_set_new(ro, "headers", hdrs);

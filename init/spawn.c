@@ -97,9 +97,13 @@ static void __attribute__((noreturn)) child(const struct spawn_req *req, int err
 		/* confined as it will run: PID 1 reads /proc now (the exec
 		 * changes none of it), then closes its end */
 		char c;
+		ssize_t n;
 		spawn_report(errfd, NOTE_HELD, 0, 0);
-		while (read(holdfd, &c, 1) < 0 && errno == EINTR)
-			;
+		do
+			n = read(holdfd, &c, 1);
+		while (n < 0 && errno == EINTR);
+		if (n != 1)
+			_exit(3); /* PID 1 failed or died: not let go */
 		close(holdfd);
 	}
 	/* execvp searches the PATH of the environment the child will get. */

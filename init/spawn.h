@@ -25,7 +25,8 @@ struct spawn_req {
 	int reset_signals;	/* every disposition back to SIG_DFL */
 	const struct confine *confine; /* NULL: run with ward's credentials */
 	int hold;		/* confined, the child reports NOTE_HELD and waits for
-				 * the release end to close before its exec */
+				 * a byte on the release end before its exec (end of
+				 * file: it exits, exit 3) */
 };
 
 enum spawn_stage {
@@ -59,8 +60,8 @@ struct spawn_error {
 
 /* Forks and execs. Returns the child's pid and the read end of the record
  * pipe (non-blocking, CLOEXEC), or -1 with errno if fork failed. With
- * req->hold, *relfd is the end to close to let the held child exec (else
- * -1). */
+ * req->hold, *relfd is the end to write a byte to (then close) to let
+ * the held child exec (else -1). */
 pid_t spawn_child(const struct spawn_req *req, int *errfd, int *relfd);
 
 /* Reads one record: 1 = *rec filled, 0 = end of file (the child exec'd or

@@ -209,6 +209,8 @@ static void stop_bridge(struct supervisor *sv)
 
 /* ---- the agent -------------------------------------------------------- */
 
+static void release_agent(struct supervisor *sv, int go);
+
 int supervisor_start(struct supervisor *sv)
 {
 	const struct ward_config *cfg = sv->cfg;
@@ -242,24 +244,31 @@ int supervisor_start(struct supervisor *sv)
 	sv->killed = 0;
 	sv->start_reported = 0;
 	ev.data.fd = sv->errfd;
-	if (epoll_ctl(sv->epfd, EPOLL_CTL_ADD, sv->errfd, &ev) != 0)
+	if (epoll_ctl(sv->epfd, EPOLL_CTL_ADD, sv->errfd, &ev) != 0) {
 		log_warn("epoll_ctl: %s", strerror(errno));
+		release_agent(sv, 1); /* its report cannot be read: no evidence, but no hang */
+	}
 	log_debug("started %s as pid %d", sv->argv[0], (int)pid);
 	if (sv->stopping)
 		set_timer(sv, sv->stop_deadline);
 	return 0;
 }
 
-static void release_agent(struct supervisor *sv)
+/* go: let a held agent exec (one byte); without it the agent reads end
+ * of file and exits: a PID 1 that fails or dies does not let it run. */
+static void release_agent(struct supervisor *sv, int go)
 {
-	if (sv->relfd >= 0)
+	if (sv->relfd >= 0) {
+		if (go && write(sv->relfd, "g", 1) != 1)
+			log_warn("cannot let the agent go on: %s", strerror(errno));
 		close(sv->relfd);
+	}
 	sv->relfd = -1;
 }
 
 static void close_errfd(struct supervisor *sv)
 {
-	release_agent(sv);
+	release_agent(sv, 0);
 	if (sv->errfd < 0)
 		return;
 	epoll_ctl(sv->epfd, EPOLL_CTL_DEL, sv->errfd, NULL);
@@ -331,8 +340,9 @@ static void check_started(struct supervisor *sv)
 			sv->notes.securebits_err = rec.err;
 			log_warn("securebits not locked: %s", strerror(rec.err));
 		} else if (rec.stage == NOTE_HELD) {
-			report_start(sv);
-			release_agent(sv);
+			if (sv->agent > 0)
+				report_start(sv);
+			release_agent(sv, 1);
 		} else {
 			start_failed(sv, &rec);
 		}

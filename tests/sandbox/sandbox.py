@@ -218,6 +218,35 @@ def host(a):
                f"exit {p.returncode}, JSON line(s) at {js[:3]}, parses {whole}, first agent line {first_x}, "
                f"{xs} agent lines")
 
+        # ward killed while the agent waits for the evidence: the agent
+        # does not run (it is let go by a byte, never by end of file)
+        marker = os.path.join(root, "rw", "held-ran")
+        w = subprocess.Popen(["strace", "-qq", "-o", "/dev/null", "-e", "trace=write", "-e",
+                              "inject=write:delay_enter=3000000", a.ward, "-c", conf, "--evidence", "--",
+                              "touch", marker], stderr=subprocess.DEVNULL, cwd=os.path.join(root, "rw"))
+        ward_pid, agent = None, None
+        for _ in range(200):
+            try:
+                ward_pid = ward_pid or int(open(f"/proc/{w.pid}/task/{w.pid}/children").read().split()[0])
+                agent = int(open(f"/proc/{ward_pid}/task/{ward_pid}/children").read().split()[0])
+                break
+            except (OSError, IndexError, ValueError):
+                time.sleep(0.02)
+        if agent:
+            time.sleep(0.5)  # held: ward's evidence write is delayed 3 s
+            os.kill(ward_pid, signal.SIGKILL)
+        w.wait(timeout=20)
+        gone = False
+        for _ in range(100):
+            if not agent or not os.path.exists(f"/proc/{agent}"):
+                gone = True
+                break
+            time.sleep(0.05)
+        ran = os.path.exists(marker)
+        report("host: ward killed while the agent is held for the evidence: the agent never runs",
+               "pass" if agent and gone and not ran else "FAIL",
+               f"agent pid {agent}, gone {gone}, ran {ran}")
+
     # hard_requirement refuses what it cannot enforce; best_effort degrades
     marker = os.path.join(root, "rw", "started")
     text = policy(root, allowed.port).replace(f"read = {root}/ro /proc", f"read = {root}/ro /proc /nonexistent-ward")
