@@ -1112,11 +1112,15 @@ listen = 127.0.0.1:17850
     # The bridge cannot take its user (no CAP_SETUID/SETGID, as under
     # runc's default spec, and no [agent] user whose check would say
     # so first): ward stops before the agent, and the copy goes too.
-    c = open(conf).read().replace("source = fd:5", f"source = {src}")
-    c = f"[agent]\ncommand = touch {marker}\n" + c[c.index("[mcp]"):]
-    if os.path.exists(target):
-        os.unlink(target)
-    p, err = run_conf(conf + ".nocap", c, [a.ward], prefix=("setpriv", "--bounding-set", "-setuid,-setgid", "--"))
+    def without_caps(agent, caps, suffix):
+        """[mcp] from the file, this [agent], ward without these capabilities."""
+        c = open(conf).read().replace("source = fd:5", f"source = {src}")
+        c = f"[agent]\n{agent}command = touch {marker}\n" + c[c.index("[mcp]"):]
+        if os.path.exists(target):
+            os.unlink(target)
+        return run_conf(conf + suffix, c, [a.ward], prefix=("setpriv", "--bounding-set", caps, "--"))
+
+    p, err = without_caps("", "-setuid,-setgid", ".nocap")
     report("[mcp] and a bridge that cannot start (no CAP_SETUID): exit 3, the copy removed, agent not started",
            p.returncode == 3 and not os.path.exists(target) and not os.path.exists(marker),
            f"rc {p.returncode}: {err[-2:]}; copy left: {os.path.exists(target)}")
@@ -1125,11 +1129,7 @@ listen = 127.0.0.1:17850
     # locked, so exec would give root its capabilities back): one line,
     # exit 3, before the bridge and the copy (it was found in the agent's
     # child, after both)
-    c = open(conf).read().replace("source = fd:5", f"source = {src}")
-    c = f"[agent]\nuser = root\nallow_root = yes\ncommand = touch {marker}\n" + c[c.index("[mcp]"):]
-    if os.path.exists(target):
-        os.unlink(target)
-    p, err = run_conf(conf + ".nopcap", c, [a.ward], prefix=("setpriv", "--bounding-set", "-setpcap", "--"))
+    p, err = without_caps("user = root\nallow_root = yes\n", "-setpcap", ".nopcap")
     report("[mcp] with a root agent and no CAP_SETPCAP: exit 3, one line, no copy, no bridge, agent not started",
            p.returncode == 3 and len(err) == 1 and "no CAP_SETPCAP" in err[0] and not os.path.exists(target) and
            not os.path.exists(marker), f"rc {p.returncode}: {err}; copy written: {os.path.exists(target)}")
