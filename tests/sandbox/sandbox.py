@@ -247,6 +247,28 @@ def host(a):
                "pass" if agent and gone and not ran else "FAIL",
                f"agent pid {agent}, gone {gone}, ran {ran}")
 
+    # An inherited descriptor above a lower rlimit_nofile, on a kernel
+    # without close_range (strace fails it with ENOSYS) and without /proc:
+    # the fallback marks every number up to the limit close-on-exec, so it
+    # must run before the agent's limit is lowered
+    name = "host: no close_range, no /proc, rlimit_nofile = 64: an inherited fd 900 does not reach the agent"
+    if not shutil.which("strace") or not shutil.which("bash"):
+        report(name, None, "SKIP: needs strace and bash")
+    elif a.label == "asan":
+        report(name, None, "SKIP: the ASan runtime needs /proc before main")
+    else:
+        nofile = os.path.join(root, "nofile.conf")
+        with open(nofile, "w") as f:
+            f.write("[agent]\nrlimit_nofile = 64:64\n")
+        probe = "if { echo x >&900; } 2>/dev/null; then echo fd900-open; else echo fd900-closed; fi; ulimit -n"
+        p = subprocess.run(["unshare", "-m", "bash", "-c",
+                            'umount -l /proc && ulimit -n 4096 && exec 900>/dev/null && exec strace -f -qq -o /dev/null '
+                            '-e trace=close_range -e inject=close_range:error=ENOSYS "$0" -c "$1" -- bash -c "$2"',
+                            a.ward, nofile, probe], capture_output=True, timeout=60)
+        out = p.stdout.decode().split()
+        report(name, "pass" if p.returncode == 0 and out == ["fd900-closed", "64"] else "FAIL",
+               f"exit {p.returncode}, agent says {out}")
+
     # hard_requirement refuses what it cannot enforce; best_effort degrades
     marker = os.path.join(root, "rw", "started")
     text = policy(root, allowed.port).replace(f"read = {root}/ro /proc", f"read = {root}/ro /proc /nonexistent-ward")
