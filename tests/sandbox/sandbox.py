@@ -455,9 +455,14 @@ def denials_from_audit(a, root, conf, rw):
     dconf = os.path.join(root, "debug.conf")
     with open(dconf, "w") as f:
         f.write(text)
+    # a directory whose name holds control bytes (the audit record carries
+    # it in hex): the log line shows them as '?', never raw
+    ctl = os.path.join(root, "ro", "d\x01\x1b[31m")
+    os.makedirs(ctl, exist_ok=True)
     try:
         audit(1)
-        r = subprocess.run([a.ward, "-c", dconf, "--", "sh", "-c", f"echo x > {root}/ro/new; sleep 0.5; exit 5"],
+        r = subprocess.run([a.ward, "-c", dconf, "--", "sh", "-c",
+                            f"echo x > {root}/ro/new; echo x > \"$1/new\"; sleep 0.5; exit 5", "sh", ctl],
                            capture_output=True, text=True, timeout=20, cwd=rw)
     finally:
         audit(was)
@@ -468,6 +473,11 @@ def denials_from_audit(a, root, conf, rw):
     report("cli: log_level = debug reports Landlock denials from the audit log", "pass" if ok else "FAIL",
            f"rc={r.returncode}: {hit[0] if hit else line or r.stderr.strip()[-300:]!r} "
            f"({len(line)} denial(s) reported; audit restored to {was})")
+    want = f"denied by landlock: fs.make_reg on {root}/ro/d??[31m;"
+    hit = [l for l in line if want in l]
+    raw = [l for l in r.stderr.splitlines() if l.startswith("ward:") and ("\x1b" in l or "\x01" in l)]
+    report("cli: a denied path with control bytes is logged with '?' in their place", "pass" if hit and not raw else "FAIL",
+           f"{hit[0] if hit else line!r}; {len(raw)} line(s) with raw control bytes {raw!r}")
 
 
 # ---------------------------------------------------------------- node
