@@ -295,6 +295,13 @@ int main(int argc, char **argv)
 			rc = 1;
 		goto out;
 	}
+	if (vm && opt.command && cfg.command) {
+		/* the kernel hands init every command-line word it does not know
+		 * ("splash"): in a VM the config's command is the agent */
+		log_warn("ignoring '%s' on the kernel command line: in a VM, [agent] command runs",
+			 opt.command[0]);
+		opt.command = NULL;
+	}
 	if (!opt.command && !cfg.command) {
 		log_error("no command: give one after -- or set [agent] command (see ward --help)");
 		rc = EXIT_USAGE;

