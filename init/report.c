@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "report.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -290,9 +291,11 @@ static json_t *weak_settings(const struct sandbox *sb, const struct ward_config 
 		if (!getcwd(cwd, sizeof cwd))
 			snprintf(cwd, sizeof cwd, ".");
 		for (i = 0; i < p->n_write; i++) {
-			/* "." is the directory ward starts in: judge where that is */
+			/* "." is the directory ward starts in: judge where that is;
+			 * judge where any path leads (/tmp/.., a symlink to /) */
 			int dot = strcmp(p->write[i], ".") == 0;
-			const char *path = dot ? cwd : p->write[i];
+			char real[PATH_MAX];
+			const char *path = realpath(p->write[i], real) ? real : dot ? cwd : p->write[i];
 			if (strcmp(path, "/") == 0)
 				warn(w, "[landlock] write = %s: the whole filesystem is writable; %s", p->write[i],
 				     dot ? "start ward in the workspace (docker -w, the OCI process.cwd)"
@@ -302,10 +305,13 @@ static json_t *weak_settings(const struct sandbox *sb, const struct ward_config 
 					warn(w, "[landlock] write = %s: the agent may write all of %s; list single "
 						"files (e.g. /dev/null) or subdirectories", p->write[i], trees[t]);
 		}
-		for (i = 0; i < p->n_read; i++)
-			if (strcmp(p->read[i], "/") == 0)
-				warn(w, "[landlock] read = /: every file the agent's user can read is readable, "
-					"mounted secrets included; list the trees it needs");
+		for (i = 0; i < p->n_read; i++) {
+			char real[PATH_MAX];
+			const char *path = realpath(p->read[i], real) ? real : p->read[i];
+			if (strcmp(path, "/") == 0)
+				warn(w, "[landlock] read = %s: every file the agent's user can read is readable, "
+					"mounted secrets included; list the trees it needs", p->read[i]);
+		}
 		for (i = 0; i < p->n_connect; i++)
 			if (p->connect[i].lo <= 1 && p->connect[i].hi == 65535)
 				warn(w, "[landlock] connect allows every TCP port; list the ports the agent needs");

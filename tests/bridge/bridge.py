@@ -1648,6 +1648,24 @@ def check_case(a, work):
                f"rc {p.returncode}: {err}")
 
 
+def check_paths_case(a, work):
+    """--check judges where a rule's path leads, not its spelling: /tmp/..
+    and a symlink to / are the whole filesystem."""
+    link = os.path.join(work, "to-root")
+    if not os.path.islink(link):
+        os.symlink("/", link)
+    conf = os.path.join(work, "check-paths.conf")
+    with open(conf, "w") as f:
+        f.write(f"[agent]\nuser = {AGENT_UID}\n[landlock]\nread = {link}\nwrite = /tmp/..\n"
+                "scope = abstract signal\n[seccomp]\n")
+    p = subprocess.run([a.ward, "-c", conf, "--check"], capture_output=True, text=True, timeout=20)
+    warns = [l for l in p.stdout.splitlines() if l.startswith("warning:")]
+    ok = p.returncode == 0 and any("write = /tmp/..: the whole filesystem is writable" in l for l in warns) and \
+        any(f"read = {link}: every file" in l for l in warns)
+    report("--check: write = /tmp/.. and read = a symlink to / are warned as the whole filesystem", ok,
+           f"rc {p.returncode}: {warns}")
+
+
 def check_mcp_case(a, work):
     """--check reads an [mcp] source that is a path: its servers' ports
     clash with a [route] as at start, --explain knows them, --ini keeps them
@@ -1776,7 +1794,7 @@ def main():
                   ("health", health_case), ("stall", stall_case), ("accept", accept_case),
                   ("pdeath", pdeath_case), ("restart-caps", restart_caps_case),
                   ("restart-wait", restart_wait_case), ("check", check_case),
-                  ("check-mcp", check_mcp_case))
+                  ("check-mcp", check_mcp_case), ("check-paths", check_paths_case))
         for name, run in groups:
             if not a.only or name in a.only.split(","):
                 run(a, work)
