@@ -342,7 +342,7 @@ static void check_started(struct supervisor *sv)
 		} else if (rec.stage == NOTE_HELD) {
 			if (sv->agent > 0)
 				report_start(sv);
-			release_agent(sv, 1);
+			release_agent(sv, sv->agent > 0); /* a dead one reads nothing */
 		} else {
 			start_failed(sv, &rec);
 		}

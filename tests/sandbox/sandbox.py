@@ -195,7 +195,7 @@ def host(a):
     # the agent's stderr cannot land inside (or before) the evidence: strace
     # holds each of PID 1's writes for 0.3 s while the agent writes 2 MB at once
     if not shutil.which("strace"):
-        report("host: --evidence comes whole, before the agent's first byte", None, "SKIP: no strace")
+        report("host: --evidence comes whole, before the agent's first byte", "SKIP", "no strace")
     else:
         with open(conf, "w") as f:
             f.write(policy(root, allowed.port))
@@ -221,11 +221,14 @@ def host(a):
         # ward killed while the agent waits for the evidence: the agent
         # does not run (it is let go by a byte, never by end of file)
         marker = os.path.join(root, "rw", "held-ran")
+        quiet = os.path.join(root, "quiet.conf")  # no log line before the evidence: only it waits
+        with open(quiet, "w") as f:
+            f.write(policy(root, allowed.port) + "[ward]\nlog_level = error\n")
         w = subprocess.Popen(["strace", "-qq", "-o", "/dev/null", "-e", "trace=write", "-e",
-                              "inject=write:delay_enter=3000000", a.ward, "-c", conf, "--evidence", "--",
+                              "inject=write:delay_enter=3000000", a.ward, "-c", quiet, "--evidence", "--",
                               "touch", marker], stderr=subprocess.DEVNULL, cwd=os.path.join(root, "rw"))
         ward_pid, agent = None, None
-        for _ in range(200):
+        for _ in range(1500):
             try:
                 ward_pid = ward_pid or int(open(f"/proc/{w.pid}/task/{w.pid}/children").read().split()[0])
                 agent = int(open(f"/proc/{ward_pid}/task/{ward_pid}/children").read().split()[0])
@@ -236,9 +239,14 @@ def host(a):
             time.sleep(0.5)  # held: ward's evidence write is delayed 3 s
             os.kill(ward_pid, signal.SIGKILL)
         w.wait(timeout=20)
+        def dead(pid):
+            try:  # gone, or a zombie of whoever took the orphan
+                return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z"
+            except OSError:
+                return True
         gone = False
         for _ in range(100):
-            if not agent or not os.path.exists(f"/proc/{agent}"):
+            if not agent or dead(agent):
                 gone = True
                 break
             time.sleep(0.05)
@@ -253,9 +261,9 @@ def host(a):
     # must run before the agent's limit is lowered
     name = "host: no close_range, no /proc, rlimit_nofile = 64: an inherited fd 900 does not reach the agent"
     if not shutil.which("strace") or not shutil.which("bash"):
-        report(name, None, "SKIP: needs strace and bash")
+        report(name, "SKIP", "needs strace and bash")
     elif a.label == "asan":
-        report(name, None, "SKIP: the ASan runtime needs /proc before main")
+        report(name, "SKIP", "the ASan runtime needs /proc before main")
     else:
         nofile = os.path.join(root, "nofile.conf")
         with open(nofile, "w") as f:
