@@ -95,7 +95,7 @@ static void __attribute__((noreturn)) child(const struct spawn_req *req, int err
 	}
 	if (holdfd >= 0) {
 		/* confined as it will run: PID 1 reads /proc now (the exec
-		 * changes none of it), then closes its end */
+		 * changes none of it), then sends one byte */
 		char c;
 		ssize_t n;
 		spawn_report(errfd, NOTE_HELD, 0, 0);

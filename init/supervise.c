@@ -209,7 +209,17 @@ static void stop_bridge(struct supervisor *sv)
 
 /* ---- the agent -------------------------------------------------------- */
 
-static void release_agent(struct supervisor *sv, int go);
+/* go: let a held agent exec (one byte); without it the agent reads end
+ * of file and exits: a PID 1 that fails or dies does not let it run. */
+static void release_agent(struct supervisor *sv, int go)
+{
+	if (sv->relfd >= 0) {
+		if (go && write(sv->relfd, "g", 1) != 1)
+			log_warn("cannot let the agent go on: %s", strerror(errno));
+		close(sv->relfd);
+	}
+	sv->relfd = -1;
+}
 
 int supervisor_start(struct supervisor *sv)
 {
@@ -252,18 +262,6 @@ int supervisor_start(struct supervisor *sv)
 	if (sv->stopping)
 		set_timer(sv, sv->stop_deadline);
 	return 0;
-}
-
-/* go: let a held agent exec (one byte); without it the agent reads end
- * of file and exits: a PID 1 that fails or dies does not let it run. */
-static void release_agent(struct supervisor *sv, int go)
-{
-	if (sv->relfd >= 0) {
-		if (go && write(sv->relfd, "g", 1) != 1)
-			log_warn("cannot let the agent go on: %s", strerror(errno));
-		close(sv->relfd);
-	}
-	sv->relfd = -1;
 }
 
 static void close_errfd(struct supervisor *sv)
