@@ -133,13 +133,11 @@ int bridgeproc_user(const struct ward_config *cfg, const struct user_ids *agent,
 {
 	const char *why = NULL, *spec = cfg->bridge_user ? cfg->bridge_user : "65534";
 
-	if (!cfg->bridge_user && users_resolve(spec, "/etc/passwd", "/etc/group", user, &why) != 0) {
-		/* the default: no line of the config to name */
-		log_error("%s: the bridge's default user 65534: %s; set [ward] bridge_user", cfg->path, why);
-		return 2;
-	}
-	if (cfg->bridge_user && users_resolve(spec, "/etc/passwd", "/etc/group", user, &why) != 0) {
-		log_error("%s:%d: bridge_user: '%s': %s", cfg->path, cfg->bridge_user_line, spec, why);
+	if (users_resolve(spec, "/etc/passwd", "/etc/group", user, &why) != 0) {
+		if (cfg->bridge_user)
+			log_error("%s:%d: bridge_user: '%s': %s", cfg->path, cfg->bridge_user_line, spec, why);
+		else /* the default: no line of the config to name */
+			log_error("%s: the bridge's default user 65534: %s; set [ward] bridge_user", cfg->path, why);
 		return 2;
 	}
 	if ((user->uid == 0 || (agent && user->uid == agent->uid)) && !cfg->bridge_user) {
