@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <net/if.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -27,8 +28,12 @@ int vm_detect(void)
 
 	if (getpid() != 1)
 		return 0;
+	/* No procfs at /proc: a VM's init, or PID 1 of a pid namespace that
+	 * nobody mounted /proc for (bwrap --as-pid-1 without --proc). The
+	 * machine's init has kthreadd beside it as pid 2 from boot; a new
+	 * pid namespace has no pid 2 before its init forks, and ward has not. */
 	if (statfs("/proc", &st) != 0 || st.f_type != PROC_MAGIC)
-		return 1;
+		return kill(2, 0) == 0 || errno == EPERM;
 	/* /proc is there (an initramfs moves its /proc into the new root):
 	 * PID 1 of the initial pid namespace is the machine's init, where
 	 * a container's PID 1 is in a namespace of its own */

@@ -2,8 +2,9 @@
 #ifndef WARD_VM_H
 #define WARD_VM_H
 
-/* True when ward is PID 1 and /proc is not mounted, or /proc shows it in
- * the initial pid namespace (an initramfs moved its /proc in). */
+/* True when ward is PID 1 of the initial pid namespace: /proc shows it
+ * there (an initramfs moved its /proc in), or, with no procfs at /proc,
+ * kthreadd is pid 2 (a new pid namespace has no pid 2 yet). */
 int vm_detect(void);
 
 /* Mounts proc, sys, dev (+pts, shm), run and tmp, brings up lo; logs

@@ -1106,7 +1106,8 @@ def case_vm_mode(ctx, init):
     the namespace's init dying of SIGINT, which is what we look for."""
     if not init.is_ward:
         return NA, "not a VM init"
-    script = ("umount -l /proc && exec " + " ".join(init.cmd) + " -- sh -c "
+    # a pid 2 first, as kthreadd is in a VM (umount is pid 3, and gone)
+    script = ("sleep 60 & umount -l /proc && exec " + " ".join(init.cmd) + " -- sh -c "
               "\"awk '{print \\$2}' /proc/mounts | grep -xE '/proc|/sys|/dev|/dev/pts|/dev/shm|/run|/tmp' | sort | tr '\\n' ' '\"")
     p = subprocess.run(["unshare", "-fpm", "--propagation", "private", "sh", "-c", script],
                        capture_output=True, timeout=20)
@@ -1114,6 +1115,23 @@ def case_vm_mode(ctx, init):
     want = sorted(["/dev", "/dev/pts", "/dev/shm", "/proc", "/run", "/sys", "/tmp"])
     ok = sorted(set(mounts)) == want and p.returncode == -signal.SIGINT
     return (PASS if ok else FAIL), f"mounted {' '.join(sorted(set(mounts)))}; ended by power-off (SIGINT): {p.returncode == -signal.SIGINT}"
+
+
+def case_pidns_without_proc(ctx, init):
+    """PID 1 of a new pid namespace with no /proc mounted (bwrap --as-pid-1
+    without --proc) is a container's init, not a VM's: no mounts, the
+    command's own status, no power-off. There is no pid 2 beside it, where
+    a VM's init has kthreadd."""
+    if not init.is_ward:
+        return NA, "not a VM init"
+    script = ("umount -l /proc && exec " + " ".join(init.cmd) +
+              " -- sh -c 'test -e /proc/self && echo mounted; exit 7'")
+    p = subprocess.run(["unshare", "-fpm", "--propagation", "private", "sh", "-c", script],
+                       capture_output=True, timeout=20)
+    out, err = p.stdout.decode(), p.stderr.decode()
+    ok = p.returncode == 7 and "mounted" not in out and "powering off" not in err
+    return (PASS if ok else FAIL), (f"exit {p.returncode} (want 7); /proc mounted for it: {'mounted' in out}; "
+                                    f"powered off: {'powering off' in err}")
 
 
 CASES = [
@@ -1165,7 +1183,8 @@ CASES = [
     ("B46", "no close_range (old kernel, a filter's EPERM): inherited fds still closed", case_fds_no_close_range),
     ("B44", "stderr nobody reads (a pipe, a socket): lines dropped, PID 1 never blocks", case_stderr_unread),
     ("B31", "log_format = json: every line a JSON object", case_json_logs),
-    ("B32", "VM mode: mounts proc/sys/dev/run/tmp, powers off", case_vm_mode),
+    ("B32", "VM mode (no /proc, a pid 2 as kthreadd is): mounts proc/sys/dev/run/tmp, powers off", case_vm_mode),
+    ("B48", "PID 1 of a new pid namespace without /proc: a container's init, not a VM's", case_pidns_without_proc),
 ]
 
 CTX = None
