@@ -27,6 +27,9 @@ import termios
 import time
 import fcntl
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import kernel  # noqa: E402
+
 PASS, FAIL, NA = "pass", "FAIL", "n/a"
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -924,14 +927,6 @@ def case_signal_storm(ctx, init):
     return (PASS if rc == 7 and sent == 10000 else FAIL), f"{sent} signals sent, child stopped and continued, rc={rc}"
 
 
-def kernel_landlock_abi():
-    import ctypes
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.syscall.restype = ctypes.c_long
-    # landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)
-    return libc.syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
-
-
 def case_version(ctx, init):
     """--version: ward's and every linked library's version, and the
     running kernel's Landlock ABI (compared with the kernel's answer)."""
@@ -940,7 +935,7 @@ def case_version(ctx, init):
     p = subprocess.run(init.cmd + ["--version"], capture_output=True, text=True, timeout=10)
     lines = p.stdout.splitlines()
     names = [l.split()[0] for l in lines]
-    abi = kernel_landlock_abi()
+    abi = kernel.landlock_abi()
     want_abi = f"kernel Landlock ABI {abi}" if abi > 0 else "kernel Landlock: not available"
     ok = (p.returncode == 0 and names[:7] == ["ward", "libseccomp", "libcap-ng", "inih", "mbedTLS", "jansson",
                                               "http-parser"] and "unknown" not in p.stdout and lines[-1] == want_abi)
