@@ -1594,6 +1594,55 @@ def pdeath_case(a, work):
            f"bridge {bp} uid {sig}, gone: {gone}")
 
 
+def frozen_case(a, work):
+    """A bridge that SIGKILL does not end (frozen by a cgroup freezer, as
+    in uninterruptible sleep): ward stops without it, 1 s after TERM and
+    2 s after KILL, and says so, instead of waiting for ever. As a
+    subreaper: a PID 1's exit waits in the kernel for its whole namespace."""
+    name = "bridge frozen: ward stops without it (TERM, 1 s, KILL, 2 s) and says so"
+    fz = "/sys/fs/cgroup/freezer"
+    if not os.path.isdir(fz) or not os.access(fz, os.W_OK):
+        report(name, None, "SKIP: no writable cgroup v1 freezer to freeze the bridge with")
+        return
+    cg = os.path.join(fz, f"ward-bridge-test-{os.getpid()}")
+    os.makedirs(cg, exist_ok=True)
+    conf = os.path.join(work, "frozen.conf")
+    with open(conf, "w") as f:
+        f.write("[route fr]\nlisten = 127.0.0.1:17889\nupstream = unix:/nonexistent.sock\npath = /x\n")
+    errf = tempfile.TemporaryFile()
+    w = subprocess.Popen([a.ward, "-c", conf, "--", "sleep", "30"], stderr=errf)
+    bp, rc, took = [], None, 0.0
+    try:
+        wait_port(17889)
+        bp = wait_bridge(w.pid)
+        if bp:
+            with open(f"{cg}/tasks", "w") as f:
+                f.write(str(bp[0]))
+            with open(f"{cg}/freezer.state", "w") as f:
+                f.write("FROZEN")
+            time.sleep(0.3)
+        t0 = time.monotonic()
+        w.send_signal(signal.SIGTERM)
+        rc = w.wait(timeout=15)
+        took = time.monotonic() - t0
+    finally:
+        if w.poll() is None:
+            w.kill()
+            w.wait()
+        with open(f"{cg}/freezer.state", "w") as f:
+            f.write("THAWED")  # its SIGKILL is pending: it goes now
+        for _ in range(50):
+            try:
+                os.rmdir(cg)
+                break
+            except OSError:
+                time.sleep(0.1)
+    errf.seek(0)
+    said = [l for l in errf.read().decode(errors="replace").splitlines() if "survives SIGKILL" in l]
+    report(name, bool(bp) and rc == 143 and 2.5 <= took < 6 and len(said) == 1,
+           f"exit {rc} (want 143) {took:.1f} s after TERM; {said[0] if said else 'no message'}")
+
+
 def restart_caps_case(a, work):
     """With a bridge, PID 1 drops its own capabilities before the agent
     first runs. An agent nothing confines must still get at every restart
@@ -1781,7 +1830,8 @@ def main():
     ap.add_argument("--label", default="", help="suffix of the summary line")
     ap.add_argument("--helper", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build",
                                                      "tests", "helper"), help="tests/helpers/helper.c, built")
-    ap.add_argument("--only", default="", help="comma-separated groups to run: wire,sdk,mcp,pi,tls,health,stall,accept,pdeath,restart-caps,restart-wait,check")
+    ap.add_argument("--only", default="", help="comma-separated groups to run: wire,sdk,mcp,pi,tls,health,stall,accept,pdeath,frozen,"
+                    "restart-caps,restart-wait,check,check-mcp,check-paths")
     a = ap.parse_args()
     a.ward = os.path.abspath(a.ward)
     if os.geteuid() != 0:
@@ -1795,7 +1845,7 @@ def main():
     try:
         groups = (("wire", wire_cases), ("sdk", sdk_case), ("mcp", mcp_case), ("pi", pi_case), ("tls", tls_case),
                   ("health", health_case), ("stall", stall_case), ("accept", accept_case),
-                  ("pdeath", pdeath_case), ("restart-caps", restart_caps_case),
+                  ("pdeath", pdeath_case), ("frozen", frozen_case), ("restart-caps", restart_caps_case),
                   ("restart-wait", restart_wait_case), ("check", check_case),
                   ("check-mcp", check_mcp_case), ("check-paths", check_paths_case))
         for name, run in groups:
