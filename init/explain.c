@@ -45,7 +45,7 @@ static int dac_access(const struct user_ids *u, const char *path)
 
 static int explain_path(const struct sandbox *sb, const struct ward_config *cfg, const char *what, FILE *out)
 {
-	char real[PATH_MAX], parent[PATH_MAX], names[512], rule_real[PATH_MAX];
+	char real[PATH_MAX], parent[PATH_MAX], names[512];
 	const struct ll_ruleset *rs = &sb->ll;
 	uint64_t granted = 0, relevant;
 	const char *obj = real, *leaf = NULL;
@@ -86,7 +86,7 @@ static int explain_path(const struct sandbox *sb, const struct ward_config *cfg,
 			cfg->landlock.mode == LL_HARD ? "hard_requirement" : "best_effort", rs->abi);
 		for (i = 0; i < rs->n_rules; i++) {
 			const struct ll_rule *r = &rs->rules[i];
-			if (!realpath(r->path, rule_real) || !ll_path_beneath(real, rule_real))
+			if (!ll_covers(real, r->path))
 				continue;
 			granted |= r->access;
 			fprintf(out, "    covered by %s = %s: %s\n",

@@ -477,23 +477,32 @@ int ll_parse_ports(const char *s, struct port_range **v, int *n, const char **wh
 	return 0;
 }
 
-int ll_path_beneath(const char *path, const char *dir)
+int ll_covers(const char *real, const char *rule_path)
 {
-	size_t n = strlen(dir);
+	char p[PATH_MAX];
+	struct stat rule, st;
+	char *slash;
 
-	if (strcmp(dir, "/") == 0)
-		return 1;
-	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+	if (stat(rule_path, &rule) != 0)
+		return 0;
+	snprintf(p, sizeof p, "%s", real);
+	for (;;) {
+		if (stat(p, &st) == 0 && st.st_dev == rule.st_dev && st.st_ino == rule.st_ino)
+			return 1;
+		slash = strrchr(p, '/');
+		if (!slash || p[1] == '\0')
+			return 0;
+		slash[slash == p] = '\0'; /* "/a" -> "/", "/a/b" -> "/a" */
+	}
 }
 
 uint64_t ll_granted(const struct ll_ruleset *rs, const char *real)
 {
-	char rule_real[PATH_MAX];
 	uint64_t granted = 0;
 	int i;
 
 	for (i = 0; i < rs->n_rules; i++)
-		if (realpath(rs->rules[i].path, rule_real) && ll_path_beneath(real, rule_real))
+		if (ll_covers(real, rs->rules[i].path))
 			granted |= rs->rules[i].access;
 	return granted;
 }

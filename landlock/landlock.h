@@ -113,11 +113,16 @@ int ll_restrict(const struct ll_ruleset *rs);
 
 void ll_free(struct ll_ruleset *rs);
 
-/* Is path (canonical) the directory dir (canonical) or below it? */
-int ll_path_beneath(const char *path, const char *dir);
+/* Does a rule on rule_path (its inode, as the rule holds it) cover the
+ * canonical path real? Landlock looks for rules on the inodes a path
+ * walks through, from the object up to the root, a mount's root standing
+ * for the directory it hides: compared by inode, not by spelling, as the
+ * kernel does (a bind mount of a rule's directory is covered wherever it
+ * is mounted). */
+int ll_covers(const char *real, const char *rule_path);
 
 /* The rights the ruleset grants at the canonical path: the union of every
- * rule whose directory (canonicalised now) contains it, as Landlock does. */
+ * rule that covers it, as Landlock does. */
 uint64_t ll_granted(const struct ll_ruleset *rs, const char *real);
 
 /* "443", "8000-8099", "443 8000-8099" -> ranges (appended). */

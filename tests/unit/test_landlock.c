@@ -165,11 +165,40 @@ static void test_symlink_note(void)
 	rmdir(d);
 }
 
+/* ll_covers: by inode up the path, not by spelling. */
+static void test_covers(void)
+{
+	char d[] = "/tmp/ward-llc-XXXXXX", a[64], ab[64], sub[96], link[64];
+
+	if (!mkdtemp(d)) {
+		SKIP(7, "ll_covers: cannot make a directory in /tmp");
+		return;
+	}
+	snprintf(a, sizeof a, "%s/a", d);
+	snprintf(ab, sizeof ab, "%s/ab", d);
+	snprintf(sub, sizeof sub, "%s/a/sub", d);
+	snprintf(link, sizeof link, "%s/link", d);
+	CHECK(mkdir(a, 0700) == 0 && mkdir(ab, 0700) == 0 && mkdir(sub, 0700) == 0 && symlink(a, link) == 0);
+	CHECK(ll_covers(sub, a));	  /* beneath */
+	CHECK(ll_covers(a, a));		  /* the directory itself */
+	CHECK(!ll_covers(ab, a));	  /* "/a" is a prefix of "/ab": not beneath */
+	CHECK(!ll_covers(a, sub));	  /* above the rule */
+	CHECK(ll_covers(sub, link));	  /* a rule names its directory through a symlink */
+	CHECK(ll_covers(sub, "/"));	  /* the root covers all */
+	CHECK(!ll_covers(sub, "/nonexistent-ward")); /* a rule on nothing covers nothing */
+	unlink(link);
+	rmdir(sub);
+	rmdir(ab);
+	rmdir(a);
+	rmdir(d);
+}
+
 int main(void)
 {
 	test_tables();
 	test_ports();
 	test_build();
 	test_symlink_note();
+	test_covers();
 	return unit_done("test_landlock");
 }
