@@ -149,10 +149,13 @@ def host(a):
                          cwd=os.path.join(root, "rw"))
     ev = None
     for _ in range(100):
-        if os.path.exists(evidence):
+        # created at start, written in place once the agent is confined:
+        # taken when it is a whole document
+        try:
             ev = json.load(open(evidence))
             break
-        time.sleep(0.05)
+        except (OSError, ValueError):
+            time.sleep(0.05)
     if not ev:
         report("host: evidence written", "FAIL", "no evidence file")
     else:
