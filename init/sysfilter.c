@@ -69,6 +69,11 @@ static const struct rule {
 	{ "statmount", ENOSYS, R_ALL, 1 },
 	{ "listmount", ENOSYS, R_ALL, 1 },
 	{ "open_tree_attr", ENOSYS, R_ALL, 1 },
+	/* Linux 6.17: a file's fsxattr flags by path, with no open that
+	 * Landlock could refuse; callers fall back to the ioctl on an open
+	 * file, which it can */
+	{ "file_getattr", ENOSYS, R_ALL, 1 },
+	{ "file_setattr", ENOSYS, R_ALL, 1 },
 	/* introspection of other processes */
 	{ "ptrace", EPERM, R_ALL, 1 },
 	{ "process_vm_readv", EPERM, R_ALL, 1 },
@@ -197,7 +202,8 @@ static int newer_nr(const char *name)
 	static const struct {
 		const char *name;
 		int nr;
-	} newer[] = { { "statmount", 457 }, { "listmount", 458 }, { "open_tree_attr", 467 } };
+	} newer[] = { { "statmount", 457 },    { "listmount", 458 },	 { "open_tree_attr", 467 },
+		      { "file_getattr", 468 }, { "file_setattr", 469 } };
 	size_t i;
 
 	for (i = 0; i < sizeof newer / sizeof newer[0]; i++)
