@@ -149,13 +149,14 @@ check-vm: $(B)/ward $(B)/tests/vmtest $(NODE22)
 		--kernel-deb '$(B)/vm/linux-image-*.deb' --node $(NODE22)
 
 # The unit tests and the behaviour cases again, on an ASan+UBSan build.
-# VM mode (B32) unmounts /proc before ward starts, and the ASan runtime
-# reads /proc/self/maps before main: that case cannot run under ASan.
+# VM mode (B32) and its look-alike without /proc (B48) unmount /proc before
+# ward starts, and the ASan runtime reads /proc/self/maps before main:
+# those cases cannot run under ASan.
 check-asan: $(ASAN_UNIT) $(B)/asan/ward $(HELPERS)
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 tests/run-unit $(ASAN_UNIT) | sed 's/^unit:/unit-asan:/'
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 /usr/bin/python3 \
 		tests/behaviour/behave.py --ward $(B)/asan/ward --helper $(B)/tests/helper --inits ward \
-		--label asan --skip B32 --skip-why "the ASan runtime needs /proc before main"
+		--label asan --skip B32,B48 --skip-why "the ASan runtime needs /proc before main"
 	@# The confined path (privilege drop, Landlock, seccomp, evidence) on the host.
 	@# Leak checking is off here: LeakSanitizer needs ptrace, which ward's own
 	@# filter denies once the agent runs (the run above checks leaks).

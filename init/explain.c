@@ -130,6 +130,11 @@ static int explain_port(const struct sandbox *sb, const struct ward_config *cfg,
 	int i;
 
 	fprintf(out, "tcp port %u:\n", port);
+	/* what listens there, whatever Landlock can say */
+	for (i = 0; i < cfg->n_routes; i++)
+		if (cfg->routes[i].port == port)
+			fprintf(out, "  bridge route %s listens on 127.0.0.1:%u (relayed to %s)\n", cfg->routes[i].name,
+				port, cfg->routes[i].up.desc);
 	if (!cfg->has_landlock || cfg->landlock.mode == LL_OFF || rs->fd < 0) {
 		fprintf(out, "  landlock: not in force, no port is refused by it\n");
 		return 0;
@@ -139,10 +144,6 @@ static int explain_port(const struct sandbox *sb, const struct ward_config *cfg,
 			rs->abi);
 		return 0;
 	}
-	for (i = 0; i < cfg->n_routes; i++)
-		if (cfg->routes[i].port == port)
-			fprintf(out, "  bridge route %s listens on 127.0.0.1:%u (relayed to %s)\n", cfg->routes[i].name,
-				port, cfg->routes[i].up.desc);
 	if (in_ranges(rs->connect, rs->n_connect, port))
 		fprintf(out, "  connect: allowed\n");
 	else

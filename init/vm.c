@@ -11,6 +11,7 @@
 #include <sys/reboot.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -30,10 +31,16 @@ int vm_detect(void)
 		return 0;
 	/* No procfs at /proc: a VM's init, or PID 1 of a pid namespace that
 	 * nobody mounted /proc for (bwrap --as-pid-1 without --proc). The
-	 * machine's init has kthreadd beside it as pid 2 from boot; a new
-	 * pid namespace has no pid 2 before its init forks, and ward has not. */
-	if (statfs("/proc", &st) != 0 || st.f_type != PROC_MAGIC)
-		return kill(2, 0) == 0 || errno == EPERM;
+	 * machine's init has kthreadd beside it as pid 2 from boot, a child
+	 * of the kernel, not of init. A new pid namespace has no pid 2 before
+	 * its init forks, ward has not, and a pid 2 that a shell started
+	 * before it exec'd ward is ward's child. */
+	if (statfs("/proc", &st) != 0 || st.f_type != PROC_MAGIC) {
+		siginfo_t si;
+		if (kill(2, 0) != 0 && errno != EPERM)
+			return 0;
+		return waitid(P_PID, 2, &si, WEXITED | WNOHANG | WNOWAIT) != 0 && errno == ECHILD;
+	}
 	/* /proc is there (an initramfs moves its /proc into the new root):
 	 * PID 1 of the initial pid namespace is the machine's init, where
 	 * a container's PID 1 is in a namespace of its own */

@@ -4,7 +4,8 @@
 
 /* True when ward is PID 1 of the initial pid namespace: /proc shows it
  * there (an initramfs moved its /proc in), or, with no procfs at /proc,
- * kthreadd is pid 2 (a new pid namespace has no pid 2 yet). */
+ * a pid 2 exists that is not ward's child (kthreadd; a new pid namespace
+ * has no pid 2 yet, or one its shell started, ward's child). */
 int vm_detect(void);
 
 /* Mounts proc, sys, dev (+pts, shm), run and tmp, brings up lo; logs

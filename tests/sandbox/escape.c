@@ -342,7 +342,7 @@ static int probe(const char *dir, int allowed, int denied, const char *tag)
 	TRY("listmount answers ENOSYS", syscall(458, NULL, NULL, 0, 0), ENOSYS);
 	TRY("open_tree_attr answers ENOSYS", syscall(467, AT_FDCWD, "/", 0, NULL, 0), ENOSYS);
 	/* 6.17, a file's attributes by path, no open for Landlock to refuse
-	 * (unfiltered: EFAULT for the NULL attributes) */
+	 * (unfiltered: EFAULT for the NULL attributes, or EOPNOTSUPP) */
 	TRY("file_getattr answers ENOSYS", syscall(468, AT_FDCWD, "/", NULL, (size_t)24, 0), ENOSYS);
 	TRY("file_setattr answers ENOSYS", syscall(469, AT_FDCWD, "/", NULL, (size_t)24, 0), ENOSYS);
 	TRY("bpf", syscall(SYS_bpf, 0, NULL, 0), EPERM);
