@@ -54,5 +54,12 @@ class Dockerd:
                 self.proc.kill()
                 self.proc.wait()
             self.proc = None
-        for d in ("exec", "data"):
-            subprocess.run(["umount", "-R", os.path.join(self.work, d)], capture_output=True)
+        # every mount dockerd left under the work directory, deepest first:
+        # its network namespace bound at exec/netns/default, overlay layers
+        # (exec and data themselves are not mount points: umount -R on them
+        # left those behind, one per run)
+        root = os.path.realpath(self.work) + "/"
+        with open("/proc/self/mounts") as f:
+            points = [line.split()[1].encode().decode("unicode_escape") for line in f]
+        for m in sorted((p for p in points if p.startswith(root)), key=len, reverse=True):
+            subprocess.run(["umount", "-l", m], capture_output=True)
