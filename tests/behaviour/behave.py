@@ -12,6 +12,7 @@ plain child (subreaper mode), sends signals to it from outside and checks
 what the kernel reports: exit statuses, /proc state, what the child saw.
 """
 import argparse
+import atexit
 import hashlib
 import json
 import os
@@ -159,8 +160,21 @@ class Run:
             pass
 
 
+_SCRATCH = []
+
+
+def scratch():
+    """The run's directory for config files and logs, removed at exit
+    (files left in /tmp, a dozen a run, piled up)."""
+    if not _SCRATCH:
+        _SCRATCH.append(tempfile.mkdtemp(prefix="ward-behave-"))
+        os.chmod(_SCRATCH[0], 0o755)
+        atexit.register(shutil.rmtree, _SCRATCH[0], True)
+    return _SCRATCH[0]
+
+
 def ward_config(text):
-    fd, path = tempfile.mkstemp(prefix="ward-test-", suffix=".conf")
+    fd, path = tempfile.mkstemp(prefix="ward-test-", suffix=".conf", dir=scratch())
     with os.fdopen(fd, "w") as f:
         f.write(text)
     return path
@@ -614,7 +628,7 @@ def runs_logged(path):
 
 
 def case_restart_on_failure(ctx, init):
-    fd, log = tempfile.mkstemp(prefix="ward-runs-")
+    fd, log = tempfile.mkstemp(prefix="ward-runs-", dir=scratch())
     os.close(fd)
     argv = with_config(init, "[supervise]\nrestart = on-failure\nrestart_delay = 100ms\n")
     if not argv:
@@ -627,7 +641,7 @@ def case_restart_on_failure(ctx, init):
 
 
 def case_restart_backoff_limit(ctx, init):
-    fd, log = tempfile.mkstemp(prefix="ward-runs-")
+    fd, log = tempfile.mkstemp(prefix="ward-runs-", dir=scratch())
     os.close(fd)
     argv = with_config(init, "[supervise]\nrestart = always\nrestart_delay = 200ms\nrestart_limit = 3\n")
     if not argv:
@@ -645,7 +659,7 @@ def case_restart_backoff_limit(ctx, init):
 
 
 def case_restart_not_after_eof(ctx, init):
-    fd, log = tempfile.mkstemp(prefix="ward-runs-")
+    fd, log = tempfile.mkstemp(prefix="ward-runs-", dir=scratch())
     os.close(fd)
     argv = with_config(init, "[supervise]\nrestart = always\nrestart_delay = 50ms\n")
     if not argv:
@@ -659,7 +673,7 @@ def case_restart_not_after_eof(ctx, init):
 
 
 def case_restart_always_then_term(ctx, init):
-    fd, log = tempfile.mkstemp(prefix="ward-runs-")
+    fd, log = tempfile.mkstemp(prefix="ward-runs-", dir=scratch())
     os.close(fd)
     argv = with_config(init, "[supervise]\nrestart = always\nrestart_delay = 50ms\nrestart_limit = 0\n")
     if not argv:
