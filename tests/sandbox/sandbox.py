@@ -122,8 +122,15 @@ def check_probe_output(name, rc, out):
 # ---------------------------------------------------------------- host
 
 def host(a):
-    tag = f"h{os.getpid()}"
     root, conf, allowed, denied = policy_tree(a, "ward-escape-")
+    try:
+        host_cases(a, root, conf, allowed, denied)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)  # also after a harness error
+
+
+def host_cases(a, root, conf, allowed, denied):
+    tag = f"h{os.getpid()}"
     evidence = os.path.join(root, "evidence.json")
     outsider = subprocess.Popen([os.path.join(root, "ro", "escape"), "outsider", tag], preexec_fn=as_agent,
                                 stdout=subprocess.PIPE)
@@ -322,7 +329,6 @@ def host(a):
                    "pass" if ok else "FAIL", f"starts={starts}, seccomp compiles={compiles}, rulesets={rulesets}")
     else:
         report("host: filters and ruleset built once for 3 starts", "SKIP", "strace is not installed")
-    shutil.rmtree(root)
 
 
 # ---------------------------------------------------------------- cli
