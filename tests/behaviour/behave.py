@@ -553,36 +553,22 @@ def case_survives_kill(ctx, init):
     PID 1's exit waits in the kernel for every task of its namespace."""
     if not init.is_ward:
         return NA, "ward's give-up"
-    fz = "/sys/fs/cgroup/freezer"
-    if not os.path.isdir(fz) or not os.access(fz, os.W_OK):
+    if not kernel.freezer_usable():
         return NA, "SKIP: no writable cgroup v1 freezer to freeze the agent with"
-    cg = os.path.join(fz, f"ward-test-{os.getpid()}")
-    os.makedirs(cg, exist_ok=True)
-    try:
+    with kernel.Freezer("ward-test") as fz:
         # the frozen sleep holds stderr too: ward's goes to a file
         errf = tempfile.TemporaryFile()
         r = Run(with_config(init, "[supervise]\ngrace = 1s\n"),
-                ["sh", "-c", f"echo $$ > {cg}/tasks && echo ready && exec sleep 100 >/dev/null"],
+                ["sh", "-c", f"echo $$ > {fz.tasks} && echo ready && exec sleep 100 >/dev/null"],
                 pid1=False, stderr=errf)
         line = r.readline(5)
-        with open(f"{cg}/freezer.state", "w") as f:
-            f.write("FROZEN")
-        time.sleep(0.3)
+        fz.freeze()
         t0 = time.monotonic()
         r.kill(signal.SIGTERM)
         rc = r.wait(timeout=15)
         took = time.monotonic() - t0
         errf.seek(0)
         err = errf.read().decode(errors="replace")
-    finally:
-        with open(f"{cg}/freezer.state", "w") as f:
-            f.write("THAWED")
-        for _ in range(50):
-            try:
-                os.rmdir(cg)
-                break
-            except OSError:
-                time.sleep(0.1)
     ok = line == "ready" and rc == 137 and 2.5 <= took < 6 and "survives SIGKILL" in err
     return (PASS if ok else FAIL), f"rc={rc} {took:.1f} s after TERM (grace 1 s + 2 s); " + \
         (err.strip().splitlines()[-1] if err.strip() else "no message")
@@ -627,9 +613,15 @@ def runs_logged(path):
         return []
 
 
-def case_restart_on_failure(ctx, init):
+def runs_log():
+    """An empty file in the run's directory that each run of the child appends a line to."""
     fd, log = tempfile.mkstemp(prefix="ward-runs-", dir=scratch())
     os.close(fd)
+    return log
+
+
+def case_restart_on_failure(ctx, init):
+    log = runs_log()
     argv = with_config(init, "[supervise]\nrestart = on-failure\nrestart_delay = 100ms\n")
     if not argv:
         return NA, "no restart"
@@ -641,8 +633,7 @@ def case_restart_on_failure(ctx, init):
 
 
 def case_restart_backoff_limit(ctx, init):
-    fd, log = tempfile.mkstemp(prefix="ward-runs-", dir=scratch())
-    os.close(fd)
+    log = runs_log()
     argv = with_config(init, "[supervise]\nrestart = always\nrestart_delay = 200ms\nrestart_limit = 3\n")
     if not argv:
         return NA, "no restart"
@@ -659,8 +650,7 @@ def case_restart_backoff_limit(ctx, init):
 
 
 def case_restart_not_after_eof(ctx, init):
-    fd, log = tempfile.mkstemp(prefix="ward-runs-", dir=scratch())
-    os.close(fd)
+    log = runs_log()
     argv = with_config(init, "[supervise]\nrestart = always\nrestart_delay = 50ms\n")
     if not argv:
         return NA, "no restart"
@@ -673,8 +663,7 @@ def case_restart_not_after_eof(ctx, init):
 
 
 def case_restart_always_then_term(ctx, init):
-    fd, log = tempfile.mkstemp(prefix="ward-runs-", dir=scratch())
-    os.close(fd)
+    log = runs_log()
     argv = with_config(init, "[supervise]\nrestart = always\nrestart_delay = 50ms\nrestart_limit = 0\n")
     if not argv:
         return NA, "no restart"

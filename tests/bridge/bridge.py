@@ -1600,12 +1600,9 @@ def frozen_case(a, work):
     2 s after KILL, and says so, instead of waiting for ever. As a
     subreaper: a PID 1's exit waits in the kernel for its whole namespace."""
     name = "bridge frozen: ward stops without it (TERM, 1 s, KILL, 2 s) and says so"
-    fz = "/sys/fs/cgroup/freezer"
-    if not os.path.isdir(fz) or not os.access(fz, os.W_OK):
-        # (cgroup v2's freezer lets SIGKILL through: it cannot make one)
+    if not kernel.freezer_usable():
         report(name, None, "SKIP: no writable cgroup v1 freezer to freeze the bridge with")
         return
-    cg = os.path.join(fz, f"ward-bridge-test-{os.getpid()}")
     conf = os.path.join(work, "frozen.conf")
     with open(conf, "w") as f:
         f.write("[route fr]\nlisten = 127.0.0.1:17889\nupstream = unix:/nonexistent.sock\npath = /x\n")
@@ -1613,36 +1610,20 @@ def frozen_case(a, work):
     w = subprocess.Popen([a.ward, "-c", conf, "--", "sleep", "30"], stderr=errf)
     bp, rc, took, frozen = [], None, 0.0, False
     try:
-        os.makedirs(cg, exist_ok=True)
-        wait_port(17889)
-        bp = wait_bridge(w.pid)
-        if bp:
-            with open(f"{cg}/tasks", "w") as f:
-                f.write(str(bp[0]))
-            with open(f"{cg}/freezer.state", "w") as f:
-                f.write("FROZEN")
-            for _ in range(100):  # FREEZING until every task is
-                frozen = open(f"{cg}/freezer.state").read().strip() == "FROZEN"
-                if frozen:
-                    break
-                time.sleep(0.02)
-        t0 = time.monotonic()
-        w.send_signal(signal.SIGTERM)
-        rc = w.wait(timeout=15)
-        took = time.monotonic() - t0
+        with kernel.Freezer("ward-bridge-test") as fz:
+            wait_port(17889)
+            bp = wait_bridge(w.pid)
+            if bp:
+                fz.add(bp[0])
+                frozen = fz.freeze()
+            t0 = time.monotonic()
+            w.send_signal(signal.SIGTERM)
+            rc = w.wait(timeout=15)
+            took = time.monotonic() - t0
     finally:
         if w.poll() is None:
             w.kill()
             w.wait()
-        if os.path.isdir(cg):
-            with open(f"{cg}/freezer.state", "w") as f:
-                f.write("THAWED")  # its SIGKILL is pending: it goes now
-        for _ in range(50 if os.path.isdir(cg) else 0):
-            try:
-                os.rmdir(cg)
-                break
-            except OSError:
-                time.sleep(0.1)
     errf.seek(0)
     said = [l for l in errf.read().decode(errors="replace").splitlines() if "survives SIGKILL" in l]
     report(name, bool(bp) and frozen and rc == 143 and 2.5 <= took < 6 and len(said) == 1,

@@ -1,5 +1,10 @@
-"""What the running kernel offers, asked of the kernel itself."""
+"""What the running kernel offers, asked of the kernel itself, and a
+cgroup v1 freezer group for tests that need a process SIGKILL cannot end."""
 import ctypes
+import os
+import time
+
+FREEZER = "/sys/fs/cgroup/freezer"
 
 
 def landlock_abi():
@@ -8,3 +13,52 @@ def landlock_abi():
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
     return libc.syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+
+
+def freezer_usable():
+    """A writable cgroup v1 freezer (v2's lets SIGKILL through: a frozen
+    task there still dies, so it cannot stand in for one that does not)."""
+    return os.path.isdir(FREEZER) and os.access(FREEZER, os.W_OK)
+
+
+class Freezer:
+    """A freezer group of its own, thawed and removed on exit:
+
+        with Freezer("name") as fz:
+            fz.add(pid)          # or a process writes itself to fz.tasks
+            fz.freeze()          # True once every task is frozen
+    """
+
+    def __init__(self, name):
+        self.cg = os.path.join(FREEZER, f"{name}-{os.getpid()}")
+        self.tasks = os.path.join(self.cg, "tasks")
+
+    def __enter__(self):
+        os.makedirs(self.cg, exist_ok=True)
+        return self
+
+    def add(self, pid):
+        with open(self.tasks, "w") as f:
+            f.write(str(pid))
+
+    def freeze(self, timeout=2.0):
+        with open(os.path.join(self.cg, "freezer.state"), "w") as f:
+            f.write("FROZEN")
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:  # FREEZING until every task is
+            with open(os.path.join(self.cg, "freezer.state")) as f:
+                if f.read().strip() == "FROZEN":
+                    return True
+            time.sleep(0.02)
+        return False
+
+    def __exit__(self, *exc):
+        with open(os.path.join(self.cg, "freezer.state"), "w") as f:
+            f.write("THAWED")  # a pending SIGKILL ends its tasks now
+        for _ in range(50):
+            try:
+                os.rmdir(self.cg)
+                break
+            except OSError:
+                time.sleep(0.1)
+        return False
