@@ -30,6 +30,7 @@ import fcntl
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import kernel  # noqa: E402
+from proctree import children  # noqa: E402
 
 PASS, FAIL, NA = "pass", "FAIL", "n/a"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -81,14 +82,6 @@ def status_field(pid, key):
         return None
 
 
-def children_of(pid):
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            return [int(x) for x in f.read().split()]
-    except OSError:
-        return []
-
-
 def alive(pid):
     try:
         with open(f"/proc/{pid}/stat") as f:
@@ -120,8 +113,8 @@ class Run:
         while time.monotonic() < end:
             if self.p.poll() is not None:
                 return None
-            cand = children_of(self.p.pid)[:1] if pid1 else [self.p.pid]
-            if cand and children_of(cand[0]):
+            cand = children(self.p.pid)[:1] if pid1 else [self.p.pid]
+            if cand and children(cand[0]):
                 return cand[0]
             time.sleep(0.002)
         return None
@@ -918,7 +911,7 @@ def case_signal_storm(ctx, init):
             sent += 1
         except ProcessLookupError:
             break
-    kids = children_of(r.pid)
+    kids = children(r.pid)
     for sig in (signal.SIGSTOP, signal.SIGCONT):
         for k in kids:
             try:
@@ -1069,7 +1062,7 @@ def case_stderr_unread(ctx, init):
             os.close(w)
             line = r.readline(60.0)
             time.sleep(0.5)
-            zombies = len([p for p in children_of(r.pid) if not alive(p)]) if r.pid else -1
+            zombies = len([p for p in children(r.pid) if not alive(p)]) if r.pid else -1
             t0 = time.monotonic()
             r.kill(signal.SIGTERM)
             rc = r.wait(timeout=10)
@@ -1117,7 +1110,7 @@ def case_vm_mode(ctx, init):
     try:
         sh = []
         for _ in range(200):
-            sh = children_of(p.pid)
+            sh = children(p.pid)
             if sh:
                 break
             time.sleep(0.01)

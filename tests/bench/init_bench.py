@@ -21,25 +21,20 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from proctree import children  # noqa: E402
+
 ANCHORS = ["tini-static", "dumb-init", "catatonit"]
-
-
-def children_of(pid):
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            return [int(x) for x in f.read().split()]
-    except OSError:
-        return []
 
 
 def init_pid(unshare_pid, binary, timeout=5):
     want = os.path.realpath(shutil.which(binary) or binary)
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        c = children_of(unshare_pid)
+        c = children(unshare_pid)
         if c:
             try:
-                if os.path.realpath(f"/proc/{c[0]}/exe") == want and children_of(c[0]):
+                if os.path.realpath(f"/proc/{c[0]}/exe") == want and children(c[0]):
                     return c[0]
             except OSError:
                 pass

@@ -26,6 +26,7 @@ import traceback
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import hostside  # noqa: E402
 import kernel  # noqa: E402
+from proctree import child_running, children  # noqa: E402
 
 SERVERS = []  # every server started, ended in main() whatever happens
 
@@ -59,8 +60,7 @@ def bridge_pids(ward_pid):
             return open(f"/proc/{p}/comm").read().strip()
         except OSError:
             return ""  # reaped between the two reads (a bridge just killed)
-    return [int(p) for p in open(f"/proc/{ward_pid}/task/{ward_pid}/children").read().split()
-            if comm(p) == "ward-bridge"]
+    return [p for p in children(ward_pid) if comm(p) == "ward-bridge"]
 
 
 def wait_bridge(ward_pid, tries=250):
@@ -883,8 +883,7 @@ def wire_cases(a, work):
                f"environ {len(env.strip(bytes(1)))} bytes other than NUL, fds 0 1 {std}")
 
         # killed: restarted, the agent untouched, requests work again
-        agent = [int(p) for p in open(f"/proc/{w.pid}/task/{w.pid}/children").read().split()
-                 if open(f"/proc/{p}/comm").read().strip() == "sleep"]
+        agent = [p for p in children(w.pid) if open(f"/proc/{p}/comm").read().strip() == "sleep"]
         if bridge:
             os.kill(bridge[0], signal.SIGKILL)
         r = None
@@ -1770,12 +1769,7 @@ def restart_wait_case(a, work):
     ward_pid, got, before, after, st = None, b"", None, "", 0
     try:
         first = w.stdout.readline().strip()
-        for _ in range(100):
-            ch = [int(p) for p in open(f"/proc/{w.pid}/task/{w.pid}/children").read().split()]
-            if ch:
-                ward_pid = ch[0]
-                break
-            time.sleep(0.02)
+        ward_pid = child_running(w.pid, a.ward, timeout=2)
         old = wait_bridge(ward_pid) if ward_pid else []
         if first == b"started" and old:
             os.kill(old[0], signal.SIGKILL)

@@ -25,6 +25,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from dockerd import Dockerd  # noqa: E402
+from proctree import child_running, children  # noqa: E402
 
 AGENT_UID = 4242
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -237,14 +238,13 @@ def host_cases(a, root, conf, allowed, denied):
         w = subprocess.Popen(["strace", "-qq", "-o", "/dev/null", "-e", "trace=write", "-e",
                               "inject=write:delay_enter=3000000", a.ward, "-c", quiet, "--evidence", "--",
                               "touch", marker], stderr=subprocess.DEVNULL, cwd=os.path.join(root, "rw"))
-        ward_pid, agent = None, None
-        for _ in range(1500):
-            try:
-                ward_pid = ward_pid or int(open(f"/proc/{w.pid}/task/{w.pid}/children").read().split()[0])
-                agent = int(open(f"/proc/{ward_pid}/task/{ward_pid}/children").read().split()[0])
+        ward_pid, agent = child_running(w.pid, a.ward), None
+        for _ in range(1500 if ward_pid else 0):
+            held = children(ward_pid)  # the agent, forked, not yet exec'd
+            if held:
+                agent = held[0]
                 break
-            except (OSError, IndexError, ValueError):
-                time.sleep(0.02)
+            time.sleep(0.02)
         if agent:
             time.sleep(0.5)  # held: ward's evidence write is delayed 3 s
             os.kill(ward_pid, signal.SIGKILL)

@@ -1,0 +1,32 @@
+"""Processes found by their parent, from /proc."""
+import os
+import time
+
+
+def children(pid):
+    """pid's children (/proc/PID/task/PID/children); [] once it is gone."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def child_running(parent, binary, timeout=30):
+    """The child of parent that has exec'd binary, or None after timeout.
+
+    A tracer's first child is not always the traced program: strace forks
+    short-lived children of its own at start to probe ptrace, so "the first
+    child" can be one of those, gone a moment later. The program is known
+    by its executable."""
+    want = os.path.realpath(binary)
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        for c in children(parent):
+            try:
+                if os.readlink(f"/proc/{c}/exe") == want:
+                    return c
+            except OSError:
+                pass
+        time.sleep(0.02)
+    return None
