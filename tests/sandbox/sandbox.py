@@ -492,7 +492,7 @@ def denials_from_audit(a, root, conf, rw):
     try:
         audit(1)
         r = subprocess.run([a.ward, "-c", dconf, "--", "sh", "-c",
-                            f"echo x > {root}/ro/new; echo x > \"$1/new\"; sleep 0.5; exit 5", "sh", ctl],
+                            f"echo x > {root}/ro/new; echo x > \"$1/new\"; sleep 2; exit 5", "sh", ctl],
                            capture_output=True, text=True, timeout=20, cwd=rw)
     finally:
         audit(was)
