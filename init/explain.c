@@ -199,7 +199,7 @@ int explain(const struct sandbox *sb, const struct ward_config *cfg, const char 
 		}
 		return explain_port(sb, cfg, (unsigned)port, out);
 	}
-	if (sc_known_syscall(what))
+	if (sc_known_syscall(what) || sc_default_has(what)) /* newer-syscalls: a group, not a call */
 		return explain_syscall(cfg, what, out);
 	fprintf(stderr, "ward: --explain %s: not a path (/... or ./...), a port (tcp:N) or a system call name\n",
 		what);

@@ -2,9 +2,11 @@
 #include "sysfilter.h"
 
 #include <errno.h>
+#include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <mbedtls/sha256.h>
 #include <sched.h>
+#include <stddef.h>
 #include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +33,15 @@ enum rule_kind {
 	R_IOCTL_TTY,	/* TIOCSTI, TIOCLINUX */
 	R_PERSONALITY,	/* anything but the query: flags could weaken ASLR or make data executable */
 	R_FASTOPEN,	/* MSG_FASTOPEN: a TCP connect Landlock does not see */
+	R_NEWER,	/* every number past the newest call the table knows */
 };
+
+/* The newest system call this table judges is file_setattr (469, Linux
+ * 6.17; x86_64 and arm64 number new calls alike from 424 on). A deny list
+ * lets through whatever a later kernel adds, unseen: every number from 470
+ * up answers ENOSYS instead, as on a kernel without the call, so callers
+ * fall back to what they used before. */
+#define SC_FIRST_NEWER 470
 
 /* The default deny list for an agent running Node, bash and git
  * (sandbox research §D, measured against Pi 1.6). pid1: PID 1 never needs
@@ -74,6 +84,9 @@ static const struct rule {
 	 * file, which it can */
 	{ "file_getattr", ENOSYS, R_ALL, 1 },
 	{ "file_setattr", ENOSYS, R_ALL, 1 },
+	/* and whatever comes after them (not a system call's name: the
+	 * group's, for allow = newer-syscalls) */
+	{ "newer-syscalls", ENOSYS, R_NEWER, 1 },
 	/* introspection of other processes */
 	{ "ptrace", EPERM, R_ALL, 1 },
 	{ "process_vm_readv", EPERM, R_ALL, 1 },
@@ -150,6 +163,7 @@ const char *sc_default_describe(const char *name, char *buf, size_t size)
 		[R_IOCTL_TTY] = "for TIOCSTI and TIOCLINUX (typing into a terminal)",
 		[R_PERSONALITY] = "unless it only reads the persona (0xffffffff): setting it could turn ASLR off or make data executable",
 		[R_FASTOPEN] = "with MSG_FASTOPEN (a TCP connect that Landlock's connect rules do not see)",
+		[R_NEWER] = "for every system call number from 470 up: calls added after file_setattr (Linux 6.17), which this list cannot judge", // NOLINT(bugprone-suspicious-missing-comma)
 	};
 	size_t i;
 
@@ -228,9 +242,11 @@ static int add_rule(scmp_filter_ctx ctx, const struct rule *r)
 
 	if (nr == __NR_SCMP_ERROR)
 		nr = newer_nr(r->name);
-	if (nr == __NR_SCMP_ERROR)
+	if (nr == __NR_SCMP_ERROR && r->kind != R_NEWER)
 		return 0; /* not a syscall on this arch (e.g. uselib on new kernels) */
 	switch (r->kind) {
+	case R_NEWER:
+		break; /* not a libseccomp rule: newer_prefix() */
 	case R_ALL:
 		rc = seccomp_rule_add(ctx, act, nr, 0);
 		n = 1;
@@ -369,12 +385,54 @@ static scmp_filter_ctx new_ctx(uint32_t def)
 	return ctx;
 }
 
+/* Puts "every native number from SC_FIRST_NEWER up: ENOSYS" in front of
+ * the program libseccomp exported: its rules name one call each, and a
+ * range has no name. Another architecture's calls and x32's (numbers
+ * with bit 30 set) go on to libseccomp's program unchanged, which kills
+ * them; so do the numbers below. Its jumps are relative, so they still
+ * land where they did. 0, or -1 out of memory. */
+static int newer_prefix(struct sc_filter *f)
+{
+#if defined(__x86_64__) || defined(__aarch64__)
+#if defined(__x86_64__)
+	const __u32 native = AUDIT_ARCH_X86_64;
+#else
+	const __u32 native = AUDIT_ARCH_AARCH64;
+#endif
+	const struct sock_filter pre[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, native, 0, 4),	    /* other arch: to 6 */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 2, 0),	    /* x32: to 6 */
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, SC_FIRST_NEWER, 0, 1), /* older: to 6 */
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)),
+	};
+	const size_t n = sizeof pre / sizeof pre[0];
+	struct sock_filter *prog;
+
+	if (f->len + n > BPF_MAXINSNS)
+		return -1;
+	prog = malloc((f->len + n) * sizeof *prog);
+	if (!prog)
+		return -1;
+	memcpy(prog, pre, sizeof pre);
+	memcpy(prog + n, f->prog, f->len * sizeof *prog);
+	free(f->prog);
+	f->prog = prog;
+	f->len = (unsigned short)(f->len + n);
+	f->n_rules++;
+#else
+	(void)f; /* other numbering: the libseccomp rules alone */
+#endif
+	return 0;
+}
+
 static int build(const struct sc_policy *p, int pid1, int vm, struct sc_filter *f, char *err,
 		 size_t errsize)
 {
 	scmp_filter_ctx ctx;
 	size_t i;
-	int rc = 0, n;
+	int rc = 0, n, newer = 0;
 
 	memset(f, 0, sizeof *f);
 	/* Native arch only: i386 and x32 calls kill the process. */
@@ -388,6 +446,7 @@ static int build(const struct sc_policy *p, int pid1, int vm, struct sc_filter *
 			continue;
 		if (pid1 && (!rules[i].pid1 || (vm && strcmp(rules[i].name, "reboot") == 0)))
 			continue;
+		newer |= rules[i].kind == R_NEWER;
 		n = add_rule(ctx, &rules[i]);
 		if (n < 0) {
 			snprintf(err, errsize, "seccomp: rule for %s: %s", rules[i].name, strerror(-n));
@@ -406,6 +465,10 @@ static int build(const struct sc_policy *p, int pid1, int vm, struct sc_filter *
 	}
 	if (export(ctx, f, err, errsize) != 0)
 		goto fail;
+	if (newer && newer_prefix(f) != 0) {
+		snprintf(err, errsize, "seccomp: the filter for newer system calls does not fit");
+		goto fail;
+	}
 	seccomp_release(ctx);
 	return 0;
 fail:

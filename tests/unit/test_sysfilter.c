@@ -2,12 +2,14 @@
  * libseccomp compiles now from the same table; allow/deny change them. */
 #include <errno.h>
 #include <linux/seccomp.h>
+#include <linux/filter.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -65,12 +67,19 @@ static int same(const struct sc_filter *a, const struct sc_filter *b)
 	return memcmp(da, db, 32) == 0 && memcmp(a->prog, b->prog, a->len * sizeof *a->prog) == 0;
 }
 
+/* "nr >= 470: ENOSYS" in front: the compare and the return after it */
+static int has_newer_prefix(const struct sc_filter *f)
+{
+	return f->len > 6 && f->prog[4].code == (BPF_JMP | BPF_JGE | BPF_K) && f->prog[4].k == 470 &&
+	       f->prog[5].code == (BPF_RET | BPF_K) && f->prog[5].k == (SECCOMP_RET_ERRNO | ENOSYS);
+}
+
 int main(void)
 {
 	struct sc_policy p = { 1, NULL, 0, NULL, 0 };
 	struct sc_filter pre, now;
 	char err[256];
-	char *allow[] = { "ptrace" }, *deny[] = { "chmod" };
+	char *allow[] = { "ptrace" }, *deny[] = { "chmod" }, *newer[] = { "newer-syscalls" };
 	const char *names[128];
 	size_t n;
 
@@ -110,6 +119,20 @@ int main(void)
 	p.n_deny = 1;
 	CHECK(sc_build_agent(&p, &now, err, sizeof err) == 0 && !same(&pre, &now) && now.n_rules == pre.n_rules + 1);
 	sc_free(&now);
+	/* the numbers past the list: six instructions in front of libseccomp's
+	 * program (what the kernel does with them: the escape probe) */
+	p.n_deny = 0;
+	p.allow = newer;
+	p.n_allow = 1;
+	CHECK(sc_build_agent(&p, &now, err, sizeof err) == 0 && now.len == pre.len - 6 &&
+	      now.n_rules == pre.n_rules - 1 && memcmp(now.prog, pre.prog + 6, now.len * sizeof *now.prog) == 0);
+	CHECK(has_newer_prefix(&pre) && !has_newer_prefix(&now));
+	sc_free(&now);
+	CHECK(sc_build_init(&p, 0, &now, err, sizeof err) == 0 && !has_newer_prefix(&now));
+	sc_free(&now);
+	p.n_allow = 0;
+	CHECK(sc_build_init(&p, 0, &now, err, sizeof err) == 0 && has_newer_prefix(&now)); /* PID 1's too */
+	sc_free(&now);
 	sc_free(&pre);
 
 	CHECK(sc_build_bridge(&pre, err, sizeof err) == 0);
@@ -124,6 +147,7 @@ int main(void)
 	}
 
 	CHECK(sc_default_has("clone3") && sc_default_has("ptrace") && !sc_default_has("read"));
+	CHECK(sc_default_has("newer-syscalls") && !sc_known_syscall("newer-syscalls"));
 	CHECK(sc_known_syscall("openat") && !sc_known_syscall("no_such_call"));
 	n = sc_default_names(names, 128, 0);
 	CHECK(n > 50);
