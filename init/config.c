@@ -541,8 +541,8 @@ static int set_sc_names(struct parse_ctx *ctx, const char *k, const char *v, con
 				return *why = "system call name too long", -1;
 			memcpy(name, p, len);
 			name[len] = '\0';
-			if (deny && !sc_known_syscall(name))
-				return *why = "unknown system call", -1;
+			if (deny && !sc_known_syscall(name) && !sc_optin_has(name))
+				return *why = "unknown system call (or group: udp)", -1;
 			if (!deny && !sc_default_has(name))
 				return *why = "not in the default deny list (see ward.conf(5))", -1;
 			/* its flags are in memory a filter cannot read: allowed, it

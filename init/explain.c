@@ -168,7 +168,10 @@ static int explain_syscall(const struct ward_config *cfg, const char *name, FILE
 	}
 	for (i = 0; i < cfg->seccomp.n_deny; i++)
 		if (strcmp(cfg->seccomp.deny[i], name) == 0) {
-			fprintf(out, "%s: DENIED always (EPERM) by [seccomp] deny = %s\n", name, name);
+			if (sc_optin_has(name) && sc_default_describe(name, how, sizeof how))
+				fprintf(out, "%s: DENIED %s by [seccomp] deny = %s\n", name, how, name);
+			else
+				fprintf(out, "%s: DENIED always (EPERM) by [seccomp] deny = %s\n", name, name);
 			return 0;
 		}
 	for (i = 0; i < cfg->seccomp.n_allow; i++)
@@ -176,7 +179,10 @@ static int explain_syscall(const struct ward_config *cfg, const char *name, FILE
 			fprintf(out, "%s: allowed: [seccomp] allow = %s takes it out of the default list\n", name, name);
 			return 0;
 		}
-	if (sc_default_describe(name, how, sizeof how))
+	if (sc_optin_has(name))
+		fprintf(out, "%s: allowed: not in the default list (Landlock does not cover it either); to refuse "
+			"it add under [seccomp]: deny = %s\n", name, name);
+	else if (sc_default_describe(name, how, sizeof how))
 		fprintf(out, "%s: DENIED %s by the default list; to allow it (weakening the sandbox) add "
 			"under [seccomp]: allow = %s\n", name, how, name);
 	else
@@ -199,7 +205,7 @@ int explain(const struct sandbox *sb, const struct ward_config *cfg, const char 
 		}
 		return explain_port(sb, cfg, (unsigned)port, out);
 	}
-	if (sc_known_syscall(what) || sc_default_has(what)) /* newer-syscalls: a group, not a call */
+	if (sc_known_syscall(what) || sc_default_has(what) || sc_optin_has(what)) /* or a group */
 		return explain_syscall(cfg, what, out);
 	fprintf(stderr, "ward: --explain %s: not a path (/... or ./...), a port (tcp:N) or a system call name\n",
 		what);

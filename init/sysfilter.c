@@ -34,6 +34,7 @@ enum rule_kind {
 	R_PERSONALITY,	/* anything but the query: flags could weaken ASLR or make data executable */
 	R_FASTOPEN,	/* MSG_FASTOPEN: a TCP connect Landlock does not see */
 	R_NEWER,	/* every number past the newest call the table knows */
+	R_UDP,		/* datagram sockets on inet and inet6: UDP, ping */
 };
 
 /* The newest system call this table judges is file_setattr (469, Linux
@@ -45,7 +46,8 @@ enum rule_kind {
 
 /* The default deny list for an agent running Node, bash and git
  * (sandbox research §D, measured against Pi 1.6). pid1: PID 1 never needs
- * it either, so its own filter denies it too. */
+ * it either, so its own filter denies it too. A group of an opt-in kind
+ * (optin()) is not in the default list: deny = NAME adds it. */
 static const struct rule {
 	const char *name;
 	int err;
@@ -141,17 +143,38 @@ static const struct rule {
 	{ "sendto", EOPNOTSUPP, R_FASTOPEN, 0 },
 	{ "sendmsg", EOPNOTSUPP, R_FASTOPEN, 0 },
 	{ "sendmmsg", EOPNOTSUPP, R_FASTOPEN, 0 },
+	/* Landlock governs TCP ports only: an agent that needs no DNS (its
+	 * model and MCP reached by address or through the bridge) can be
+	 * kept from every UDP and ICMP send with deny = udp */
+	{ "udp", EACCES, R_UDP, 0 },
 };
 
 #define N_RULES (sizeof rules / sizeof rules[0])
 
-int sc_default_has(const char *name)
+static int optin(const struct rule *r)
+{
+	return r->kind == R_UDP;
+}
+
+static const struct rule *find_rule(const char *name)
 {
 	size_t i;
 	for (i = 0; i < N_RULES; i++)
 		if (strcmp(rules[i].name, name) == 0)
-			return 1;
-	return 0;
+			return &rules[i];
+	return NULL;
+}
+
+int sc_default_has(const char *name)
+{
+	const struct rule *r = find_rule(name);
+	return r && !optin(r);
+}
+
+int sc_optin_has(const char *name)
+{
+	const struct rule *r = find_rule(name);
+	return r && optin(r);
 }
 
 const char *sc_default_describe(const char *name, char *buf, size_t size)
@@ -163,18 +186,17 @@ const char *sc_default_describe(const char *name, char *buf, size_t size)
 		[R_IOCTL_TTY] = "for TIOCSTI and TIOCLINUX (typing into a terminal)",
 		[R_PERSONALITY] = "unless it only reads the persona (0xffffffff): setting it could turn ASLR off or make data executable",
 		[R_FASTOPEN] = "with MSG_FASTOPEN (a TCP connect that Landlock's connect rules do not see)",
+		[R_UDP] = "for datagram sockets on inet and inet6: UDP and ICMP (ping), which Landlock does not cover",
 		[R_NEWER] = "for every system call number from 470 up: calls added after file_setattr (Linux 6.17), which this list cannot judge", // NOLINT(bugprone-suspicious-missing-comma)
 	};
-	size_t i;
+	const struct rule *r = find_rule(name);
 
-	for (i = 0; i < N_RULES; i++)
-		if (strcmp(rules[i].name, name) == 0) {
-			snprintf(buf, size, "%s (%s)", when[rules[i].kind],
-				 rules[i].err == ENOSYS ? "ENOSYS" : rules[i].err == EAFNOSUPPORT ? "EAFNOSUPPORT"
-				 : rules[i].err == EOPNOTSUPP ? "EOPNOTSUPP" : "EPERM");
-			return buf;
-		}
-	return NULL;
+	if (!r)
+		return NULL;
+	snprintf(buf, size, "%s (%s)", when[r->kind],
+		 r->err == ENOSYS ? "ENOSYS" : r->err == EAFNOSUPPORT ? "EAFNOSUPPORT"
+		 : r->err == EOPNOTSUPP ? "EOPNOTSUPP" : r->err == EACCES ? "EACCES" : "EPERM");
+	return buf;
 }
 
 int sc_known_syscall(const char *name)
@@ -186,7 +208,7 @@ size_t sc_default_names(const char **names, size_t max, int pid1)
 {
 	size_t i, n = 0;
 	for (i = 0; i < N_RULES && n < max; i++)
-		if (!pid1 || rules[i].pid1)
+		if (!optin(&rules[i]) && (!pid1 || rules[i].pid1))
 			names[n++] = rules[i].name;
 	return n;
 }
@@ -235,7 +257,7 @@ static int add_rule(scmp_filter_ctx ctx, const struct rule *r)
 	static const unsigned long ns_flags[] = { CLONE_NEWNS,	CLONE_NEWCGROUP, CLONE_NEWUTS,
 						  CLONE_NEWIPC, CLONE_NEWUSER,	 CLONE_NEWPID,
 						  CLONE_NEWNET, CLONE_NEWTIME };
-	int nr = seccomp_syscall_resolve_name(r->name);
+	int nr = r->kind == R_UDP ? SCMP_SYS(socket) : seccomp_syscall_resolve_name(r->name);
 	uint32_t act = SCMP_ACT_ERRNO((uint32_t)r->err);
 	int rc = 0, n = 0;
 	size_t i;
@@ -247,6 +269,14 @@ static int add_rule(scmp_filter_ctx ctx, const struct rule *r)
 	switch (r->kind) {
 	case R_NEWER:
 		break; /* not a libseccomp rule: newer_prefix() */
+	case R_UDP: {
+		/* the type's low nibble: SOCK_NONBLOCK and SOCK_CLOEXEC ride above */
+		static const int fams[] = { AF_INET, AF_INET6 };
+		for (i = 0; i < 2 && rc == 0; i++, n++)
+			rc = seccomp_rule_add(ctx, act, nr, 2, cmp(0, SCMP_CMP_EQ, (scmp_datum_t)fams[i], 0),
+					      cmp(1, SCMP_CMP_MASKED_EQ, 0xf, SOCK_DGRAM));
+		break;
+	}
 	case R_ALL:
 		rc = seccomp_rule_add(ctx, act, nr, 0);
 		n = 1;
@@ -442,7 +472,8 @@ static int build(const struct sc_policy *p, int pid1, int vm, struct sc_filter *
 		return -1;
 	}
 	for (i = 0; i < N_RULES; i++) {
-		if (listed(p->allow, p->n_allow, rules[i].name))
+		if (optin(&rules[i]) ? pid1 || !listed(p->deny, p->n_deny, rules[i].name)
+				   : listed(p->allow, p->n_allow, rules[i].name))
 			continue;
 		if (pid1 && (!rules[i].pid1 || (vm && strcmp(rules[i].name, "reboot") == 0)))
 			continue;
@@ -455,7 +486,10 @@ static int build(const struct sc_policy *p, int pid1, int vm, struct sc_filter *
 		f->n_rules += n;
 	}
 	for (i = 0; !pid1 && i < (size_t)p->n_deny; i++) {
-		int nr = seccomp_syscall_resolve_name(p->deny[i]);
+		int nr;
+		if (sc_optin_has(p->deny[i]))
+			continue; /* a group: added above */
+		nr = seccomp_syscall_resolve_name(p->deny[i]);
 		if (nr == __NR_SCMP_ERROR || (rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0)) < 0) {
 			snprintf(err, errsize, "seccomp: deny %s: %s", p->deny[i],
 				 nr == __NR_SCMP_ERROR ? "unknown system call" : strerror(-rc));

@@ -28,6 +28,9 @@ void sc_digest(const struct sc_filter *f, unsigned char out[32]);
 /* Is this name in the default deny list (the rule groups by syscall)? */
 int sc_default_has(const char *name);
 
+/* Is this the name of a group deny = NAME adds (udp)? */
+int sc_optin_has(const char *name);
+
 /* When the default list denies name and with which errno, e.g.
  * "always (EPERM)"; NULL if it is not in the list. */
 const char *sc_default_describe(const char *name, char *buf, size_t size);

@@ -335,7 +335,8 @@ def escape_in_image(a, d, env):
     name = "ward-e2e-escape"
     r = subprocess.run(["docker", "run", "-d", "--name", name, "-v", f"{root}:/srv/probe", "-w", "/srv/probe/rw",
                         "-v", f"{d}/probe.conf:/etc/ward/ward.conf:ro", "ward-pi:latest", "--",
-                        "/srv/probe/ro/escape", "probe", "/srv/probe", "7900", "7901", tag],
+                        "/srv/probe/ro/escape", "probe", "/srv/probe", "7900", "7901", tag] +
+                       (["udp=denied"] if "\ndeny = udp\n" in conf else []),  # the image's [seccomp]
                        env=env, capture_output=True, text=True)
     try:
         if r.returncode != 0:

@@ -1,7 +1,7 @@
 /* escape: run as the confined agent; tries every escape ward must refuse
  * and the controls that must work, and asserts the exact errno of each.
  *
- *   escape probe DIR ALLOWED_PORT DENIED_PORT TAG
+ *   escape probe DIR ALLOWED_PORT DENIED_PORT TAG [udp=denied]
  *       DIR holds ro/ (read-only for the agent), rw/ (writable) and
  *       secret/ (no rule); a listener on 127.0.0.1:ALLOWED_PORT and one on
  *       DENIED_PORT; an "outsider" (same uid, outside the Landlock domain)
@@ -386,7 +386,7 @@ static int no_capabilities(void)
 	return 0;
 }
 
-static int probe(const char *dir, int allowed, int denied, const char *tag)
+static int probe(const char *dir, int allowed, int denied, const char *tag, int udp_denied)
 {
 	char ro[1024], rw[1024], secret[1024], a[1100], b[1100];
 	struct iovec local = { a, 1 }, remote = { b, 1 };
@@ -525,19 +525,50 @@ static int probe(const char *dir, int allowed, int denied, const char *tag)
 	}
 	TRY("personality query", personality(0xffffffff), 0);
 	TRY("socket(AF_INET, IPPROTO_TCP)", inet_socket(SOCK_STREAM, IPPROTO_TCP), 0);
-	TRY("socket(AF_INET, UDP)", inet_socket(SOCK_DGRAM, 0), 0);
+	if (udp_denied)
+		TRY("socket(AF_INET, UDP) refused: deny = udp", inet_socket(SOCK_DGRAM, 0), EACCES);
+	else
+		TRY("socket(AF_INET, UDP)", inet_socket(SOCK_DGRAM, 0), 0);
 	TRY("send on a socketpair", send(sv[0], "x", 1, MSG_DONTWAIT), 0);
 
 	printf("escape: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
 
+/* escape datagram: what the filter does with each datagram socket, one
+ * word each (for deny = udp; the probe itself checks the default policy):
+ * udp4 udp6 udp4-nonblock and a tcp4 control, "ok" or the errno. */
+static int datagram(void)
+{
+	static const struct {
+		const char *name;
+		int family, type, protocol;
+	} socks[] = {
+		{ "udp4", AF_INET, SOCK_DGRAM, 0 },
+		{ "udp6", AF_INET6, SOCK_DGRAM, 0 },
+		{ "udp4-nonblock", AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, IPPROTO_UDP },
+		{ "tcp4", AF_INET, SOCK_STREAM, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof socks / sizeof socks[0]; i++) {
+		int fd = socket(socks[i].family, socks[i].type | SOCK_CLOEXEC, socks[i].protocol);
+		printf("%s=%s%s", socks[i].name, fd >= 0 ? "ok" : strerrorname_np(errno),
+		       i + 1 < sizeof socks / sizeof socks[0] ? " " : "\n");
+		if (fd >= 0)
+			close(fd);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc == 6 && strcmp(argv[1], "probe") == 0)
-		return probe(argv[2], atoi(argv[3]), atoi(argv[4]), argv[5]);
+	if ((argc == 6 || (argc == 7 && strcmp(argv[6], "udp=denied") == 0)) && strcmp(argv[1], "probe") == 0)
+		return probe(argv[2], atoi(argv[3]), atoi(argv[4]), argv[5], argc == 7);
 	if (argc == 3 && strcmp(argv[1], "outsider") == 0)
 		return outsider(argv[2]);
-	fprintf(stderr, "usage: escape probe DIR ALLOWED DENIED TAG | escape outsider TAG\n");
+	if (argc == 2 && strcmp(argv[1], "datagram") == 0)
+		return datagram();
+	fprintf(stderr, "usage: escape probe DIR ALLOWED DENIED TAG [udp=denied] | escape outsider TAG | escape datagram\n");
 	return 2;
 }

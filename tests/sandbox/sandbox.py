@@ -448,6 +448,24 @@ def cli(a):
                ("pass" if not alias_bad else "FAIL") if bound else "SKIP",
                "; ".join(alias_bad) if alias_bad else "read through it: allowed, write: denied, as the agent found"
                if bound else "mount --bind failed (needs CAP_SYS_ADMIN)")
+        # deny = udp (UDP is beyond Landlock): the kernel refuses the
+        # agent's datagram sockets, TCP still opens; without it UDP opens
+        got = {}
+        for extra in ("", "deny = udp\n"):
+            with open(conf, "w") as f:
+                f.write(policy(root, allowed.port, extra))
+            r = subprocess.run([a.ward, "-c", conf, "--", os.path.join(root, "ro", "escape"), "datagram"],
+                               capture_output=True, text=True, timeout=20, cwd=rw)
+            rc, out, err = explain(a, conf, "udp", rw)
+            got[extra] = (r.returncode, dict(w.split("=", 1) for w in r.stdout.split()), out.strip())
+        (rc0, open0, said0), (rc1, open1, said1) = got[""], got["deny = udp\n"]
+        ok = rc0 == 0 and rc1 == 0 and all(open0.get(k) == "ok" for k in ("udp4", "udp6", "udp4-nonblock", "tcp4")) and \
+            all(open1.get(k) == "EACCES" for k in ("udp4", "udp6", "udp4-nonblock")) and open1.get("tcp4") == "ok" and \
+            said0.startswith("udp: allowed") and said1.startswith("udp: DENIED") and "EACCES" in said1
+        report("cli: deny = udp: the agent's UDP sockets refused (EACCES), TCP still opens; --explain agrees",
+               "pass" if ok else "FAIL", f"default: {open0} ({said0[:40]!r}); deny = udp: {open1} ({said1[:40]!r})")
+        with open(conf, "w") as f:
+            f.write(policy(root, allowed.port))
         denials_from_audit(a, root, conf, rw)
     finally:
         # never rmtree through a mount that is still there

@@ -200,6 +200,8 @@ static void test_errors(void)
 	CHECK(err("[seccomp]\nmode = strict\n", "ward: t.conf:2: mode: 'strict': expected default or off"));
 	CHECK(err("[seccomp]\ndeny = notasyscall\n", "ward: t.conf:2: deny: 'notasyscall': unknown system call"));
 	CHECK(err("[seccomp]\nallow = read\n", "ward: t.conf:2: allow: 'read': not in the default deny list"));
+	CHECK(err("[seccomp]\nallow = udp\n", "ward: t.conf:2: allow: 'udp': not in the default deny list"));
+	CHECK(ok("[agent]\nuser = 65534\n[seccomp]\ndeny = udp\nallow = newer-syscalls\n"));
 	CHECK(err("[seccomp]\nallow = clone3\n", "ward: t.conf:2: allow: 'clone3': cannot be allowed: a filter cannot see its flags"));
 	CHECK(err("[mcp]\n", "ward: t.conf:1: [mcp]: source is required"));
 	CHECK(err("[mcp]\nsource = fd:3\ntarget = /t/mcp.json\n", "ward: t.conf:1: [mcp]: upstream is required"));

@@ -79,7 +79,7 @@ int main(void)
 	struct sc_policy p = { 1, NULL, 0, NULL, 0 };
 	struct sc_filter pre, now;
 	char err[256];
-	char *allow[] = { "ptrace" }, *deny[] = { "chmod" }, *newer[] = { "newer-syscalls" };
+	char *allow[] = { "ptrace" }, *deny[] = { "chmod" }, *newer[] = { "newer-syscalls" }, *udp[] = { "udp" };
 	const char *names[128];
 	size_t n;
 
@@ -133,6 +133,21 @@ int main(void)
 	p.n_allow = 0;
 	CHECK(sc_build_init(&p, 0, &now, err, sizeof err) == 0 && has_newer_prefix(&now)); /* PID 1's too */
 	sc_free(&now);
+	/* deny = udp: a group, not in the default list; two rules on socket
+	 * (what the kernel does with it: tests/sandbox's datagram case) */
+	p.deny = udp;
+	p.n_deny = 1;
+	CHECK(sc_build_agent(&p, &now, err, sizeof err) == 0 && !same(&pre, &now) && now.n_rules == pre.n_rules + 2);
+	sc_free(&now);
+	CHECK(sc_build_init(&p, 0, &now, err, sizeof err) == 0); /* PID 1's own list never takes it */
+	{
+		struct sc_filter base;
+		struct sc_policy none = { 1, NULL, 0, NULL, 0 };
+		CHECK(sc_build_init(&none, 0, &base, err, sizeof err) == 0 && same(&base, &now));
+		sc_free(&base);
+	}
+	sc_free(&now);
+	p.n_deny = 0;
 	sc_free(&pre);
 
 	CHECK(sc_build_bridge(&pre, err, sizeof err) == 0);
@@ -148,6 +163,7 @@ int main(void)
 
 	CHECK(sc_default_has("clone3") && sc_default_has("ptrace") && !sc_default_has("read"));
 	CHECK(sc_default_has("newer-syscalls") && !sc_known_syscall("newer-syscalls"));
+	CHECK(sc_optin_has("udp") && !sc_default_has("udp") && !sc_optin_has("ptrace") && !sc_optin_has("socket"));
 	CHECK(sc_known_syscall("openat") && !sc_known_syscall("no_such_call"));
 	n = sc_default_names(names, 128, 0);
 	CHECK(n > 50);
