@@ -19,6 +19,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/* newer_nr() and SC_FIRST_NEWER number system calls as x86_64 and arm64 do */
+#if !defined(__x86_64__) && !defined(__aarch64__)
+#error "ward's seccomp filter is written for x86_64 and arm64"
+#endif
+
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
 #endif
@@ -234,7 +239,6 @@ static struct scmp_arg_cmp cmp(unsigned arg, enum scmp_compare op, scmp_datum_t 
  * (numbers past 424 are the same on x86_64 and arm64). */
 static int newer_nr(const char *name)
 {
-#if defined(__x86_64__) || defined(__aarch64__)
 	static const struct {
 		const char *name;
 		int nr;
@@ -245,9 +249,6 @@ static int newer_nr(const char *name)
 	for (i = 0; i < sizeof newer / sizeof newer[0]; i++)
 		if (strcmp(newer[i].name, name) == 0)
 			return newer[i].nr;
-#else
-	(void)name;
-#endif
 	return __NR_SCMP_ERROR;
 }
 
@@ -423,7 +424,6 @@ static scmp_filter_ctx new_ctx(uint32_t def)
  * land where they did. 0, or -1 out of memory. */
 static int newer_prefix(struct sc_filter *f)
 {
-#if defined(__x86_64__) || defined(__aarch64__)
 #if defined(__x86_64__)
 	const __u32 native = AUDIT_ARCH_X86_64;
 #else
@@ -451,9 +451,6 @@ static int newer_prefix(struct sc_filter *f)
 	f->prog = prog;
 	f->len = (unsigned short)(f->len + n);
 	f->n_rules++;
-#else
-	(void)f; /* other numbering: the libseccomp rules alone */
-#endif
 	return 0;
 }
 

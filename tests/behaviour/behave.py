@@ -246,24 +246,27 @@ def catcher(init_argv, pid1=True):
 
 def forward_check(r, sigs, timeout=1.0):
     """Each signal in turn, then what the child says it caught. A late
-    answer counts for its own signal, not as a wrong one for the next."""
-    seen, died = set(), False
+    answer counts for its own signal, not as a wrong one for the next; a
+    line for a signal not sent yet (one delivered as another) is a fault."""
+    seen, strays, sent, died = set(), [], set(), False
     for s in sigs:
         r.kill(s)
+        sent.add(str(int(s)))
         end = time.monotonic() + timeout
         while str(int(s)) not in seen and time.monotonic() < end:
             line = r.readline(max(0.0, end - time.monotonic()))
             if line is None:
                 break
-            seen.add(line)
+            (seen.add if line in sent else strays.append)(line)
         if str(int(s)) not in seen and not alive(r.pid):
             died = True
             break
     if not died and any(str(int(s)) not in seen for s in sigs):
         while (line := r.readline(timeout)) is not None:  # stragglers
-            seen.add(line)
+            (seen.add if line in sent else strays.append)(line)
     got = [s for s in sigs if str(int(s)) in seen]
-    missing = [f"{int(s)}" for s in sigs if str(int(s)) not in seen] + (["INIT-DIED"] if died else [])
+    missing = [f"{int(s)}" for s in sigs if str(int(s)) not in seen] + (["INIT-DIED"] if died else []) + \
+        [f"(unexpected {x})" for x in strays]
     return got, missing
 
 

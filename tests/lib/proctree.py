@@ -21,7 +21,7 @@ def child_running(parent, binary, timeout=30):
     by its executable."""
     want = os.path.realpath(binary)
     end = time.monotonic() + timeout
-    while time.monotonic() < end:
+    while time.monotonic() < end and os.path.exists(f"/proc/{parent}"):
         for c in children(parent):
             try:
                 if os.readlink(f"/proc/{c}/exe") == want:

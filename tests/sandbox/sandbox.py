@@ -138,7 +138,7 @@ def host_cases(a, root, conf, allowed, denied):
     outsider.stdout.readline()
     try:
         p = subprocess.run([a.ward, "-c", conf, "--", os.path.join(root, "ro", "escape"), "probe", root,
-                            str(allowed.port), str(denied.port), tag], capture_output=True, timeout=60,
+                            str(allowed.port), str(denied.port), tag], capture_output=True, timeout=120,
                            cwd=os.path.join(root, "rw"))
         check_probe_output("host: escape probe as the agent", p.returncode, p.stdout.decode())
         outsider_alive = outsider.poll() is None
@@ -632,7 +632,7 @@ def runc(a):
             break
         time.sleep(0.05)
     try:
-        rc = p.wait(timeout=60)
+        rc = p.wait(timeout=120)
     except subprocess.TimeoutExpired:
         p.kill()
         rc = "TIMEOUT"
@@ -700,7 +700,7 @@ def docker(a):
             if r.returncode == 0:
                 break
             time.sleep(0.05)
-        rc = subprocess.run(["docker", "wait", name], env=env, capture_output=True, timeout=60).stdout.decode().strip()
+        rc = subprocess.run(["docker", "wait", name], env=env, capture_output=True, timeout=120).stdout.decode().strip()
         logs = subprocess.run(["docker", "logs", name], env=env, capture_output=True)
         check_probe_output("docker: escape probe as the agent", int(rc) if rc.isdigit() else rc,
                            logs.stdout.decode() + logs.stderr.decode())
