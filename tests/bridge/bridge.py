@@ -1631,6 +1631,37 @@ def pdeath_case(a, work):
            f"bridge {bp} uid {sig}, gone: {gone}")
 
 
+def no_children_file_case(a, work):
+    """A kernel without CONFIG_PROC_CHILDREN has no /proc/PID/task/PID/children,
+    which tells ward, beside its bridge, whether the agent left processes
+    behind; ward then counts them from /proc/PID/stat. strace fails that
+    open with ENOENT for ward as PID 1 of a pid namespace: the agent's
+    leftover must get TERM and ward exit with the agent's status at once,
+    neither leaving it (no TERM) nor waiting out the 20 s grace."""
+    name = "no /proc/PID/task/PID/children: the agent's leftover counted from /proc, TERMed, ward exits with its status"
+    if not shutil.which("strace") or not shutil.which("unshare"):
+        report(name, None, "SKIP: needs strace and unshare")
+        return
+    conf = os.path.join(work, "nochildren.conf")
+    with open(conf, "w") as f:
+        f.write("[ward]\nlog_level = debug\n[supervise]\ngrace = 20s\n"
+                "[route nc]\nlisten = 127.0.0.1:17897\nupstream = unix:/nonexistent.sock\npath = /x\n")
+    trace = os.path.join(work, "nochildren.strace")
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(["strace", "-f", "-qq", "-o", trace, "-P", "/proc/1/task/1/children", "-e", "trace=openat",
+                            "-e", "inject=openat:error=ENOENT", "unshare", "-fp", "--mount-proc", a.ward, "-c", conf,
+                            "--", "sh", "-c", "sleep 60 & exit 3"], capture_output=True, text=True, timeout=60)
+        rc, err = p.returncode, p.stderr
+    except subprocess.TimeoutExpired:
+        rc, err = "timeout", ""
+    took = time.monotonic() - t0
+    injected = sum("INJECTED" in l for l in open(trace)) if os.path.exists(trace) else 0
+    termed = "sending TERM to what it left behind" in err
+    report(name, rc == 3 and termed and injected >= 1 and took < 15,
+           f"exit {rc} after {took:.1f} s (grace 20 s); TERM sent: {termed}; opens failed by strace: {injected}")
+
+
 def frozen_case(a, work):
     """A bridge that SIGKILL does not end (frozen by a cgroup freezer, as
     in uninterruptible sleep): ward stops without it, 1 s after TERM and
@@ -1866,7 +1897,8 @@ def main():
     try:
         groups = (("wire", wire_cases), ("sdk", sdk_case), ("mcp", mcp_case), ("pi", pi_case), ("tls", tls_case),
                   ("health", health_case), ("stall", stall_case), ("accept", accept_case),
-                  ("pdeath", pdeath_case), ("frozen", frozen_case), ("restart-caps", restart_caps_case),
+                  ("pdeath", pdeath_case), ("no-children-file", no_children_file_case), ("frozen", frozen_case),
+                  ("restart-caps", restart_caps_case),
                   ("restart-wait", restart_wait_case), ("check", check_case),
                   ("check-mcp", check_mcp_case), ("check-paths", check_paths_case))
         for name, run in groups:
