@@ -199,7 +199,7 @@ def main():
     ap.add_argument("--image-dir", required=True)
     ap.add_argument("--node", required=True)
     ap.add_argument("--tests", required=True)
-    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--runtimes", default="runc,docker,podman")
     ap.add_argument("--out")
     ap.add_argument("--json", help="also write the samples here (for tests/bench/plot.py)")
