@@ -30,7 +30,7 @@ import fcntl
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import kernel  # noqa: E402
-from proctree import children, kill_quietly  # noqa: E402
+from proctree import alive, children, kill_quietly  # noqa: E402
 
 PASS, FAIL, NA = "pass", "FAIL", "n/a"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -82,15 +82,6 @@ def status_field(pid, key):
                     return line.split(":", 1)[1].strip()
     except OSError:
         return None
-
-
-def alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            s = f.read()
-        return s[s.rindex(")") + 2] != "Z"
-    except OSError:
-        return False
 
 
 class Run:
@@ -1046,12 +1037,8 @@ def case_child_holds_stdout(ctx, init):
     rc = r.wait(timeout=30)
     eof = r.at_eof(5)
     gone = False
-    for _ in range(50):  # it may still be closing its files
-        try:
-            with open(f"/proc/{int(pid)}/stat") as f:
-                gone = f.read().split(") ")[1][0] == "Z"
-        except (OSError, ValueError, TypeError):
-            gone = True
+    for _ in range(50 if pid and pid.isdigit() else 0):  # it may still be closing its files
+        gone = not alive(int(pid))
         if gone:
             break
         time.sleep(0.1)

@@ -26,7 +26,7 @@ import traceback
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import hostside  # noqa: E402
 import kernel  # noqa: E402
-from proctree import child_running, children, kill_quietly  # noqa: E402
+from proctree import alive, child_running, children, kill_quietly  # noqa: E402
 
 SERVERS = []  # every server started, ended in main() whatever happens
 
@@ -1602,12 +1602,6 @@ def pdeath_case(a, work):
         f.write("[route pd]\nlisten = 127.0.0.1:17896\nupstream = unix:/nonexistent.sock\npath = /x\n")
     w = subprocess.Popen([a.ward, "-c", conf, "--", "sleep", "30"], stderr=subprocess.DEVNULL)
     bp, gone, agent = [], False, []
-
-    def ended(pid):  # gone, or a zombie of whoever took it
-        try:
-            return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z"
-        except OSError:
-            return True
     try:
         wait_port(17896)
         bp = wait_bridge(w.pid)
@@ -1620,7 +1614,7 @@ def pdeath_case(a, work):
         w.kill()
         w.wait()
         for _ in range(500):
-            if not bp or ended(bp[0]):
+            if not bp or not alive(bp[0]):
                 gone = True
                 break
             time.sleep(0.02)

@@ -12,6 +12,16 @@ def children(pid):
         return []
 
 
+def alive(pid):
+    """Running: neither gone nor a zombie (of whoever took it)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            s = f.read()
+        return s[s.rindex(")") + 2] != "Z"
+    except (OSError, ValueError, IndexError):
+        return False
+
+
 def child_running(parent, binary, timeout=30):
     """The child of parent that has exec'd binary, or None after timeout.
 

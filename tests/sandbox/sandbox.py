@@ -25,7 +25,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from dockerd import Dockerd  # noqa: E402
-from proctree import child_running, children  # noqa: E402
+from proctree import alive, child_running, children  # noqa: E402
 
 AGENT_UID = 4242
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -249,14 +249,9 @@ def host_cases(a, root, conf, allowed, denied):
             time.sleep(0.5)  # held: ward's evidence write is delayed 3 s
             os.kill(ward_pid, signal.SIGKILL)
         w.wait(timeout=20)
-        def dead(pid):
-            try:  # gone, or a zombie of whoever took the orphan
-                return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z"
-            except OSError:
-                return True
         gone = False
         for _ in range(100):
-            if not agent or dead(agent):
+            if not agent or not alive(agent):
                 gone = True
                 break
             time.sleep(0.05)
