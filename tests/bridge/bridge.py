@@ -1543,7 +1543,7 @@ def stall_case(a, work):
         t.start()
     for t in ts:
         t.join(40)
-    alive = w.poll() is None
+    ward_up = w.poll() is None
     log = stop_ward(w)
     for c in held:
         c.close()
@@ -1555,7 +1555,7 @@ def stall_case(a, work):
            f"status {st} after {took:.1f} s (it held the client for ever)")
     st, took = res.get("noread", (None, 0))
     report("stall: an upstream that stops reading the request (open, no answer): 502 after 10 s",
-           st == 502 and 9 <= took < 20 and alive and "upstream stopped reading the request" in log,
+           st == 502 and 9 <= took < 20 and ward_up and "upstream stopped reading the request" in log,
            f"status {st} after {took:.1f} s (it held the client until the upstream closed)")
 
 
@@ -1580,13 +1580,13 @@ def accept_case(a, work):
         t0 = cpu_s(bp[0]) if bp else 0
         time.sleep(1.5)
         spent = cpu_s(bp[0]) - t0 if bp else -1
-        alive = bool(bp) and os.path.exists(f"/proc/{bp[0]}")
+        bridge_up = bool(bp) and os.path.exists(f"/proc/{bp[0]}")
     finally:
         if queued:
             queued.close()
         err = stop_ward(w)
     report("accept: failing with ENFILE, the bridge waits instead of spinning (CPU in 1.5 s under 0.3 s)",
-           bp and alive and 0 <= spent < 0.3, f"{spent:.2f} s, bridge alive {bool(bp) and alive}")
+           bp and bridge_up and 0 <= spent < 0.3, f"{spent:.2f} s, bridge alive {bool(bp) and bridge_up}")
     said = [l for l in err.splitlines() if "cannot accept a connection" in l]
     report("accept: it says why, once (not once a retry)", len(said) == 1 and "Too many open files in system" in said[0],
            f"{len(said)} line(s): {said[0] if said else ''}")
