@@ -116,6 +116,7 @@ static int bio_recv(void *ctx, unsigned char *buf, size_t len)
 
 int tls_conn_start(struct tls_conn *c, const struct tls_route *t, int fd)
 {
+	memset(c, 0, sizeof *c); /* nothing waits, nothing is pending */
 	mbedtls_ssl_init(&c->ssl);
 	c->fd = fd;
 	c->route = t;

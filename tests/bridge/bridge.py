@@ -1363,6 +1363,23 @@ def tls_case(a, work):
         r = exchange(17861, req("POST", "/v1/close-cut", body=b"{}"))
         report("tls: a close-delimited answer whose TCP stream ends without close_notify: what came, then a reset",
                status(r) == 200 and r.endswith(b"data: tls\n\n<reset>"), f"ends {r[-30:]!r}")
+        # Bytes mbedTLS decrypted and kept back: a read with less room than
+        # a record leaves the rest inside mbedTLS, where no socket event
+        # announces it. Run in a network namespace whose TCP buffers are
+        # 8 KiB, so that the bridge's buffer stays near full and its reads
+        # are short, and the upstream then holds the connection open.
+        held = subprocess.run(["unshare", "--net", "--", sys.executable, os.path.abspath(__file__), "--ward", a.ward,
+                               "--tls-held", f"{certs['upstream.test'][1]},{certs['upstream.test'][0]},{pin}"],
+                              capture_output=True, text=True, timeout=90)
+        try:
+            res = json.loads(held.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            res = {"error": (held.stdout + held.stderr)[-600:]}
+        report("tls: a slow client gets all of an answer whose upstream then holds the connection open "
+               "(the last record's bytes mbedTLS kept back are read without a socket event)",
+               res.get("status") == 200 and res.get("body") == len(HELD) and res.get("same") is True
+,
+               f"{res}")
         # Body bytes waiting for an upstream that does not read them, and its
         # answer waiting for a client that does not read either: the bridge
         # waits on both sides. It once polled a TLS upstream for input it had
@@ -1415,6 +1432,82 @@ def tls_case(a, work):
     whole = [l for l in err.splitlines() if "target=/v1/close-notify" in l]
     report("tls: the audit line of the whole one gives no reason", bool(whole) and "reason=" not in whole[0],
            whole[0] if whole else "none")
+
+
+# The kept-back bytes case's answer: head and body together 1 MiB, 64 TLS
+# records of 16 KiB. The bridge's rewritten head is longer than the
+# upstream's (its own Connection line), so each 64 KiB it buffers ends a few
+# bytes before a record does: at the end, those bytes of the last record
+# are all that is left, inside mbedTLS, with nothing more on the socket.
+# Each byte tells its place.
+HELD_HEAD = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % (1 << 20)
+HELD = bytes((i * 7 + i // 251) & 0xff for i in range((1 << 20) - len(HELD_HEAD)))
+
+
+def tls_held_child(a):
+    """tls_case's kept-back bytes case, in a network namespace of its own
+    (unshare --net): TCP buffers of 8 KiB, a TLS upstream that sends an
+    answer and then holds the connection open, a client that reads 4 KiB a
+    millisecond. Prints what the client got as JSON."""
+    import ssl
+    crt, key, pin = a.tls_held.split(",")
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    for name in ("tcp_wmem", "tcp_rmem"):
+        with open(f"/proc/sys/net/ipv4/{name}", "w") as f:
+            f.write("4096 8192 8192")
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(crt, key)
+
+    class H(socketserver.StreamRequestHandler):
+        def handle(self):
+            try:
+                conn = ctx.wrap_socket(self.request, server_side=True)
+                if b"\r\n\r\n" in recv_until(conn, b"\r\n\r\n"):
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(HELD) + HELD)
+                    time.sleep(30)  # no close: nothing more comes
+                conn.close()
+            except (ssl.SSLError, OSError):
+                pass
+
+    class S(socketserver.ThreadingMixIn, socketserver.TCPServer):
+        daemon_threads = True
+        allow_reuse_address = True
+
+    srv = S(("127.0.0.1", 0), H)
+    port = srv.server_address[1]
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    conf = tempfile.NamedTemporaryFile("w", suffix=".conf", delete=False)
+    conf.write(f"[route held]\nlisten = 127.0.0.1:17867\nupstream = tls:127.0.0.1:{port}\npath = /v1/\n"
+               f"host = upstream.test:{port}\ntls_pin = {pin}\n")
+    conf.close()
+    w = subprocess.Popen([a.ward, "-c", conf.name, "--", "sleep", "60"], stderr=subprocess.DEVNULL)
+    got, res = b"", {}
+    try:
+        wait_port(17867)
+        c = socket.create_connection(("127.0.0.1", 17867))
+        c.sendall(req("POST", "/v1/held", body=b"{}"))
+        c.settimeout(3)
+        try:
+            while True:
+                k = c.recv(4096)
+                if not k:
+                    break
+                got += k
+                head, _, body = got.partition(b"\r\n\r\n")
+                if len(body) >= len(HELD):
+                    break
+                time.sleep(0.001)
+        except socket.timeout:
+            pass
+        c.close()
+        head, _, body = got.partition(b"\r\n\r\n")
+        res = {"status": status(got), "body": len(body), "same": body == HELD}
+    finally:
+        w.terminate()
+        w.wait(timeout=10)
+        os.unlink(conf.name)
+    print(json.dumps(res))
+    return 0
 
 
 def stop_ward(w):
@@ -1878,8 +1971,11 @@ def main():
                                                      "tests", "helper"), help="tests/helpers/helper.c, built")
     ap.add_argument("--only", default="", help="comma-separated groups to run: wire,sdk,mcp,pi,tls,health,stall,accept,pdeath,frozen,"
                     "restart-caps,restart-wait,check,check-mcp,check-paths")
+    ap.add_argument("--tls-held", default="", help=argparse.SUPPRESS)  # CRT,KEY,PIN: tls_held_child
     a = ap.parse_args()
     a.ward = os.path.abspath(a.ward)
+    if a.tls_held:
+        return tls_held_child(a)
     if os.geteuid() != 0:
         print("bridge: needs root")
         return 2
