@@ -534,6 +534,38 @@ def case_leftovers_subreaper(ctx, init):
                                    f"survived={survived}; unrelated process untouched={outsider_ok}")
 
 
+def case_forking_leftover(ctx, init):
+    """A leftover that keeps forking while it is killed: a child born between
+    the init's listing of its descendants and its signal is in no list. As a
+    subreaper, the init must look again until a pass finds none to kill."""
+    argv = with_config(init, "[supervise]\ngrace = 300ms\n")
+    if not argv:
+        return NA, "no grace period"
+    mark = [ctx.helper, "forker", "4999"]
+
+    def forkers():
+        found = []
+        for d in os.listdir("/proc"):
+            try:
+                if d.isdigit() and open(f"/proc/{d}/cmdline", "rb").read().split(b"\0")[:3] == \
+                        [m.encode() for m in mark]:
+                    found.append(int(d))
+            except OSError:
+                pass
+        return found
+
+    r = Run(argv, mark, pid1=False)
+    line = r.readline(10) or ""
+    rc = r.wait(timeout=30)
+    time.sleep(0.3)
+    left = [p for p in forkers() if alive(p)]
+    for p in forkers():
+        kill_quietly(p, signal.SIGKILL)
+    ok = line.startswith("ready") and rc == 3 and not left
+    return (PASS if ok else FAIL), (f"rc={rc}; {len(left)} of the forking leftover's processes outlived the init"
+                                   + ("" if line.startswith("ready") else "; the helper never got ready"))
+
+
 def case_grace_escalation(ctx, init):
     argv = with_config(init, "[supervise]\ngrace = 1s\n")
     if not argv:
@@ -1203,6 +1235,7 @@ CASES = [
     ("B21", "PID 1: leftovers get TERM before init exits with child's code", case_leftovers_pid1),
     ("B22", "not PID 1: leftovers get TERM, unrelated processes untouched", case_leftovers_subreaper),
     ("B23", "leftover ignoring TERM is KILLed after grace", case_grace_escalation),
+    ("B49", "not PID 1: a leftover forking while it is killed leaves no process behind", case_forking_leftover),
     ("B24", "TERM to init, child ignores it: KILL after grace -> 137", case_term_grace_kill),
     ("B25", "signal_rewrite INT:TERM, HUP:0 and TERM:0 (drop: no stop begins)", case_rewrite),
     ("B26", "restart=on-failure restarts until success", case_restart_on_failure),

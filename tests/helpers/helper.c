@@ -24,6 +24,12 @@
  *                             LOG ("TERM" ...), exits on TERM unless SECS>0 in
  *                             which case it ignores TERM and sleeps SECS; the
  *                             parent exits 3 once the child is ready
+ *   helper forker MAX         fork a spawner in a session of its own (the
+ *                             agent's group kill misses it) that ignores
+ *                             TERM, then forks a child every 200 us (each
+ *                             ignores TERM and waits, for 60 s at most),
+ *                             MAX at most; the parent prints
+ *                             "ready PID" once it has forked 200 and exits 3
  *   helper fds PID            print the open fds of process PID
  *   helper recv FD            for benches: TERM handler writes CLOCK_MONOTONIC
  *                             ns to FD; writes "R" to FD when ready
@@ -298,6 +304,42 @@ static int do_leave_child(const char *log, int secs)
 	return 3;
 }
 
+static int do_forker(int max)
+{
+	int ready[2], n;
+	char c;
+	pid_t p;
+
+	if (pipe(ready))
+		return 2;
+	p = fork();
+	if (p == 0) {
+		close(ready[0]);
+		setsid();
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGCHLD, SIG_IGN); /* children reaped by the kernel */
+		for (n = 0; n < max; n++) {
+			pid_t k = fork();
+			if (k == 0) {
+				alarm(60); /* ends it, should everything else fail */
+				for (;;)
+					pause();
+			}
+			if (n == 200 && write(ready[1], "r", 1) != 1)
+				_exit(2);
+			usleep(200);
+		}
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1)
+		return 2;
+	printf("ready %d\n", (int)p);
+	fflush(stdout);
+	return 3;
+}
+
 static int do_fds(pid_t init)
 {
 	char path[64];
@@ -388,6 +430,8 @@ int main(int argc, char **argv)
 		return do_churn(atoi(argv[2]));
 	if (argc >= 4 && strcmp(argv[1], "leave-child") == 0)
 		return do_leave_child(argv[2], atoi(argv[3]));
+	if (argc >= 3 && strcmp(argv[1], "forker") == 0)
+		return do_forker(atoi(argv[2]));
 	if (argc >= 3 && strcmp(argv[1], "fds") == 0)
 		return do_fds((pid_t)atoi(argv[2]));
 	if (argc >= 3 && strcmp(argv[1], "recv") == 0)
