@@ -82,6 +82,11 @@ struct conn {
 	size_t in_rpipe;
 	int retries;	      /* connects refused with EAGAIN so far */
 	struct tls_conn *tls; /* a tls: upstream */
+	/* reads of plaintext mbedTLS kept back, which no socket event
+	 * announces; whether the read in progress is one, and whether the
+	 * last read that returned bytes was (a debug line says) */
+	unsigned kept_reads;
+	int kept_now, kept_last;
 	uint64_t bytes_in, bytes_out, started, deadline, drained;
 	uint64_t stalled_since; /* request bytes held that the upstream takes none of (0: not) */
 	struct conn *next;
@@ -271,6 +276,9 @@ static void audit(const struct conn *c)
 		 (unsigned long long)c->bytes_out, (unsigned long long)(now_ms() - c->started),
 		 method ? " rpc=" : "", method ? method : "", c->req.why ? " reason=" : "",
 		 c->req.why ? c->req.why : "");
+	if (c->kept_reads)
+		log_debug("bridge: route=%s target=%s: %u read(s) of plaintext mbedTLS had kept back%s", c->route->name,
+			  n ? target : "-", c->kept_reads, c->kept_last ? ", the last bytes read among them" : "");
 }
 
 /* Closes both sides now; the memory goes after this batch of events, which
@@ -812,6 +820,9 @@ again:
 	}
 	n = up_recv(c, c->u2c + c->u2c_len, c->u2c_room - c->u2c_len);
 	c->filled = n == (ssize_t)(c->u2c_room - c->u2c_len);
+	if (n > 0)
+		c->kept_last = c->kept_now;
+	c->kept_now = 0;
 
 	if (n == 0) {
 		c->up_eof = 1;
@@ -905,8 +916,11 @@ again:
 	/* TLS: what did not fit of a record stays with mbedTLS, and no
 	 * socket event will announce it; read it while there is room (each
 	 * pass takes at least a byte of it) */
-	if (c->tls && !c->up_eof && c->u2c_len < c->u2c_room && tls_pending(c->tls))
+	if (c->tls && !c->up_eof && c->u2c_len < c->u2c_room && tls_pending(c->tls)) {
+		c->kept_reads++;
+		c->kept_now = 1;
 		goto again;
+	}
 	rearm(l, c);
 }
 
@@ -1005,6 +1019,8 @@ static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 	}
 	/* TLS may hold decrypted bytes no socket event will announce */
 	if (c->tls && c->state == C_RELAY && c->u2c_len < c->u2c_room && tls_pending(c->tls)) {
+		c->kept_reads++;
+		c->kept_now = 1;
 		on_upstream_read(l, c);
 		return;
 	}

@@ -24,12 +24,13 @@
  *                             LOG ("TERM" ...), exits on TERM unless SECS>0 in
  *                             which case it ignores TERM and sleeps SECS; the
  *                             parent exits 3 once the child is ready
- *   helper forker MAX         fork a spawner in a session of its own (the
+ *   helper forker MAX FILE    fork a spawner in a session of its own (the
  *                             agent's group kill misses it) that ignores
  *                             TERM, then forks a child every 200 us (each
  *                             ignores TERM and waits, for 60 s at most),
- *                             MAX at most; the parent prints
- *                             "ready PID" once it has forked 200 and exits 3
+ *                             MAX at most, writing how many so far to FILE;
+ *                             the parent prints "ready PID" once it has
+ *                             forked 200 (or MAX) and exits 3
  *   helper fds PID            print the open fds of process PID
  *   helper recv FD            for benches: TERM handler writes CLOCK_MONOTONIC
  *                             ns to FD; writes "R" to FD when ready
@@ -304,34 +305,41 @@ static int do_leave_child(const char *log, int secs)
 	return 3;
 }
 
-static int do_forker(int max)
+static int do_forker(int max, const char *file)
 {
-	int ready[2], n;
+	int ready[2], n, fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	char c;
 	pid_t p;
 
-	if (pipe(ready))
+	if (fd < 0 || max < 1 || pipe(ready))
 		return 2;
 	p = fork();
 	if (p == 0) {
 		close(ready[0]);
 		setsid();
+		alarm(90); /* as its children: should everything else fail */
 		signal(SIGTERM, SIG_IGN);
 		signal(SIGCHLD, SIG_IGN); /* children reaped by the kernel */
-		for (n = 0; n < max; n++) {
+		for (n = 1; n <= max; n++) {
+			char num[16];
+			int len = snprintf(num, sizeof num, "%d\n", n);
 			pid_t k = fork();
+
 			if (k == 0) {
-				alarm(60); /* ends it, should everything else fail */
+				alarm(60);
 				for (;;)
 					pause();
 			}
-			if (n == 200 && write(ready[1], "r", 1) != 1)
+			if (pwrite(fd, num, (size_t)len, 0) != len)
+				_exit(2);
+			if (n == (max < 200 ? max : 200) && write(ready[1], "r", 1) != 1)
 				_exit(2);
 			usleep(200);
 		}
 		for (;;)
 			pause();
 	}
+	close(fd);
 	close(ready[1]);
 	if (read(ready[0], &c, 1) != 1)
 		return 2;
@@ -430,8 +438,8 @@ int main(int argc, char **argv)
 		return do_churn(atoi(argv[2]));
 	if (argc >= 4 && strcmp(argv[1], "leave-child") == 0)
 		return do_leave_child(argv[2], atoi(argv[3]));
-	if (argc >= 3 && strcmp(argv[1], "forker") == 0)
-		return do_forker(atoi(argv[2]));
+	if (argc >= 4 && strcmp(argv[1], "forker") == 0)
+		return do_forker(atoi(argv[2]), argv[3]);
 	if (argc >= 3 && strcmp(argv[1], "fds") == 0)
 		return do_fds((pid_t)atoi(argv[2]));
 	if (argc >= 3 && strcmp(argv[1], "recv") == 0)

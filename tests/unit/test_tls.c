@@ -128,19 +128,30 @@ static int srv_recv(void *ctx, unsigned char *buf, size_t len)
 	return q_recv(&c2s, buf, len);
 }
 
+/* Both ends of a fresh connection over empty queues, before the
+ * handshake: 0, or -1. Either way both are initialised, for close_pair. */
+static int open_pair(struct tls_conn *c, mbedtls_ssl_context *s, const struct tls_route *r)
+{
+	int bad;
+
+	c2s.len = s2c.len = 0;
+	c2s.cap = s2c.cap = QMAX;
+	mbedtls_ssl_init(s);
+	bad = mbedtls_ssl_setup(s, &sconf) != 0;
+	bad |= tls_conn_start(c, r, -1) != 0;
+	mbedtls_ssl_set_bio(&c->ssl, NULL, cli_send, cli_recv, NULL);
+	mbedtls_ssl_set_bio(s, NULL, srv_send, srv_recv, NULL);
+	return bad ? -1 : 0;
+}
+
 /* A fresh connection, handshake done: 0, or -1. */
 static int connect_pair(struct tls_conn *c, mbedtls_ssl_context *s)
 {
 	int cdone = 0, sdone = 0, rounds = 0;
 	const char *why = NULL;
 
-	c2s.len = s2c.len = 0;
-	c2s.cap = s2c.cap = QMAX;
-	mbedtls_ssl_init(s);
-	if (mbedtls_ssl_setup(s, &sconf) != 0 || tls_conn_start(c, &route, -1) != 0)
+	if (open_pair(c, s, &route) != 0)
 		return -1;
-	mbedtls_ssl_set_bio(&c->ssl, NULL, cli_send, cli_recv, NULL);
-	mbedtls_ssl_set_bio(s, NULL, srv_send, srv_recv, NULL);
 	while (!(cdone && sdone) && rounds++ < 100) {
 		int r;
 
@@ -219,8 +230,9 @@ static void test_renegotiation_while_write_blocked(void)
 	unsigned char *body = malloc(BODY), *got = malloc(BODY + 65536), rbuf[64];
 	size_t off = 0, n = 0;
 
-	if (!body || !got || connect_pair(&c, &s) != 0) {
+	if (connect_pair(&c, &s) != 0 || !body || !got) {
 		CHECK(!"connection set up");
+		close_pair(&c, &s);
 		free(body);
 		free(got);
 		return;
@@ -259,6 +271,7 @@ static void test_alert_waiting_before_write(void)
 
 	if (connect_pair(&c, &s) != 0) {
 		CHECK(!"connection set up");
+		close_pair(&c, &s);
 		return;
 	}
 	pattern(msg, sizeof msg);
@@ -285,8 +298,9 @@ static void test_blocked_write_length(void)
 	size_t n = 0;
 	ssize_t w;
 
-	if (!body || !got || connect_pair(&c, &s) != 0) {
+	if (connect_pair(&c, &s) != 0 || !body || !got) {
 		CHECK(!"connection set up");
+		close_pair(&c, &s);
 		free(body);
 		free(got);
 		return;
@@ -323,6 +337,7 @@ static void test_pending_after_short_read(void)
 
 	if (connect_pair(&c, &s) != 0) {
 		CHECK(!"connection set up");
+		close_pair(&c, &s);
 		return;
 	}
 	pattern(msg, sizeof msg);
@@ -357,12 +372,7 @@ static void test_wrong_pin(void)
 		CHECK(!"route");
 		return;
 	}
-	c2s.len = s2c.len = 0;
-	c2s.cap = s2c.cap = QMAX;
-	mbedtls_ssl_init(&s);
-	CHECK(mbedtls_ssl_setup(&s, &sconf) == 0 && tls_conn_start(&c, &other, -1) == 0);
-	mbedtls_ssl_set_bio(&c.ssl, NULL, cli_send, cli_recv, NULL);
-	mbedtls_ssl_set_bio(&s, NULL, srv_send, srv_recv, NULL);
+	CHECK(open_pair(&c, &s, &other) == 0);
 	while (r == 1 && rounds++ < 100) {
 		r = tls_handshake(&c, &why);
 		(void)mbedtls_ssl_handshake(&s);
