@@ -596,7 +596,13 @@ def wire_cases(a, work):
         # sent, the bridge holds a pipe (/proc/PID/fd) for a Content-Length
         # body of 64 KiB or more, none for a chunked one
         def pipes(pid):
-            return sum(os.readlink(f"/proc/{pid}/fd/{fd}").startswith("pipe:") for fd in os.listdir(f"/proc/{pid}/fd"))
+            n = 0
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                try:
+                    n += os.readlink(f"/proc/{pid}/fd/{fd}").startswith("pipe:")
+                except FileNotFoundError:
+                    pass  # closed since the listing (an earlier connection's socket)
+            return n
 
         def settled(f):
             """f() once two reads 0.2 s apart agree (at most 5 s)"""
