@@ -40,10 +40,11 @@ def rss_kb(pids):
 class Relays:
     """An upstream (Python source run with the socket path as argv[1]) on a
     unix socket; socat TCP-LISTEN:socat_port,fork -> it; ward running a
-    [route] on ward_port -> it. stop() ends all three."""
+    [route] on ward_port -> it (extra_conf: more of ward's config, e.g. a
+    second route). stop() ends them all."""
 
     def __init__(self, ward, upstream_code, socat_port, ward_port, prefix="ward-bench-", backlog=1024,
-                 upstream_args=(), bare=None):
+                 upstream_args=(), bare=None, extra_conf=""):
         self.work = tempfile.mkdtemp(prefix=prefix)
         os.chmod(self.work, 0o755)
         self.sock = os.path.join(self.work, "up.sock")
@@ -58,7 +59,7 @@ class Relays:
         conf = os.path.join(self.work, "w.conf")
         with open(conf, "w") as f:
             f.write(f"[ward]\nlog_level = warn\n[route bench]\nlisten = 127.0.0.1:{ward_port}\n"
-                    f"upstream = unix:{self.sock}\npath = /\nmethods = POST GET\n")
+                    f"upstream = unix:{self.sock}\npath = /\nmethods = POST GET\n{extra_conf}")
         self.ward = subprocess.Popen([ward, "-c", conf, "--", "sleep", "3600"])
         time.sleep(0.5)
 

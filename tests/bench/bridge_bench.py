@@ -191,9 +191,9 @@ def idle_memory(kind, target, serving_pids, n=500):
     return (after - before) / n
 
 
-KINDS = ("direct-tcp", "direct-unix", "socat", "bare", "ward")
+KINDS = ("direct-tcp", "direct-unix", "socat", "bare", "ward", "ward-tcp")
 NAMES = {"direct-tcp": "direct TCP", "direct-unix": "direct unix", "socat": "socat", "bare": "bare relay",
-         "ward": "ward"}
+         "ward": "ward", "ward-tcp": "ward, TCP upstream"}
 
 
 def cpu_s(pid):
@@ -210,9 +210,14 @@ def main():
     ap.add_argument("--json", help="also write the samples here (for tests/bench/plot.py)")
     ap.add_argument("--bare-relay", help="tests/bench/bare_relay.c, built: measured alongside as the floor of a relay")
     a = ap.parse_args()
+    # a second route of the same bridge, to the upstream's TCP port: the
+    # upstream then writes into TCP, as in direct-tcp
     rel = Relays(a.ward, UPSTREAM, 17901, 17902, prefix="ward-bbench-", upstream_args=("17903",),
-                 bare=(a.bare_relay, 17904) if a.bare_relay else None)
-    paths = {"direct-tcp": 17903, "direct-unix": rel.sock, "socat": 17901, "bare": 17904, "ward": 17902}
+                 bare=(a.bare_relay, 17904) if a.bare_relay else None,
+                 extra_conf="[route tcp]\nlisten = 127.0.0.1:17905\nupstream = tcp:127.0.0.1:17903\npath = /\n"
+                            "methods = POST GET\n")
+    paths = {"direct-tcp": 17903, "direct-unix": rel.sock, "socat": 17901, "bare": 17904, "ward": 17902,
+             "ward-tcp": 17905}
     kinds = [k for k in KINDS if k != "bare" or a.bare_relay]
     paths = {k: paths[k] for k in kinds}
     res = {k: {"post": [], "stream": [], "lat": [], "evlat": [], "idle": None, "cpu_up": 0.0, "cpu_bridge": 0.0,
@@ -261,13 +266,15 @@ def main():
              "2000 small requests, a new connection each; 1000 SSE events a millisecond apart, each stamped "
              "with the time it was written. Command: `make bench`.", "",
              "| metric | " + " | ".join(NAMES[k] for k in kinds) + " | ward/socat | ward/direct TCP | "
-             "ward/direct unix |" + (" ward/bare relay |" if "bare" in kinds else ""),
-             "|---" * (1 + len(kinds) + 3 + ("bare" in kinds)) + "|"]
+             "ward/direct unix |" + (" ward/bare relay |" if "bare" in kinds else "") +
+             " ward, TCP upstream/direct TCP |",
+             "|---" * (1 + len(kinds) + 4 + ("bare" in kinds)) + "|"]
 
     def ratios(v, inverse=False):
-        """ward against socat, direct TCP, direct unix (and the bare relay)."""
+        """ward against socat, direct TCP, direct unix (and the bare relay);
+        ward with a TCP upstream against direct TCP."""
         cols = ("socat", "direct-tcp", "direct-unix") + (("bare",) if "bare" in kinds else ())
-        return " | ".join(f"{v['ward'] / v[c]:.2f}" for c in cols) + " |"
+        return " | ".join(f"{v['ward'] / v[c]:.2f}" for c in cols) + f" | {v['ward-tcp'] / v['direct-tcp']:.2f} |"
     for key, label, unit in (("post", "256 MiB POST", "MiB/s"), ("stream", "256 MiB streamed response", "MiB/s")) + \
             tuple((f"events{e}", f"SSE response, {EVENTS_SIZE >> 20} MiB in {e} B events", "MiB/s")
                   for e in EVENT_SIZES):
@@ -280,11 +287,11 @@ def main():
             v = {k: pct(res[k][key], q) for k in kinds}
             lines.append(f"| {what} {name} (µs) | " + " | ".join(f"{v[k]:.0f}" for k in kinds) + " | " + ratios(v))
     gib = a.runs * SIZE / (1 << 30)
-    rest = " - |" * ("bare" in kinds)
+    rest = " - |" * ("bare" in kinds) + " - |"
     lines.append("| CPU per GiB streamed: the upstream (s) | " +
                  " | ".join(f"{res[k]['cpu_up'] / gib:.2f}" for k in kinds) + " | - | - | - |" + rest)
     lines.append("| CPU per GiB streamed: the relay (s) | " +
-                 " | ".join(f"{res[k]['cpu_bridge'] / gib:.2f}" if k == "ward" else "-" for k in kinds) +
+                 " | ".join(f"{res[k]['cpu_bridge'] / gib:.2f}" if k.startswith("ward") else "-" for k in kinds) +
                  f" | - | {res['ward']['cpu_bridge'] / max(res['direct-tcp']['cpu_up'], 1e-9):.2f} | - |" + rest)
     s_idle, w_idle = res["socat"]["idle"], res["ward"]["idle"]
     lines.append("| memory per idle connection (KiB RSS) | " +
@@ -299,7 +306,10 @@ def main():
               "into one reused buffer. A relay is a second hop on the same 2 cores: `direct TCP` is the path the "
               "agent's URL has without a sandbox, `direct unix` (no TCP at all) the floor of any relay that takes "
               "TCP in, and `bare relay` what is left of a relay when it checks nothing: the gap between it and "
-              "`direct TCP` is the second hop itself. The CPU rows (from /proc, summed over the streamed runs) "
+              "`direct TCP` is the second hop itself. `ward, TCP upstream` is a second route of the same bridge "
+              "to the upstream's TCP port: its upstream writes into TCP, as in `direct TCP`, so its ratio to "
+              "`direct TCP` is the relay's alone, without the difference between a unix and a TCP socket at "
+              "the upstream (a unix socket takes each small write as a message of its own, TCP joins them). The CPU rows (from /proc, summed over the streamed runs) "
               "show where a stream's time goes: "
               "sending into TCP is the costly part, paid by the upstream itself in `direct TCP` and by the bridge "
               "when relayed, and the bridge pays a read from the unix socket on top, on the same core: that is "
