@@ -1269,6 +1269,19 @@ listen = 127.0.0.1:17870
            ("" if ok else f"\n{p.stdout.decode()[-800:]}\n{p.stderr.decode()[-1500:]}"))
 
 
+class ThreadedTCP(socketserver.ThreadingMixIn, socketserver.TCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+def tcp_server(handler):
+    """A threaded server on 127.0.0.1 (a port of the kernel's choosing),
+    serving in the background; shutdown() stops it."""
+    srv = ThreadedTCP(("127.0.0.1", 0), handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
+
+
 def tls_case(a, work):
     """tls: upstreams, verified against a CA bundle or a pinned certificate."""
     import hashlib
@@ -1331,13 +1344,8 @@ def tls_case(a, work):
             conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
             conn.close()
 
-    class S(socketserver.ThreadingMixIn, socketserver.TCPServer):
-        daemon_threads = True
-        allow_reuse_address = True
-
-    srv = S(("127.0.0.1", 0), H)
+    srv = tcp_server(H)
     port = srv.server_address[1]
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
     routes = {
         "tlsok": (17861, f"host = upstream.test:{port}\ntls_ca = {certs['upstream.test'][1]}\n", 200),
         "tlsname": (17862, f"host = wrong.test:{port}\ntls_ca = {certs['upstream.test'][1]}\n", 502),
@@ -1482,13 +1490,8 @@ def tls_held_child(a):
             except (ssl.SSLError, OSError):
                 pass
 
-    class S(socketserver.ThreadingMixIn, socketserver.TCPServer):
-        daemon_threads = True
-        allow_reuse_address = True
-
-    srv = S(("127.0.0.1", 0), H)
+    srv = tcp_server(H)
     port = srv.server_address[1]
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
     work = tempfile.mkdtemp(prefix="ward-held-")
     conf, log = os.path.join(work, "held.conf"), os.path.join(work, "held.log")
     with open(conf, "w") as f:

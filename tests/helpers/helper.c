@@ -259,10 +259,24 @@ static void on_sig(int sig)
 	got_term = sig;
 }
 
+/* The parent's side of a child's "ready" byte on ready[]: prints "ready
+ * PID" once it comes and returns 3 (the code the leftover cases expect), or
+ * 2 if the child never sends it. */
+static int parent_ready(int ready[2], pid_t p)
+{
+	char c;
+
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1)
+		return 2;
+	printf("ready %d\n", (int)p);
+	fflush(stdout);
+	return 3;
+}
+
 static int do_leave_child(const char *log, int secs)
 {
 	int ready[2];
-	char c;
 	pid_t p;
 
 	if (pipe(ready))
@@ -297,18 +311,12 @@ static int do_leave_child(const char *log, int secs)
 			}
 		}
 	}
-	close(ready[1]);
-	if (read(ready[0], &c, 1) != 1)
-		return 2;
-	printf("ready %d\n", (int)p);
-	fflush(stdout);
-	return 3;
+	return parent_ready(ready, p);
 }
 
 static int do_forker(int max, const char *file)
 {
 	int ready[2], n, fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	char c;
 	pid_t p;
 
 	if (fd < 0 || max < 1 || pipe(ready))
@@ -340,12 +348,7 @@ static int do_forker(int max, const char *file)
 			pause();
 	}
 	close(fd);
-	close(ready[1]);
-	if (read(ready[0], &c, 1) != 1)
-		return 2;
-	printf("ready %d\n", (int)p);
-	fflush(stdout);
-	return 3;
+	return parent_ready(ready, p);
 }
 
 static int do_fds(pid_t init)

@@ -103,29 +103,22 @@ static int setup(void)
 	return 0;
 }
 
-/* The client sends into c2s and receives from s2c; the server the reverse. */
-static int cli_send(void *ctx, const unsigned char *buf, size_t len)
+/* One end of the transport: the queue it sends into and the one it
+ * receives from. The client sends into c2s, the server into s2c. */
+struct end {
+	struct queue *out, *in;
+};
+
+static struct end cli_end = { &c2s, &s2c }, srv_end = { &s2c, &c2s };
+
+static int end_send(void *ctx, const unsigned char *buf, size_t len)
 {
-	(void)ctx;
-	return q_send(&c2s, buf, len);
+	return q_send(((struct end *)ctx)->out, buf, len);
 }
 
-static int cli_recv(void *ctx, unsigned char *buf, size_t len)
+static int end_recv(void *ctx, unsigned char *buf, size_t len)
 {
-	(void)ctx;
-	return q_recv(&s2c, buf, len);
-}
-
-static int srv_send(void *ctx, const unsigned char *buf, size_t len)
-{
-	(void)ctx;
-	return q_send(&s2c, buf, len);
-}
-
-static int srv_recv(void *ctx, unsigned char *buf, size_t len)
-{
-	(void)ctx;
-	return q_recv(&c2s, buf, len);
+	return q_recv(((struct end *)ctx)->in, buf, len);
 }
 
 /* Both ends of a fresh connection over empty queues, before the
@@ -139,8 +132,8 @@ static int open_pair(struct tls_conn *c, mbedtls_ssl_context *s, const struct tl
 	mbedtls_ssl_init(s);
 	bad = mbedtls_ssl_setup(s, &sconf) != 0;
 	bad |= tls_conn_start(c, r, -1) != 0;
-	mbedtls_ssl_set_bio(&c->ssl, NULL, cli_send, cli_recv, NULL);
-	mbedtls_ssl_set_bio(s, NULL, srv_send, srv_recv, NULL);
+	mbedtls_ssl_set_bio(&c->ssl, &cli_end, end_send, end_recv, NULL);
+	mbedtls_ssl_set_bio(s, &srv_end, end_send, end_recv, NULL);
 	return bad ? -1 : 0;
 }
 
@@ -218,6 +211,20 @@ static int client_write(struct tls_conn *c, const unsigned char *buf, size_t *of
 
 #define BODY ((size_t)256 * 1024)
 
+/* a request body each byte of which tells its place, and what the server
+ * received of it (room for a copy too many) */
+static unsigned char big[BODY], big_got[BODY + 65536];
+
+/* A connection for a test, or a failed check: 0, or -1. */
+static int start(struct tls_conn *c, mbedtls_ssl_context *s)
+{
+	if (connect_pair(c, s) == 0)
+		return 0;
+	CHECK(!"connection set up");
+	close_pair(c, s);
+	return -1;
+}
+
 /* The server asks to renegotiate while a request record is half sent.
  * The bridge refuses (renegotiation is off); mbedTLS 2.28, asked to send
  * that refusal, flushes the waiting record instead. The write that
@@ -227,35 +234,27 @@ static void test_renegotiation_while_write_blocked(void)
 {
 	struct tls_conn c;
 	mbedtls_ssl_context s;
-	unsigned char *body = malloc(BODY), *got = malloc(BODY + 65536), rbuf[64];
+	unsigned char rbuf[64];
 	size_t off = 0, n = 0;
 
-	if (connect_pair(&c, &s) != 0 || !body || !got) {
-		CHECK(!"connection set up");
-		close_pair(&c, &s);
-		free(body);
-		free(got);
+	if (start(&c, &s) != 0)
 		return;
-	}
-	pattern(body, BODY);
 	/* room for one record and a part of the next */
 	c2s.cap = 16384 + 5000;
-	CHECK(client_write(&c, body, &off, BODY) == 1);
+	CHECK(client_write(&c, big, &off, BODY) == 1);
 	CHECK(c.wr_pending > 0 && c.ssl.out_left > 0); /* a record half sent */
 	CHECK(mbedtls_ssl_renegotiate(&s) == 0);       /* HelloRequest sent */
 	CHECK(s2c.len > 0);
-	server_drain(&s, got, &n, BODY + 65536);
+	server_drain(&s, big_got, &n, BODY + 65536);
 	c2s.cap = QMAX;
 	/* the read answers the HelloRequest: the half-sent record goes out */
 	CHECK(tls_read(&c, rbuf, sizeof rbuf) == -1);
 	CHECK(c.ssl.out_left == 0);
-	CHECK(client_write(&c, body, &off, BODY) == 0);
-	server_drain(&s, got, &n, BODY + 65536);
+	CHECK(client_write(&c, big, &off, BODY) == 0);
+	server_drain(&s, big_got, &n, BODY + 65536);
 	CHECK(n == BODY); /* not one byte twice */
-	CHECK(n >= BODY && memcmp(got, body, BODY) == 0);
+	CHECK(n >= BODY && memcmp(big_got, big, BODY) == 0);
 	close_pair(&c, &s);
-	free(body);
-	free(got);
 }
 
 /* A read that answers the server (the refusal of a HelloRequest) cannot
@@ -269,11 +268,8 @@ static void test_alert_waiting_before_write(void)
 	unsigned char msg[3000], got[4096], rbuf[64];
 	size_t off = 0, n = 0;
 
-	if (connect_pair(&c, &s) != 0) {
-		CHECK(!"connection set up");
-		close_pair(&c, &s);
+	if (start(&c, &s) != 0)
 		return;
-	}
 	pattern(msg, sizeof msg);
 	CHECK(mbedtls_ssl_renegotiate(&s) == 0);
 	c2s.cap = c2s.len; /* no room */
@@ -294,33 +290,24 @@ static void test_blocked_write_length(void)
 {
 	struct tls_conn c;
 	mbedtls_ssl_context s;
-	unsigned char *body = malloc(BODY), *got = malloc(BODY);
 	size_t n = 0;
 	ssize_t w;
 
-	if (connect_pair(&c, &s) != 0 || !body || !got) {
-		CHECK(!"connection set up");
-		close_pair(&c, &s);
-		free(body);
-		free(got);
+	if (start(&c, &s) != 0)
 		return;
-	}
-	pattern(body, BODY);
 	c2s.cap = c2s.len + 10;
-	CHECK(tls_write(&c, body, 100) == -1 && c.wr_pending == 100);
+	CHECK(tls_write(&c, big, 100) == -1 && c.wr_pending == 100);
 	c2s.cap = QMAX;
-	w = tls_write(&c, body, 5000);
+	w = tls_write(&c, big, 5000);
 	CHECK(w == 100 && c.wr_pending == 0);
-	w = tls_write(&c, body + 100, BODY - 100); /* one record at most */
+	w = tls_write(&c, big + 100, BODY - 100); /* one record at most */
 	CHECK(w == 16384);
-	server_drain(&s, got, &n, BODY);
-	CHECK(n == 100 + 16384 && memcmp(got, body, n) == 0);
+	server_drain(&s, big_got, &n, BODY);
+	CHECK(n == 100 + 16384 && memcmp(big_got, big, n) == 0);
 	c2s.cap = c2s.len + 10;
-	CHECK(tls_write(&c, body, 500) == -1 && c.wr_pending == 500);
-	CHECK(tls_write(&c, body, 499) == -2);
+	CHECK(tls_write(&c, big, 500) == -1 && c.wr_pending == 500);
+	CHECK(tls_write(&c, big, 499) == -2);
 	close_pair(&c, &s);
-	free(body);
-	free(got);
 }
 
 /* A read shorter than the record leaves the rest decrypted inside
@@ -335,11 +322,8 @@ static void test_pending_after_short_read(void)
 	size_t n = 0;
 	ssize_t r;
 
-	if (connect_pair(&c, &s) != 0) {
-		CHECK(!"connection set up");
-		close_pair(&c, &s);
+	if (start(&c, &s) != 0)
 		return;
-	}
 	pattern(msg, sizeof msg);
 	CHECK(mbedtls_ssl_write(&s, msg, sizeof msg) == (int)sizeof msg);
 	CHECK(tls_read(&c, got, 1000) == 1000);
@@ -385,6 +369,7 @@ static void test_wrong_pin(void)
 
 int main(void)
 {
+	pattern(big, BODY);
 	if (setup() != 0) {
 		fprintf(stderr, "test_tls: the test server could not be set up\n");
 		return 1;
