@@ -54,8 +54,8 @@ class Relays:
         self.socat = subprocess.Popen([
             "socat", f"TCP-LISTEN:{socat_port},bind=127.0.0.1,reuseaddr,fork,backlog={backlog}",
             f"UNIX-CONNECT:{self.sock}"])
-        # bare: (the bare-relay binary, its port), the floor of any relay
-        self.bare = subprocess.Popen([bare[0], str(bare[1]), self.sock]) if bare else None
+        # bare: (the bare-relay binary, its port[, "splice"]) each, the floor of any relay
+        self.bare = [subprocess.Popen([b[0], str(b[1]), self.sock, *b[2:]]) for b in bare or ()]
         conf = os.path.join(self.work, "w.conf")
         with open(conf, "w") as f:
             f.write(f"[ward]\nlog_level = warn\n[route bench]\nlisten = 127.0.0.1:{ward_port}\n"
@@ -73,8 +73,8 @@ class Relays:
         self.ward.send_signal(signal.SIGTERM)
         self.ward.wait(timeout=20)
         self.socat.terminate()
-        if self.bare:
-            self.bare.terminate()
+        for b in self.bare:
+            b.terminate()
         self.up.terminate()
         subprocess.run(["rm", "-rf", self.work])
 

@@ -4,8 +4,8 @@
 The same upstream (HTTP on a unix socket, in a process of its own) is
 reached five ways: directly over TCP and over its unix socket, through
 `socat TCP-LISTEN -> UNIX-CONNECT`, through tests/bench/bare_relay.c (the
-least a relay does: read and write, nothing checked), and through a ward
-route. Measured: a
+least a relay does: read and write, nothing checked; and the same with
+its answers spliced, never copied), and through a ward route. Measured: a
 256 MiB POST, a 256 MiB streamed response, SSE responses written one
 event at a time (256 B, 4 KiB and 64 KiB events), the latency of small requests (a new connection
 each, as the bridge serves one request per connection), memory per idle
@@ -191,8 +191,9 @@ def idle_memory(kind, target, serving_pids, n=500):
     return (after - before) / n
 
 
-KINDS = ("direct-tcp", "direct-unix", "socat", "bare", "ward", "ward-tcp")
+KINDS = ("direct-tcp", "direct-unix", "socat", "bare", "bare-splice", "ward", "ward-tcp")
 NAMES = {"direct-tcp": "direct TCP", "direct-unix": "direct unix", "socat": "socat", "bare": "bare relay",
+         "bare-splice": "bare relay, spliced",
          "ward": "ward", "ward-tcp": "ward, TCP upstream"}
 
 
@@ -213,12 +214,12 @@ def main():
     # a second route of the same bridge, to the upstream's TCP port: the
     # upstream then writes into TCP, as in direct-tcp
     rel = Relays(a.ward, UPSTREAM, 17901, 17902, prefix="ward-bbench-", upstream_args=("17903",),
-                 bare=(a.bare_relay, 17904) if a.bare_relay else None,
+                 bare=((a.bare_relay, 17904), (a.bare_relay, 17906, "splice")) if a.bare_relay else None,
                  extra_conf="[route tcp]\nlisten = 127.0.0.1:17905\nupstream = tcp:127.0.0.1:17903\npath = /\n"
                             "methods = POST GET\n")
     paths = {"direct-tcp": 17903, "direct-unix": rel.sock, "socat": 17901, "bare": 17904, "ward": 17902,
-             "ward-tcp": 17905}
-    kinds = [k for k in KINDS if k != "bare" or a.bare_relay]
+             "ward-tcp": 17905, "bare-splice": 17906}
+    kinds = [k for k in KINDS if not k.startswith("bare") or a.bare_relay]
     paths = {k: paths[k] for k in kinds}
     res = {k: {"post": [], "stream": [], "lat": [], "evlat": [], "idle": None, "cpu_up": 0.0, "cpu_bridge": 0.0,
                **{f"events{e}": [] for e in EVENT_SIZES}} for k in paths}
@@ -259,8 +260,9 @@ def main():
              "`direct TCP` connects to it on 127.0.0.1, as an agent outside a sandbox reaches an MCP server at "
              "`http://127.0.0.1:PORT`; `direct unix` connects to its unix socket; `socat` is "
              "`TCP-LISTEN,fork -> UNIX-CONNECT`, `bare relay` (tests/bench/bare_relay.c) the least a relay does "
-             "(a process per connection, read() and write() through one buffer, nothing checked), and `ward` a "
-             "`[route]` to the unix socket: all three take TCP from the "
+             "(a process per connection, read() and write() through one buffer, nothing checked), `bare relay, "
+             "spliced` the same with the answers moved by splice() through a 1 MiB pipe (never copied into the "
+             "relay), and `ward` a `[route]` to the unix socket: all of them take TCP from the "
              f"client and pass it on to the unix socket. {a.runs} runs of 256 MiB each way (the streamed response in "
              "1 MiB writes) and of SSE responses written an event at a time, the order turning each run; "
              "2000 small requests, a new connection each; 1000 SSE events a millisecond apart, each stamped "
@@ -297,12 +299,19 @@ def main():
     lines.append("| memory per idle connection (KiB RSS) | " +
                  " | ".join(f"{res[k]['idle']:.1f}" if res[k]["idle"] is not None else "-" for k in kinds) +
                  f" | {(w_idle / s_idle) if s_idle else float('nan'):.2f} | - | - |" + rest)
+    if "bare-splice" in kinds:
+        sp = med(res["bare-splice"]["stream"]) / med(res["bare"]["stream"])
+        spliced = (f"in this run the bare relay streamed at {sp:.2f}x its copying speed when it spliced the "
+                   "answer into TCP (a TCP send from a pipe is made of 4 KiB fragments, and more work at the "
+                   "receiving end).")
+    else:
+        spliced = "a splice into TCP was measured slower (`--bare-relay` measures it)."
     lines += ["", "Throughput above 1.0 means the bridge is faster; latency and memory below 1.0 mean it is ahead. "
               "socat forks a process per connection, so its idle cost is a process each; the bridge holds a 16 KiB "
               "head buffer and its connection state per idle client (a 256 KiB request and a 64 KiB response "
               "buffer come with the first request). Request bodies of 64 KiB or more framed by Content-Length are "
               "spliced through a pipe and never enter the bridge's memory; responses are copied, through a buffer "
-              "grown to 256 KiB for a bulk body (a splice into TCP was measured slower). The endpoints read "
+              "grown to 256 KiB for a bulk body: " + spliced + " The endpoints read "
               "into one reused buffer. A relay is a second hop on the same 2 cores: `direct TCP` is the path the "
               "agent's URL has without a sandbox, `direct unix` (no TCP at all) the floor of any relay that takes "
               "TCP in, and `bare relay` what is left of a relay when it checks nothing: the gap between it and "

@@ -76,7 +76,7 @@ def init_plot(d, out):
 
 
 def bridge_plot(d, out_tp, out_lat):
-    kinds = [k for k in ("direct-tcp", "direct-unix", "direct", "socat", "bare", "ward") if k in d]
+    kinds = [k for k in ("direct-tcp", "direct-unix", "direct", "socat", "bare", "bare-splice", "ward", "ward-tcp") if k in d]
     bars([["what"] + kinds,
           ["256 MiB POST"] + [f"{med(d[k]['post']):.0f}" for k in kinds],
           ["256 MiB streamed response"] + [f"{med(d[k]['stream']):.0f}" for k in kinds]] +
