@@ -260,28 +260,46 @@ static size_t attr_size(int abi)
 	return sizeof(uint64_t);
 }
 
-/* A rule path that is a symlink grants what it points to at each start.
+/* A rule path through a symlink grants what it points to at each start.
  * Where the agent may replace that symlink (its directory lets it remove a
  * file and make a symlink), a later start of the same filesystem would
- * grant whatever the agent pointed it at: say so. */
+ * grant whatever the agent pointed it at: say so. Every component is
+ * looked at, not only the last: /ws/sub/cache with sub a symlink is led
+ * astray as well, and so is a rule written with a trailing slash. */
 static void symlink_notes(struct ll_ruleset *rs)
 {
 	const uint64_t replace = LL_FS_REMOVE_FILE | LL_FS_MAKE_SYM;
-	char dir[PATH_MAX], real[PATH_MAX], target[PATH_MAX];
+	char prefix[PATH_MAX], dir[PATH_MAX], real[PATH_MAX], target[PATH_MAX];
 	struct stat st;
 	int i;
 
 	for (i = 0; i < rs->n_rules; i++) {
-		const char *path = rs->rules[i].path, *slash;
-		if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode) || !(slash = strrchr(path, '/')))
+		const char *path = rs->rules[i].path;
+		size_t n = strlen(path), end = 1;
+		if (path[0] != '/' || n >= sizeof prefix)
 			continue;
-		snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
-		if (!realpath(dir, real) || (ll_granted(rs, real) & replace) != replace)
-			continue;
-		if (!realpath(path, target))
-			snprintf(target, sizeof target, "?");
-		note(rs, "rule for %s follows a symlink (now to %s) in a directory the agent may change: name "
-			 "the target instead", path, target);
+		while (end < n) {
+			/* prefix: the path up to the end of the next component */
+			while (end < n && path[end] == '/')
+				end++;
+			while (end < n && path[end] != '/')
+				end++;
+			memcpy(prefix, path, end);
+			prefix[end] = '\0';
+			if (lstat(prefix, &st) != 0)
+				break;
+			if (!S_ISLNK(st.st_mode))
+				continue;
+			snprintf(dir, sizeof dir, "%s", prefix);
+			*strrchr(dir, '/') = '\0';
+			if (!realpath(dir[0] ? dir : "/", real) || (ll_granted(rs, real) & replace) != replace)
+				continue;
+			if (!realpath(path, target))
+				snprintf(target, sizeof target, "?");
+			note(rs, "rule for %s follows a symlink%s%s (now to %s) in a directory the agent may change: "
+				 "name the target instead", path, end < n ? " at " : "", end < n ? prefix : "", target);
+			break;
+		}
 	}
 }
 
