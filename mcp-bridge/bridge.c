@@ -624,9 +624,10 @@ static void connect_upstream(struct loop *l, struct conn *c)
 	}
 	leave_retry(l, c);
 	if (c->ufd < 0) {
+		int busy = errno == EAGAIN;
 		log_warn("bridge: route=%s upstream %s: %s", c->route->name, c->route->up.desc,
-			 errno == EAGAIN ? "busy (its backlog stayed full for 2 s)" : strerror(errno));
-		refuse(l, c, 502, errno == EAGAIN ? "upstream busy" : "upstream unreachable");
+			 busy ? "busy (its backlog stayed full for 2 s)" : strerror(errno));
+		refuse(l, c, 502, busy ? "upstream busy" : "upstream unreachable");
 		return;
 	}
 	c->state = C_CONNECTING;
@@ -754,6 +755,13 @@ static void on_client_read(struct loop *l, struct conn *c)
 	} else if (n > 0) {
 		ssize_t used = http_req_feed(&c->req, c->c2u + c->c2u_len, (size_t)n);
 		if (used < 0) {
+			/* the upstream has the body up to the bad bytes, never
+			 * an end; the client is told why unless the upstream's
+			 * answer has begun to reach it */
+			if (!c->resp_head_done && !c->bytes_out) {
+				refuse(l, c, 400, c->req.why);
+				return;
+			}
 			c->status = 400;
 			close_conn(l, c);
 			return;

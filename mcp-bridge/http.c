@@ -69,29 +69,40 @@ static int span_eq(const struct span *s, const char *z)
 	return s->n == strlen(z) && memcmp(s->p, z, s->n) == 0;
 }
 
-/* Dot segments, encoded dots, slashes and backslashes: anything a server
- * behind us might normalise into another path. */
+/* the two characters after a '%' that encode '.', '/', '\\' or NUL */
+static int separator_code(char a, char b)
+{
+	b = (char)tolower((unsigned char)b);
+	return (a == '2' && (b == 'e' || b == 'f')) || (a == '5' && b == 'c') || (a == '0' && b == '0');
+}
+
+/* Dot segments (also with parameters: "..;x", which servers that strip
+ * ";params" before normalising take as ".."), encoded dots, slashes,
+ * backslashes and NULs, and the same encoded twice ("%252e"): anything a
+ * server behind us might normalise into another path. */
 static int path_suspicious(const char *p, size_t n)
 {
-	size_t i, seg = 0;
+	size_t i, seg = 0, name = (size_t)-1; /* name: where the segment's ";params" begin */
 
 	for (i = 0; i <= n; i++) {
 		if (i == n || p[i] == '/' || p[i] == '?') {
-			size_t len = i - seg;
+			size_t len = (name != (size_t)-1 ? name : i) - seg;
 			if ((len == 1 && p[seg] == '.') || (len == 2 && p[seg] == '.' && p[seg + 1] == '.'))
 				return 1;
 			if (i == n || p[i] == '?')
 				break;
 			seg = i + 1;
+			name = (size_t)-1;
 			continue;
 		}
+		if (p[i] == ';' && name == (size_t)-1)
+			name = i;
 		if (p[i] == '\\')
 			return 1;
-		if (p[i] == '%' && i + 2 < n &&
-		    ((p[i + 1] == '2' && (tolower((unsigned char)p[i + 2]) == 'e' || tolower((unsigned char)p[i + 2]) == 'f')) ||
-		     (p[i + 1] == '5' && tolower((unsigned char)p[i + 2]) == 'c') ||
-		     (p[i + 1] == '0' && p[i + 2] == '0')))
+		if (p[i] == '%' && i + 2 < n && separator_code(p[i + 1], p[i + 2]))
 			return 1;
+		if (p[i] == '%' && i + 4 < n && p[i + 1] == '2' && p[i + 2] == '5' && separator_code(p[i + 3], p[i + 4]))
+			return 1; /* "%25" is '%': "%252e" is "%2e" to a server that decodes twice */
 	}
 	return 0;
 }
@@ -130,6 +141,29 @@ static int loopback_origin(const struct span *v)
 	return 0;
 }
 
+/* RFC 9110 token characters: what a field name is made of. A name with a
+ * blank ("Host :") or other bytes is read by some servers as the header
+ * it resembles, while every check here would pass it by. */
+static int token_char(unsigned char ch)
+{
+	return isalnum(ch) || (ch && strchr("!#$%&'*+-.^_`|~", ch));
+}
+
+static const char *field_irregular(const struct span *f, const struct span *v)
+{
+	size_t k;
+
+	if (!f->n)
+		return "an empty header name";
+	for (k = 0; k < f->n; k++)
+		if (!token_char((unsigned char)f->p[k]))
+			return "a header name with a byte no name may have";
+	for (k = 0; k < v->n; k++)
+		if (((unsigned char)v->p[k] < ' ' && v->p[k] != '\t') || v->p[k] == 0x7f)
+			return "a control byte in a header value";
+	return NULL;
+}
+
 /* Every check on the head, before a byte of the body is looked at. */
 static int on_headers_complete(http_parser *p)
 {
@@ -144,6 +178,9 @@ static int on_headers_complete(http_parser *p)
 		return refuse(q, 400, "only HTTP/1.x");
 	for (i = 0; i < q->n_fields; i++) {
 		const struct span *f = &q->fields[i], *v = &q->values[i];
+		const char *bad = field_irregular(f, v);
+		if (bad)
+			return refuse(q, 400, bad);
 		if (field_is(f, "Content-Length"))
 			n_cl++;
 		else if (field_is(f, "Transfer-Encoding")) {
@@ -163,6 +200,8 @@ static int on_headers_complete(http_parser *p)
 		return refuse(q, 400, "repeated Transfer-Encoding");
 	if (n_cl && n_te)
 		return refuse(q, 400, "Content-Length with Transfer-Encoding");
+	if (n_te && p->http_minor == 0)
+		return refuse(q, 400, "Transfer-Encoding in an HTTP/1.0 request");
 	if (host != 1)
 		return refuse(q, 400, host ? "repeated Host" : "no Host");
 	if (!q->target.n || q->target.p[0] != '/')
@@ -254,7 +293,11 @@ static const char *head_irregular(const char *head, size_t len)
  * request. Chunk extensions may hold visible ASCII, blanks and tabs; a
  * trailer section is refused (no client of the bridge sends one, and some
  * upstreams merge trailers into the head). */
-enum { CK_SIZE, CK_EXT, CK_SIZE_LF, CK_DATA, CK_DATA_CR, CK_DATA_LF, CK_LAST, CK_LAST_LF, CK_DONE };
+enum { CK_SIZE, CK_SIZE_WS, CK_EXT, CK_SIZE_LF, CK_DATA, CK_DATA_CR, CK_DATA_LF, CK_LAST, CK_LAST_LF, CK_DONE };
+
+/* the largest chunk taken: an upstream that reads the size into 32 bits
+ * would otherwise see another length */
+#define CHUNK_MAX 0x7fffffffu
 
 static const char *chunk_check(struct http_req *q, const char *p, size_t n)
 {
@@ -268,13 +311,26 @@ static const char *chunk_check(struct http_req *q, const char *p, size_t n)
 			if (isxdigit(b) && q->ck.digits < 16) {
 				q->ck.left = q->ck.left * 16 + (uint64_t)(isdigit(b) ? b - '0' : (b | 0x20) - 'a' + 10);
 				q->ck.digits++;
-			} else if (q->ck.digits && (b == ';' || b == ' ' || b == '\t')) {
+				if (q->ck.left > CHUNK_MAX)
+					return "a chunk larger than 2 GiB";
+			} else if (q->ck.digits && b == ';') {
 				q->ck.state = CK_EXT;
+			} else if (q->ck.digits && (b == ' ' || b == '\t')) {
+				q->ck.state = CK_SIZE_WS;
 			} else if (q->ck.digits && b == '\r') {
 				q->ck.state = CK_SIZE_LF;
 			} else {
 				return "a malformed chunk size";
 			}
+			break;
+		case CK_SIZE_WS:
+			/* blanks after the size lead to an extension or the line end */
+			if (b == ';')
+				q->ck.state = CK_EXT;
+			else if (b == '\r')
+				q->ck.state = CK_SIZE_LF;
+			else if (b != ' ' && b != '\t')
+				return "a malformed chunk size";
 			break;
 		case CK_EXT:
 			if (b == '\r')

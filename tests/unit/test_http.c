@@ -148,6 +148,48 @@ static void test_refusals(void)
 	CHECK(refused("POST /mcp%2fagents HTTP/1.1\r\n" OK_HEAD "\r\n", 400));
 	CHECK(refused("POST /mcp\\agents HTTP/1.1\r\n" OK_HEAD "\r\n", 400));
 	CHECK(refused("POST /mcp/.. HTTP/1.1\r\n" OK_HEAD "\r\n", 400));
+	{
+		/* a dot segment with ";params" (servers that strip them before
+		 * normalising read "..;" as ".."), a separator encoded twice
+		 * (read as one by a server that decodes twice); a ';' elsewhere,
+		 * "..x" and "%25" before other bytes stay plain names */
+		struct http_req q;
+		CHECK(run(&prefix, "POST /v1/..;/admin HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n", &q) == -400);
+		CHECK(run(&prefix, "POST /v1/.;x/a HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n", &q) == -400);
+		CHECK(run(&prefix, "POST /v1/a/..;x=1 HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n", &q) == -400);
+		CHECK(run(&prefix, "POST /v1/%252e%252e/admin HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n", &q) == -400);
+		CHECK(run(&prefix, "POST /v1/a%252Fb HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n", &q) == -400);
+		CHECK(run(&prefix, "POST /v1/a;b/c HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n", &q) > 0);
+		CHECK(run(&prefix, "POST /v1/..x/.a HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n", &q) > 0);
+		CHECK(run(&prefix, "POST /v1/100%2520 HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n", &q) > 0);
+	}
+	/* field names that are not tokens: some servers read "Host :" as Host
+	 * (behind the Host rewrite), "Authorization :" as the route's own
+	 * header; control bytes in a value. Tabs and non-ASCII in a value pass */
+	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "Host : evil\r\n\r\n", 400));
+	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "Authorization : Bearer x\r\n\r\n", 400));
+	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "Ho st: x\r\n\r\n", 400));
+	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "X-\xc3\xa9: x\r\n\r\n", 400));
+	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "X: \x01a\r\n\r\n", 400));
+	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "X: a\x7f\r\n\r\n", 400));
+	{
+		struct http_req q;
+		CHECK(run(&route, "POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD
+			  "X-Odd_name.1~: a\tb caf\xc3\xa9\r\nContent-Length: 0\r\n\r\n", &q) > 0);
+	}
+	/* Transfer-Encoding belongs to HTTP/1.1: a 1.0 server reads no chunks */
+	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.0\r\n" OK_HEAD "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400));
+	/* after the chunk size only blanks, then an extension or the line end;
+	 * no chunk of 2 GiB or more (a 32-bit reader would see another size) */
+	CHECK(refused(CHUNKED "5 5\r\nhello\r\n0\r\n\r\n", 400));
+	CHECK(refused(CHUNKED "5 junk\r\nhello\r\n0\r\n\r\n", 400));
+	CHECK(refused(CHUNKED "80000000\r\n", 400));
+	CHECK(refused(CHUNKED "100000005\r\nhello\r\n0\r\n\r\n", 400));
+	{
+		struct http_req q;
+		CHECK(run(&route, CHUNKED "7fffffff\r\nhello", &q) > 0 && !q.done);
+		CHECK(run(&route, CHUNKED "5  \r\nhello\r\n0\r\n\r\n", &q) > 0 && q.done);
+	}
 	/* headers */
 	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n\r\n", 400));
 	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD OK_HEAD "\r\n", 400));
