@@ -123,3 +123,55 @@ int preflight_writable(const struct sandbox *sb, const struct ward_config *cfg, 
 	}
 	return 0;
 }
+
+/* the first of the agent's Landlock rule paths that reaches path (as
+ * written, or where it leads), or NULL */
+static const char *rule_reaching(const struct ll_policy *p, const char *path)
+{
+	char real[PATH_MAX];
+	int i, resolved = realpath(path, real) != NULL;
+
+	for (i = 0; i < p->n_read + p->n_write; i++) {
+		const char *rule = i < p->n_read ? p->read[i] : p->write[i - p->n_read];
+		if (ll_covers(path, rule) || (resolved && ll_covers(real, rule)))
+			return rule;
+	}
+	return NULL;
+}
+
+static int private_reached(const struct ward_config *cfg, int line, const char *what, const char *path)
+{
+	const char *rule;
+
+	if (path[0] != '/' || !(rule = rule_reaching(&cfg->landlock, path)))
+		return 0;
+	log_error("%s:%d: %s %s is within the agent's Landlock rule for %s: the agent could read it; keep "
+		  "it out of the agent's paths (/run/ward)", cfg->path, line, what, path, rule);
+	return 2;
+}
+
+int preflight_private(const struct ward_config *cfg)
+{
+	char cwd[PATH_MAX];
+	int i, h, rc = 0;
+
+	if (!cfg->has_landlock || cfg->landlock.mode == LL_OFF)
+		return 0;
+	for (i = 0; i < cfg->landlock.n_write; i++)
+		if (strcmp(cfg->landlock.write[i], ".") == 0 && getcwd(cwd, sizeof cwd) && strcmp(cwd, "/") == 0) {
+			log_error("%s: [landlock] write = .: ward was started in /, and the agent could write the "
+				  "whole filesystem; start it in the workspace (docker -w, the OCI process.cwd)",
+				  cfg->path);
+			return 2;
+		}
+	if (cfg->has_mcp && cfg->mcp_source)
+		rc = private_reached(cfg, cfg->mcp_line, "[mcp] source", cfg->mcp_source);
+	for (i = 0; !rc && i < cfg->n_routes; i++)
+		for (h = 0; !rc && !cfg->routes[i].resolved && h < cfg->routes[i].n_headers; h++) {
+			const char *colon = strchr(cfg->routes[i].headers[h], ':');
+			const char *val = colon ? colon + 1 + strspn(colon + 1, " \t") : "";
+			if (val[0] == '@')
+				rc = private_reached(cfg, cfg->routes[i].line, "[route] header file", val + 1);
+		}
+	return rc;
+}

@@ -15,4 +15,10 @@ int preflight_rlimits(const struct ward_config *cfg);
  * 2/3 after logging. Call once the Landlock ruleset is built. */
 int preflight_writable(const struct sandbox *sb, const struct ward_config *cfg, int check);
 
+/* What ward reads in private for the bridge ([mcp] source, a route
+ * header's @PATH) must be out of the agent's Landlock rule paths, and
+ * write = . must not be / (ward started in /): 2 after logging, else 0.
+ * Before anything is read or written. */
+int preflight_private(const struct ward_config *cfg);
+
 #endif

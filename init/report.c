@@ -287,19 +287,14 @@ static json_t *weak_settings(const struct sandbox *sb, const struct ward_config 
 			warn(w, "landlock best_effort is degraded on this kernel (ABI %d): %s", sb->ll.abi,
 			     sb->ll.notes[i]);
 	if (cfg->has_landlock && p->mode != LL_OFF) {
-		char cwd[4096];
-		if (!getcwd(cwd, sizeof cwd))
-			snprintf(cwd, sizeof cwd, ".");
 		for (i = 0; i < p->n_write; i++) {
-			/* "." is the directory ward starts in: judge where that is;
-			 * judge where any path leads (/tmp/.., a symlink to /) */
-			int dot = strcmp(p->write[i], ".") == 0;
+			/* judge where a path leads (/tmp/.., a symlink to /); "." that
+			 * is / was refused before this report */
 			char real[PATH_MAX];
-			const char *path = realpath(p->write[i], real) ? real : dot ? cwd : p->write[i];
+			const char *path = realpath(p->write[i], real) ? real : p->write[i];
 			if (strcmp(path, "/") == 0)
-				warn(w, "[landlock] write = %s: the whole filesystem is writable; %s", p->write[i],
-				     dot ? "start ward in the workspace (docker -w, the OCI process.cwd)"
-					 : "list the workspace and state directories instead");
+				warn(w, "[landlock] write = %s: the whole filesystem is writable; list the workspace "
+					"and state directories instead", p->write[i]);
 			for (t = 0; t < sizeof trees / sizeof trees[0]; t++)
 				if (is_root_of(path, trees[t]))
 					warn(w, "[landlock] write = %s: the agent may write all of %s; list single "

@@ -77,7 +77,7 @@ int sandbox_prepare(struct sandbox *sb, struct ward_config *cfg, int vm, int che
 	int rc, i;
 
 	sb->ev.cfg = cfg;
-	if ((rc = preflight_rlimits(cfg)) != 0)
+	if ((rc = preflight_rlimits(cfg)) != 0 || (rc = preflight_private(cfg)) != 0)
 		return rc;
 	if (cfg->cwd) {
 		/* else found only by the agent's chdir, after the bridge and the

@@ -59,6 +59,11 @@ static char *interpolate(const char *v, struct mcp_result *r)
 		fail(r, "a header value uses $env:NAME; ward expands ${NAME} only");
 		return NULL;
 	}
+	if (v[0] == '!') {
+		/* pi-mcp-adapter runs "!command" for the value; ward runs nothing */
+		fail(r, "a header value is a !command; ward runs no command: give the value or ${NAME}");
+		return NULL;
+	}
 	if (append(&out, &n, &cap, "", 0) != 0)
 		return NULL;
 	while (*p) {
@@ -253,6 +258,16 @@ static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, un
 	     strcmp(json_string_value(json_object_get(srv, "auth")), "oauth") == 0))
 		return fail(r, "server %s: OAuth cannot be bridged (its secret would stay in the agent's copy); "
 			    "give a bearer token or a header", name);
+	/* pi-mcp-adapter's per-request headers from a command: it would run
+	 * in the agent's sandbox, and what it prints would be the agent's */
+	if (json_object_get(srv, "requestHeadersCommand"))
+		return fail(r, "server %s: requestHeadersCommand cannot be bridged (it would run as the agent, and "
+			    "its headers would be the agent's); give a bearer token or a header", name);
+	/* a header map under a key no client reads stays in the agent's copy */
+	json_object_foreach(srv, key, val)
+		if (strcasecmp(key, "headers") == 0 && strcmp(key, "headers") != 0)
+			return fail(r, "server %s: \"%s\": write headers, lower case (ward would leave it in the "
+				    "agent's copy, unsent)", name, key);
 	if (split_url(json_string_value(url), authority, sizeof authority, target, sizeof target) != 0)
 		/* the URL itself is not repeated: it may carry a password or a token */
 		return fail(r, "server %s: its url cannot be bridged (want http[s]://host[:port]/path[?query], "
@@ -496,6 +511,22 @@ static int write_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
+/* A directory just made by mkdirat(0700): ward's, no rights for others.
+ * Else (EEXIST) another was renamed into its name before it was opened.
+ * (Its link count is not asked: btrfs gives every directory 1.) */
+static int made_here(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) != 0)
+		return 0;
+	if (st.st_uid != geteuid() || (st.st_mode & 077)) {
+		errno = EEXIST;
+		return 0;
+	}
+	return 1;
+}
+
 /* Walks dir component by component from '/', never following a symlink,
  * creating what is missing (mode 0700, owned by uid:gid) if create. */
 static int open_dir_nofollow(const char *dir, int create, uid_t uid, gid_t gid, char *err, size_t errsize)
@@ -513,10 +544,12 @@ static int open_dir_nofollow(const char *dir, int create, uid_t uid, gid_t gid, 
 		int next = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (next < 0 && errno == ENOENT && create) {
 			/* chown what was opened, not the name: in a directory the
-			 * agent can write, the name may be another inode by then */
+			 * agent can write, the name may be another inode by then.
+			 * What was opened must still look as made here (ward's,
+			 * 0700, empty): not a directory renamed into the name */
 			if (mkdirat(fd, comp, 0700) != 0 ||
 			    (next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
-			    fchown(next, uid, gid) != 0) {
+			    !made_here(next) || fchown(next, uid, gid) != 0) {
 				snprintf(err, errsize, "target directory %s: mkdir %s: %s", dir, comp, strerror(errno));
 				if (next >= 0)
 					close(next);

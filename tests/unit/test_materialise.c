@@ -178,6 +178,14 @@ static void test_refusals(void)
 	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"https://h/mcp\",\"auth\":\"oauth\",\"oauth\":"
 		      "{\"clientId\":\"x\",\"clientSecret\":\"S3CRET\"}}}}", "OAuth") && !said("S3CRET"));
 	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"https://h/mcp\",\"auth\":\"oauth\"}}}", "OAuth"));
+	/* headers from a command would be made inside the sandbox, a !command
+	 * value sent as written; a "Headers" map would stay in the agent's copy */
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"requestHeadersCommand\":"
+		      "{\"command\":\"vault\",\"args\":[\"read\"]}}}}", "requestHeadersCommand"));
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":{\"A\":\"!pass show t\"}}}}",
+		      "!command"));
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"Headers\":{\"A\":\"S3CRET\"}}}}",
+		      "lower case") && !said("S3CRET"));
 	/* $env:NAME would reach the server as written */
 	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":{\"A\":\"Bearer $env:T\"}}}}",
 		      "${NAME} only"));
