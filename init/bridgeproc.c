@@ -26,19 +26,13 @@ static char *read_secret(const char *src, const char **why)
 {
 	char *buf = malloc(SECRET_MAX + 1);
 	size_t got = 0;
-	ssize_t n;
+	ssize_t n = 0;
 	int fd;
 
 	if (!buf)
 		return *why = "out of memory", NULL;
 	if (strncmp(src, "fd:", 3) == 0) {
-		char *end;
-		long v = strtol(src + 3, &end, 10);
-		if (*end || v < 3 || v > 1023) {
-			free(buf);
-			return *why = "expected @fd:N with N >= 3", NULL;
-		}
-		fd = (int)v;
+		fd = (int)strtol(src + 3, NULL, 10); /* "fd:N", 3 <= N <= 65535: the config's own check */
 	} else {
 		fd = open(src, O_RDONLY | O_CLOEXEC);
 	}
@@ -46,13 +40,23 @@ static char *read_secret(const char *src, const char **why)
 		free(buf);
 		return *why = strerror(errno), NULL;
 	}
-	while (got < SECRET_MAX && (n = read(fd, buf + got, SECRET_MAX - got)) > 0)
-		got += (size_t)n;
+	while (got < SECRET_MAX && ((n = read(fd, buf + got, SECRET_MAX - got)) > 0 || (n < 0 && errno == EINTR)))
+		if (n > 0)
+			got += (size_t)n;
+	if (n < 0) {
+		/* a pipe with nothing more yet (EAGAIN) is no shorter secret */
+		int e = errno;
+		close(fd);
+		explicit_bzero(buf, got);
+		free(buf);
+		return *why = strerror(e), NULL;
+	}
 	close(fd); /* an fd:N source is read once and closed */
 	while (got && (buf[got - 1] == '\n' || buf[got - 1] == '\r'))
 		got--;
 	buf[got] = '\0';
 	if (got == SECRET_MAX || memchr(buf, '\n', got) || memchr(buf, '\r', got) || !got) {
+		explicit_bzero(buf, got);
 		free(buf);
 		return *why = "the secret must be one non-empty line under 8 KiB", NULL;
 	}

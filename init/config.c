@@ -571,6 +571,8 @@ static int set_bridge_user(struct parse_ctx *ctx, const char *k, const char *v, 
 	return ctx->cfg->bridge_user ? 0 : (*why = "out of memory", -1);
 }
 
+static int set_source(char **dst, const char *v, const char **why);
+
 /* The route a [route NAME] key belongs to; its header created it. */
 static struct config_route *route_of(struct parse_ctx *ctx)
 {
@@ -634,19 +636,34 @@ static int set_route(struct parse_ctx *ctx, const char *k, const char *v, const 
 			return *why = "expected HOST, HOST:PORT or [IPV6]:PORT", -1;
 		r->host = strdup(v);
 	} else {
-		const char *colon = strchr(v, ':');
-		char **nv;
+		const char *colon = strchr(v, ':'), *val;
+		char **nv, *one;
 		if (!colon || colon == v || strcspn(v, " \t") < (size_t)(colon - v) || !colon[1])
 			return *why = "expected Name: value (value may be @PATH or @fd:N)", -1;
 		if (http_header_reserved(v, (size_t)(colon - v)))
 			return *why = "the bridge writes this header itself (framing, Host, hop-by-hop)", -1;
+		val = colon + 1 + strspn(colon + 1, " \t");
+		if (*val == '@') {
+			/* read at start: checked as a source now, written as ward
+			 * compares it (@fd:03 is @fd:3) */
+			char *src;
+			if (set_source(&src, val + 1, why) != 0)
+				return *why = "expected Name: @fd:N (N >= 3) or Name: @/absolute/path", -1;
+			if (asprintf(&one, "%.*s: @%s", (int)(colon - v), v, src) < 0)
+				one = NULL;
+			free(src);
+		} else {
+			one = strdup(v);
+		}
+		if (!one)
+			return *why = "out of memory", -1;
 		nv = realloc(r->headers, (size_t)(r->n_headers + 1) * sizeof *nv);
-		if (!nv)
+		if (!nv) {
+			free(one);
 			return *why = "out of memory", -1;
+		}
 		r->headers = nv;
-		nv[r->n_headers] = strdup(v);
-		if (!nv[r->n_headers])
-			return *why = "out of memory", -1;
+		nv[r->n_headers] = one;
 		r->n_headers++;
 	}
 	return 0;
@@ -1008,6 +1025,20 @@ static void validate(struct parse_ctx *ctx)
 			return;
 		}
 	}
+	/* the bridge's secrets are kept from the agent by its user: a root
+	 * agent could read the files they come from (and, without [agent],
+	 * would have ward's whole environment, mcp.json's ${VAR}s included) */
+	if (!cfg->user && cfg->has_mcp) {
+		fail(ctx, cfg->mcp_line, "[mcp]: needs [agent] user (as root the agent could read the "
+			  "secrets the bridge keeps from it)");
+		return;
+	}
+	for (i = 0; !cfg->user && i < cfg->n_routes; i++)
+		if (cfg->routes[i].n_headers) {
+			fail(ctx, cfg->routes[i].line, "[route %s]: header needs [agent] user (as root the agent "
+				  "could read the secrets the bridge keeps from it)", cfg->routes[i].name);
+			return;
+		}
 	if (confining && !cfg->user && !cfg->allow_root) {
 		int line = cfg->has_landlock ? ctx->section_line[SEC_LANDLOCK] : ctx->section_line[SEC_SECCOMP];
 		fail(ctx, line, "[agent] user: required when [landlock] or [seccomp] confine the agent "

@@ -255,6 +255,17 @@ int main(int argc, char **argv)
 	sigemptyset(&inherited);
 	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &inherited, (size_t)(_NSIG / 8));
 
+	/* 0, 1 and 2 that the runtime left closed get /dev/null (the lowest
+	 * free number is each one in turn): else the first descriptor ward
+	 * opens would take the number, and its log lines would go into the
+	 * evidence file, or the bridge's own dup2 would replace a listener */
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+			int null = open("/dev/null", O_RDWR);
+			if (null > fd)
+				close(null);
+		}
+
 	/* A VM's init must never return, not even on a usage error (the kernel
 	 * passes its unknown command-line words to init): it powers off. */
 	vm_init = vm_detect();

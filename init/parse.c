@@ -177,6 +177,10 @@ int parse_rewrite(const char *s, int *from, int *to, const char **why)
 	left[len] = '\0';
 	if (parse_signal(left, 0, from, why) != 0)
 		return -1;
+	if (*from == SIGCHLD) {
+		*why = "CHLD is ward's own (it reaps), never forwarded: there is nothing to rewrite";
+		return -1;
+	}
 	if (strcmp(colon + 1, "0") == 0) {
 		*to = 0;
 		return 0;

@@ -615,6 +615,7 @@ static void on_timer(struct supervisor *sv)
 			log_info("not restarting: stdin has reached end of file (the peer is gone)");
 			finish(sv);
 		} else if (supervisor_start(sv) != 0) {
+			sv->exit_code = 1; /* as a first start that fails: not the last run's status */
 			finish(sv);
 		}
 		break;

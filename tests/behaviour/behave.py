@@ -21,10 +21,12 @@ import re
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import termios
+import threading
 import time
 import fcntl
 
@@ -161,6 +163,12 @@ def scratch():
         os.chmod(_SCRATCH[0], 0o755)
         atexit.register(shutil.rmtree, _SCRATCH[0], True)
     return _SCRATCH[0]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def ward_config(text):
@@ -1226,6 +1234,58 @@ def case_pidns_without_proc(ctx, init):
     return (PASS if all(ok for ok, _ in said) else FAIL), "; ".join(d for _, d in said)
 
 
+def case_std_fds_closed(ctx, init):
+    """A runtime that leaves 0, 1 and 2 closed: ward's own descriptors do
+    not take their numbers. With stderr closed, the evidence file took fd 2
+    and ward's log lines were written into it; with stdin and stdout closed,
+    a bridge listener took 0 and the bridge's dup2 of /dev/null replaced it.
+    Evidence stays one JSON document, and the route still answers."""
+    if not init.is_ward:
+        return NA, "ward's own descriptors"
+    d = tempfile.mkdtemp(dir=scratch())
+    os.chmod(d, 0o755)  # the bridge's own user reaches the upstream's socket
+    ev = os.path.join(d, "ev.json")
+    argv = with_config(init, f"[ward]\nlog_level = debug\nevidence = {ev}\n")
+    p = subprocess.run(["sh", "-c", 'exec "$@" 2>&-', "sh"] + argv + ["true"], capture_output=True, timeout=20)
+    try:
+        doc = json.load(open(ev))
+        ev_ok = isinstance(doc, dict)
+    except (OSError, ValueError) as e:
+        doc, ev_ok = repr(e), False
+    said = [f"stderr closed: exit {p.returncode}, evidence a JSON object: {ev_ok}"]
+    # stdin and stdout closed, stderr a pipe: the route answers a request
+    port = free_port()
+    sock = os.path.join(d, "up.sock")
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(sock)
+    os.chmod(sock, 0o666)
+    srv.listen(4)
+
+    def serve():  # the bridge's health check connects first
+        try:
+            while True:
+                c, _ = srv.accept()
+                if c.recv(65536):
+                    c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                c.close()
+        except OSError:
+            pass
+    threading.Thread(target=serve, daemon=True).start()
+    argv = with_config(init, f"[route r]\nlisten = 127.0.0.1:{port}\nupstream = unix:{sock}\npath = /\n")
+    client = ("import socket,sys\ns=socket.create_connection(('127.0.0.1',%d),timeout=5)\n"
+              "s.sendall(b'GET / HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n')\nd=b''\n"
+              "while True:\n  b=s.recv(4096)\n  if not b: break\n  d+=b\n"
+              "sys.exit(0 if d.endswith(b'ok') else 9)\n") % port
+    p = subprocess.run(["sh", "-c", 'exec "$@" <&- >&-', "sh"] + argv + [sys.executable, "-c", client],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=30)
+    srv.close()
+    err = p.stderr.decode(errors="replace")
+    said.append(f"stdin and stdout closed: the agent's request through the route answered (exit {p.returncode}), "
+                f"the audit line on stderr: {'route=r' in err}")
+    ok = ev_ok and p.returncode == 0 and "route=r" in err
+    return (PASS if ok else FAIL), "; ".join(said) + ("" if ok else f"\n{err[-600:]}")
+
+
 CASES = [
     ("B1", "exit code propagates (sample of 0..255)", case_exit_codes),
     ("B2", "child killed by signal N -> 128+N", case_signal_deaths),
@@ -1279,6 +1339,7 @@ CASES = [
     ("B32", "VM mode (no /proc, a pid 2 not its child, as kthreadd): mounts proc/sys/dev/run/tmp, powers off",
      case_vm_mode),
     ("B48", "PID 1 of a new pid namespace without /proc: a container's init, not a VM's", case_pidns_without_proc),
+    ("B50", "fds 0-2 closed by the runtime: ward's own descriptors do not take them", case_std_fds_closed),
 ]
 
 CTX = None

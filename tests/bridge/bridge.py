@@ -445,7 +445,7 @@ def wire_cases(a, work):
     ports = {n: p for n, p in zip(["echo", "sse", "die", "garbage", "down", "prefix", "stall", "big", "busy",
                                    "early", "bulk", "hold", "mute", "fill", "rst"], range(17801, 17816))}
     conf = os.path.join(work, "bridge.conf")
-    routes = ""
+    routes = f"[agent]\nuser = {AGENT_UID}\n"  # a route header's secret needs an agent that is not root
     for name, port in ports.items():
         upstream = {"down": f"unix:{work}/nobody-listens.sock", "busy": f"unix:{work}/busy.sock"}.get(
             name, f"unix:{up.path}")
@@ -566,6 +566,25 @@ def wire_cases(a, work):
             got = [x["body"] for x in up.seen[n0:]]
             report(f"lenient chunking ({label}) -> 400, the bytes from the fault on never go up",
                    status(r) == 400 and not any("XY" in b for b in got), f"status {status(r)}, upstream got {got}")
+        # the same fault in a later read, once the head and a first chunk
+        # have gone up: the client is still told 400 (it was only closed),
+        # and the upstream, whose request is cut there, gets none of it
+        n0 = len(up.seen)
+        s = socket.create_connection(("127.0.0.1", P), timeout=5)
+        s.sendall(req("POST", "/echo?agent=a1", "Transfer-Encoding: chunked\r\n", b"5\r\nhello\r\n"))
+        time.sleep(0.3)
+        s.sendall(b"5\r\nworldXY0\r\n\r\n")
+        s.shutdown(socket.SHUT_WR)
+        r, _ = recv_all(s)
+        s.close()
+        for _ in range(40):  # the upstream records the cut request when its connection closes
+            if len(up.seen) > n0:
+                break
+            time.sleep(0.05)
+        got = [x["body"] for x in up.seen[n0:]]
+        report("bad chunking in a later read -> 400 with its reason, not a bare close; the fault never goes up",
+               status(r) == 400 and b"chunk data not followed by CRLF" in r and len(got) == 1 and
+               "XY" not in got[0] and "world" not in got[0], f"{r[:300]!r}, upstream got {got}")
 
         # smuggling: a second request pipelined behind an allowed one never reaches the host
         n0 = len(up.seen)
@@ -1145,8 +1164,8 @@ listen = 127.0.0.1:17850
            f"rc {p.returncode}: {err[-1] if err else ''}; copy left: {os.path.exists(target)}")
 
     # The bridge cannot take its user (no CAP_SETUID/SETGID, as under
-    # runc's default spec, and no [agent] user whose check would say
-    # so first): ward stops before the agent, and the copy goes too.
+    # runc's default spec, and a root agent, whose own check needs
+    # neither): ward stops before the agent, and the copy goes too.
     def without_caps(agent, caps, suffix):
         """[mcp] from the file, this [agent], ward without these capabilities."""
         c = open(conf).read().replace("source = fd:5", f"source = {src}")
@@ -1155,10 +1174,15 @@ listen = 127.0.0.1:17850
             os.unlink(target)
         return run_conf(conf + suffix, c, [a.ward], prefix=("setpriv", "--bounding-set", caps, "--"))
 
-    p, err = without_caps("", "-setuid,-setgid", ".nocap")
+    p, err = without_caps("user = root\nallow_root = yes\n", "-setuid,-setgid", ".nocap")
     report("[mcp] and a bridge that cannot start (no CAP_SETUID): exit 3, the copy removed, agent not started",
            p.returncode == 3 and not os.path.exists(target) and not os.path.exists(marker),
            f"rc {p.returncode}: {err[-2:]}; copy left: {os.path.exists(target)}")
+    # and without any [agent] user: a config error, before anything
+    p, err = without_caps("", "-setuid,-setgid", ".nouser")
+    report("[mcp] without [agent] user: exit 2, one line, nothing written, agent not started",
+           p.returncode == 2 and len(err) == 1 and "needs [agent] user" in err[0] and not os.path.exists(target)
+           and not os.path.exists(marker), f"rc {p.returncode}: {err}; copy written: {os.path.exists(target)}")
 
     # A root agent without CAP_SETPCAP for ward (its securebits cannot be
     # locked, so exec would give root its capabilities back): one line,
@@ -1356,6 +1380,7 @@ def tls_case(a, work):
     }
     conf = os.path.join(work, "tls.conf")
     with open(conf, "w") as f:
+        f.write(f"[agent]\nuser = {AGENT_UID}\n")
         for name, (lport, extra, _) in routes.items():
             f.write(f"[route {name}]\nlisten = 127.0.0.1:{lport}\nupstream = tls:127.0.0.1:{port}\npath = /v1/\n"
                     f"header = Authorization: Bearer model-key\n{extra}")
@@ -2001,6 +2026,55 @@ def restart_wait_case(a, work):
            f"status {st}" + ("" if st == 502 else f"\n{after[-600:]}"))
 
 
+def private_case(a, work):
+    """What ward reads in private for the bridge stays out of the agent's
+    Landlock rules: an [mcp] source or a header's @PATH under a rule, and
+    write = . with ward started in /, stop the start (and --check) with
+    exit 2 and one line, before the agent runs or mcp.json is written."""
+    d = os.path.join(work, "private")
+    os.makedirs(os.path.join(d, "host"), exist_ok=True)
+    src, token = os.path.join(d, "host", "mcp.json"), os.path.join(d, "host", "token")
+    target, marker = os.path.join(d, "home", "mcp.json"), os.path.join(d, "started")
+    with open(src, "w") as f:
+        json.dump({"mcpServers": {"s": {"url": "http://127.0.0.1:6767/mcp", "headers": {"X-Key": "k"}}}}, f)
+    with open(token, "w") as f:
+        f.write("Bearer t\n")
+    os.makedirs(os.path.join(d, "home"), exist_ok=True)
+    head = (f"[agent]\nuser = {AGENT_UID}\ncommand = /bin/touch {marker}\n"
+            "[landlock]\nmode = best_effort\nscope = abstract signal\n")
+    mcp = f"[mcp]\nsource = {src}\ntarget = {target}\nupstream = unix:/nonexistent.sock\nlisten = 127.0.0.1:17894\n"
+    route = ("[route r]\nlisten = 127.0.0.1:17895\nupstream = unix:/nonexistent.sock\npath = /x\n"
+             f"header = Authorization: @{token}\n")
+    cases = (
+        ("[mcp] source under a read rule", f"read = /bin /lib /usr {d}/host\n" + mcp, "/", src),
+        ("[mcp] source under write = . (started in its directory's parent)", "write = .\n" + mcp, d, src),
+        ("a route header's @PATH under a write rule", f"write = {d}\n" + route, "/", token),
+        ("write = . with ward started in /", "write = . /tmp\n" + route, "/", "started in /"),
+    )
+    for label, body, cwd, want in cases:
+        conf = os.path.join(d, "w.conf")
+        with open(conf, "w") as f:
+            f.write(head + body)
+        for args in (["--check"], []):
+            for p_ in (marker, target):
+                if os.path.exists(p_):
+                    os.unlink(p_)
+            p = subprocess.run([a.ward, "-c", conf] + args, capture_output=True, timeout=30, cwd=cwd)
+            err = p.stderr.decode().strip().splitlines()
+            report(f"{label}{' (--check)' if args else ''}: exit 2, one line naming it, nothing started",
+                   p.returncode == 2 and len(err) == 1 and want in err[0] and not os.path.exists(marker)
+                   and not os.path.exists(target), f"rc {p.returncode}: {err}")
+    # the same source and token outside the rules: the agent starts
+    marker = os.path.join(d, "home", "started")
+    with open(conf, "w") as f:
+        f.write(head.replace(os.path.join(d, "started"), marker) + "read = /bin /lib /usr\nwrite = .\n" + mcp + route)
+    os.chown(os.path.join(d, "home"), AGENT_UID, AGENT_UID)
+    p = subprocess.run([a.ward, "-c", conf], capture_output=True, timeout=30, cwd=os.path.join(d, "home"))
+    ok = p.returncode == 0 and os.path.exists(marker) and os.path.exists(target)
+    report("the same [mcp] source and header file outside the agent's rules: the agent starts", ok,
+           f"rc {p.returncode}" + ("" if ok else f": {p.stderr.decode()[-400:]}"))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ward", required=True)
@@ -2008,7 +2082,7 @@ def main():
     ap.add_argument("--helper", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build",
                                                      "tests", "helper"), help="tests/helpers/helper.c, built")
     ap.add_argument("--only", default="", help="comma-separated groups to run: wire,sdk,mcp,pi,tls,health,stall,accept,pdeath,frozen,"
-                    "restart-caps,restart-wait,check,check-mcp,check-paths")
+                    "restart-caps,restart-wait,check,check-mcp,check-paths,private")
     ap.add_argument("--tls-held", default="", help=argparse.SUPPRESS)  # CRT,KEY,PIN: tls_held_child
     a = ap.parse_args()
     a.ward = os.path.abspath(a.ward)
@@ -2028,7 +2102,8 @@ def main():
                   ("pdeath", pdeath_case), ("no-children-file", no_children_file_case), ("frozen", frozen_case),
                   ("restart-caps", restart_caps_case),
                   ("restart-wait", restart_wait_case), ("check", check_case),
-                  ("check-mcp", check_mcp_case), ("check-paths", check_paths_case))
+                  ("check-mcp", check_mcp_case), ("check-paths", check_paths_case),
+                  ("private", private_case))
         for name, run in groups:
             if not a.only or name in a.only.split(","):
                 run(a, work)

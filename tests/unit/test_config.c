@@ -214,7 +214,19 @@ static void test_errors(void)
 		  "ward: t.conf:5: [file f]: source is also [mcp] source"));
 	CHECK(err("[mcp]\nlisten = 8000\n", "ward: t.conf:2: listen: '8000': expected 127.0.0.1:PORT"));
 	CHECK(err("[mcp]\nupstream = tcp:h:1\n", "ward: t.conf:2: upstream: 'tcp:h:1': tcp: takes a numeric"));
-	CHECK(ok("[mcp]\nsource = /run/mcp.json\ntarget = /home/pi/.pi/agent/mcp.json\nupstream = vsock:2:5000\nlisten = 127.0.0.1:9000\n"));
+	CHECK(ok("[agent]\nuser = 1000\n[mcp]\nsource = /run/mcp.json\ntarget = /home/pi/.pi/agent/mcp.json\nupstream = vsock:2:5000\nlisten = 127.0.0.1:9000\n"));
+	/* secrets for the bridge need an agent that is not root */
+	CHECK(err("[mcp]\nsource = /run/mcp.json\ntarget = /home/pi/.pi/agent/mcp.json\nupstream = vsock:2:5000\n",
+		  "ward: t.conf:1: [mcp]: needs [agent] user"));
+	CHECK(err("[route m]\nlisten = 127.0.0.1:7900\nupstream = unix:/s\npath = /\nheader = X-K: k\n",
+		  "ward: t.conf:1: [route m]: header needs [agent] user"));
+	CHECK(ok("[route m]\nlisten = 127.0.0.1:7900\nupstream = unix:/s\npath = /\n"));
+	/* a header read at start is a source: checked now, as at start */
+	CHECK(err("[route m]\nheader = A: @fd:abc\n", "ward: t.conf:2: header: 'A: @fd:abc': expected Name: @fd:N (N >= 3) or Name: @/absolute/path"));
+	CHECK(err("[route m]\nheader = A: @fd:2\n", "ward: t.conf:2: header: 'A: @fd:2': expected Name: @fd:N"));
+	CHECK(err("[route m]\nheader = A: @fd:70000\n", "ward: t.conf:2: header: 'A: @fd:70000': expected Name: @fd:N"));
+	CHECK(err("[route m]\nheader = A: @\n", "ward: t.conf:2: header: 'A: @': expected Name: @fd:N"));
+	CHECK(err("[route m]\nheader = A: @rel/k\n", "ward: t.conf:2: header: 'A: @rel/k': expected Name: @fd:N"));
 	CHECK(err("[route model]\n", "ward: t.conf:1: [route model]: listen is required"));
 	CHECK(err("[route m]\nlisten = 127.0.0.1:7900\npath = /v1/\n", "ward: t.conf:1: [route m]: upstream is required"));
 	CHECK(err("[route m]\nlisten = 0.0.0.0:7900\n", "ward: t.conf:2: listen: '0.0.0.0:7900': expected 127.0.0.1:PORT"));
@@ -269,11 +281,13 @@ static void test_errors(void)
 	CHECK(err("[ward]\nbridge_user = a/b\n", "ward: t.conf:2: bridge_user: 'a/b': expected a user name"));
 	{
 		struct ward_config cfg;
-		CHECK(load(&cfg, "[ward]\nbridge_user = 4243\n[route model]\nlisten = 127.0.0.1:7900\nupstream = tcp:127.0.0.1:8080\n"
-				 "methods = POST\npath = /v1/\nheader = Authorization: @/run/secrets/k\nheader = X-A: b\n"
+		CHECK(load(&cfg, "[ward]\nbridge_user = 4243\n[agent]\nuser = 1000\n[route model]\nlisten = 127.0.0.1:7900\nupstream = tcp:127.0.0.1:8080\n"
+				 "methods = POST\npath = /v1/\nheader = Authorization: @/run/secrets/k\nheader = X-A: b\nheader = X-F: @fd:007\n"
 				 "[route mcp]\nlisten = 127.0.0.1:7901\nupstream = vsock:2:5000\npath = /mcp?a=1\nhost = h:1\n") == 0);
 		CHECK(cfg.n_routes == 2 && cfg.routes[0].port == 7900 && cfg.routes[0].up.kind == UP_TCP);
-		CHECK(cfg.routes[0].methods == (1u << HTTP_POST) && cfg.routes[0].n_headers == 2);
+		CHECK(cfg.routes[0].methods == (1u << HTTP_POST) && cfg.routes[0].n_headers == 3);
+		CHECK_STR(cfg.routes[0].headers[0], "Authorization: @/run/secrets/k");
+		CHECK_STR(cfg.routes[0].headers[2], "X-F: @fd:7"); /* as ward compares it */
 		CHECK_STR(cfg.routes[0].up.default_host, "127.0.0.1:8080");
 		CHECK(cfg.routes[1].up.kind == UP_VSOCK && cfg.routes[1].methods == ((1u << HTTP_POST) | (1u << HTTP_GET) | (1u << HTTP_DELETE)));
 		CHECK_STR(cfg.routes[1].host, "h:1");

@@ -100,6 +100,8 @@ static void test_rewrite(void)
 	CHECK(parse_rewrite("INT:TERM", &from, &to, &why) == 0 && from == SIGINT && to == SIGTERM);
 	CHECK(parse_rewrite("1:0", &from, &to, &why) == 0 && from == SIGHUP && to == 0);
 	CHECK(parse_rewrite("HUP:0", &from, &to, &why) == 0 && to == 0);
+	CHECK(parse_rewrite("CHLD:TERM", &from, &to, &why) == -1 && strstr(why, "CHLD"));
+	CHECK(parse_rewrite("USR1:CHLD", &from, &to, &why) == 0 && to == SIGCHLD);
 	CHECK(parse_rewrite("INT", &from, &to, &why) == -1);
 	CHECK(parse_rewrite(":TERM", &from, &to, &why) == -1);
 	CHECK(parse_rewrite("INT:", &from, &to, &why) == -1);
