@@ -1890,6 +1890,21 @@ def check_case(a, work):
         err = p.stderr.decode().strip().splitlines()
         report(f"--check with {label}: exit 2, as a start", p.returncode == 2 and err and want in err[-1],
                f"rc {p.returncode}: {err[-1] if err else ''}")
+    # a secret on a descriptor that has no more for now (a non-blocking
+    # pipe whose writer is still open): an error, not the part that came
+    r, w = os.pipe()
+    os.write(w, b"Bearer par")
+    os.set_blocking(r, False)
+    conf = os.path.join(work, "check-secret.conf")
+    with open(conf, "w") as f:
+        f.write(f"[agent]\nuser = {AGENT_UID}\ncommand = true\n[route c]\nlisten = 127.0.0.1:17893\n"
+                f"upstream = unix:/nonexistent.sock\npath = /x\nheader = Authorization: @fd:{r}\n")
+    p = subprocess.run([a.ward, "-c", conf], capture_output=True, timeout=20, pass_fds=(r,))
+    os.close(r)
+    os.close(w)
+    err = p.stderr.decode().strip().splitlines()
+    report("a header secret from a descriptor that would block: exit 2, one line, nothing started",
+           p.returncode == 2 and len(err) == 1 and "temporarily unavailable" in err[0], f"rc {p.returncode}: {err}")
     # a cwd that is not there: found before anything starts, not by the agent's chdir
     conf = os.path.join(work, "check-cwd.conf")
     marker = os.path.join(work, "cwd-started")
