@@ -19,7 +19,7 @@ INIT_OBJS := $(INIT_SRCS:%.c=$(B)/%.o) $(B)/filters.o
 MAIN_OBJ  := $(B)/init/main.o
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_*.c))
-HELPERS    := $(B)/tests/helper $(B)/tests/escape
+HELPERS    := $(B)/tests/helper $(B)/tests/escape $(B)/tests/filtercheck
 
 # Sanitizer build (dynamic: ASan cannot be static) and a plain dynamic build
 # for valgrind, which cannot see malloc in a static binary.
@@ -88,6 +88,10 @@ $(B)/tests/escape: tests/sandbox/escape.c
 	@mkdir -p $(dir $@)
 	$(CC) -static $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
 
+$(B)/tests/filtercheck: tests/sandbox/filtercheck.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
+
 $(B)/tests/helper: tests/helpers/helper.c
 	@mkdir -p $(dir $@)
 	$(CC) -static $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
@@ -99,12 +103,6 @@ $(B)/bench/bare-relay: tests/bench/bare_relay.c
 $(B)/bench/seccomp-load: tests/bench/seccomp_load.c $(B)/filters.o init/filters.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(B)/filters.o
-
-# Every suite prints "NAME: N passed, N failed"; tests/summary adds them up.
-check: all $(UNIT_TESTS) $(ASAN_UNIT) $(B)/asan/ward $(B)/dyn/ward $(HELPERS) $(NODE22) $(PI_CLI) $(FUZZERS) \
-       $(B)/tests/vmtest
-	@tests/summary $(B)/check.log $(MAKE) -k --no-print-directory check-unit check-behaviour \
-		check-lint check-sandbox check-bridge check-vm check-e2e check-docs check-asan check-valgrind check-fuzz
 
 check-unit: $(UNIT_TESTS)
 	@tests/run-unit $(UNIT_TESTS)
@@ -152,8 +150,8 @@ check-vm: $(B)/ward $(B)/tests/vmtest $(NODE22)
 # VM mode (B32) and its look-alike without /proc (B48) unmount /proc before
 # ward starts, and the ASan runtime reads /proc/self/maps before main:
 # those cases cannot run under ASan.
-check-asan: $(ASAN_UNIT) $(B)/asan/ward $(HELPERS)
-	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 tests/run-unit $(ASAN_UNIT) | sed 's/^unit:/unit-asan:/'
+check-asan: $(ASAN_UNIT) $(B)/asan/ward $(HELPERS) $(NODE22) $(PI_CLI)
+	@UNIT_LABEL=unit-asan ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 tests/run-unit $(ASAN_UNIT)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 /usr/bin/python3 \
 		tests/behaviour/behave.py --ward $(B)/asan/ward --helper $(B)/tests/helper --inits ward \
 		--label asan --skip B32,B48 --skip-why "the ASan runtime needs /proc before main"
@@ -170,7 +168,7 @@ check-asan: $(ASAN_UNIT) $(B)/asan/ward $(HELPERS)
 VALGRIND := valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect
 VG_CASES := B1,B2,B3,B3b,B7,B8,B17,B21,B22,B24,B26,B27,B30,B31,B40,B41,B42
 check-valgrind: $(UNIT_TESTS) $(B)/dyn/ward $(HELPERS)
-	@tests/run-unit $(foreach t,$(UNIT_TESTS),"$(VALGRIND) $(t)") | sed 's/^unit:/unit-valgrind:/'
+	@UNIT_LABEL=unit-valgrind tests/run-unit $(foreach t,$(UNIT_TESTS),"$(VALGRIND) $(t)")
 	/usr/bin/python3 tests/behaviour/behave.py --ward $(B)/dyn/ward --helper $(B)/tests/helper \
 		--inits ward --label valgrind --wrap "$(VALGRIND) --trace-children=no" --only-ids $(VG_CASES)
 
@@ -264,3 +262,11 @@ uninstall:
 
 clean:
 	rm -rf $(B)
+
+# Every suite prints "NAME: N passed, N failed"; tests/summary adds them up.
+# (Last in the file: make expands a rule's prerequisites when it reads it,
+# and NODE22, PI_CLI and FUZZERS are defined above.)
+check: all $(UNIT_TESTS) $(ASAN_UNIT) $(B)/asan/ward $(B)/dyn/ward $(HELPERS) $(NODE22) $(PI_CLI) $(FUZZERS) \
+       $(B)/tests/vmtest
+	@tests/summary $(B)/check.log $(MAKE) -k --no-print-directory check-unit check-behaviour \
+		check-lint check-sandbox check-bridge check-vm check-e2e check-docs check-asan check-valgrind check-fuzz

@@ -1,5 +1,7 @@
 /* config_print: `ward --check --ini`, the effective settings written back
- * as a config file, every default spelled out, no secret printed. */
+ * in the config file's syntax, every default spelled out, no secret
+ * printed. What is not a setting (where a value comes from, a hidden
+ * header value's place) is a comment. */
 #define _GNU_SOURCE
 #include "config.h"
 
@@ -14,6 +16,23 @@ static void print_rlim(FILE *out, rlim_t v)
 		fputs("unlimited", out);
 	else
 		fprintf(out, "%llu", (unsigned long long)v);
+}
+
+/* A word as split_words() reads it back: quoted when it holds a blank, a
+ * quote, a backslash, or is empty ('\'' for a quote inside). */
+static void print_word(FILE *out, const char *w)
+{
+	if (*w && !strpbrk(w, " \t'\"\\")) {
+		fputs(w, out);
+		return;
+	}
+	fputc('\'', out);
+	for (; *w; w++)
+		if (*w == '\'')
+			fputs("'\\''", out);
+		else
+			fputc(*w, out);
+	fputc('\'', out);
 }
 
 static void print_ports(FILE *out, const char *key, const struct port_range *v, int n)
@@ -41,6 +60,12 @@ void config_print(const struct ward_config *cfg, FILE *out)
 		cfg->path ? cfg->path : "");
 	fprintf(out, "[ward]\nlog_format = %s\nlog_level = %s\n",
 		cfg->log_format == LOG_JSON ? "json" : "text", levels[cfg->log_level]);
+	if (cfg->evidence)
+		fprintf(out, "evidence = %s\n", cfg->evidence);
+	if (cfg->bridge_user)
+		fprintf(out, "bridge_user = %s\n", cfg->bridge_user);
+	else if (cfg->n_routes || cfg->has_mcp)
+		fputs("; bridge_user: 65534\n", out);
 	fprintf(out, "\n[supervise]\ngrace = %s\nrestart = %s\nrestart_delay = %s\n",
 		fmt_duration(cfg->grace_ms, b1, sizeof b1), restarts[cfg->restart],
 		fmt_duration(cfg->restart_delay_ms, b2, sizeof b2));
@@ -52,16 +77,27 @@ void config_print(const struct ward_config *cfg, FILE *out)
 		fprintf(out, "signal_rewrite = %s:%s\n", signal_name(i, b1, sizeof b1),
 			cfg->rewrite[i] ? signal_name(cfg->rewrite[i], b2, sizeof b2) : "0");
 	}
-	fputs("\n[agent]\n", out);
+	if (cfg->has_agent) {
+		fputs("\n[agent]\n", out);
+	} else {
+		/* the section alone changes the agent's start (environment,
+		 * descriptors, signals): not written where the file has none */
+		fputs("\n; [agent] absent: the command line's command, ward's environment and descriptors\n", out);
+	}
 	if (cfg->command) {
 		fputs("command =", out);
-		for (i = 0; cfg->command[i]; i++)
-			fprintf(out, " %s", cfg->command[i]);
+		for (i = 0; cfg->command[i]; i++) {
+			fputc(' ', out);
+			print_word(out, cfg->command[i]);
+		}
 		fputc('\n', out);
 	} else {
 		fputs("; command: none configured, taken from the command line\n", out);
 	}
-	fprintf(out, "cwd = %s\n", cfg->cwd ? cfg->cwd : "(the directory ward starts in)");
+	if (cfg->cwd)
+		fprintf(out, "cwd = %s\n", cfg->cwd);
+	else
+		fputs("; cwd: the directory ward starts in\n", out);
 	if (cfg->umask_set)
 		fprintf(out, "umask = %04o\n", cfg->umask);
 	else
@@ -89,9 +125,8 @@ void config_print(const struct ward_config *cfg, FILE *out)
 		fprintf(out, "user = %s\n", cfg->user);
 	else
 		fputs("; user: ward's own (no privilege drop)\n", out);
-	fprintf(out, "allow_root = %s\n", cfg->allow_root ? "yes" : "no");
-	if (cfg->evidence)
-		fprintf(out, "\n; [ward] evidence = %s\n", cfg->evidence);
+	if (cfg->has_agent)
+		fprintf(out, "allow_root = %s\n", cfg->allow_root ? "yes" : "no");
 
 	if (!cfg->has_landlock) {
 		fputs("\n; [landlock] absent: the filesystem and network are not confined\n", out);
@@ -99,10 +134,16 @@ void config_print(const struct ward_config *cfg, FILE *out)
 		static const char *const modes[] = { "off", "best_effort", "hard_requirement" };
 		const struct ll_policy *ll = &cfg->landlock;
 		fprintf(out, "\n[landlock]\nmode = %s\n", modes[ll->mode]);
-		for (i = 0; i < ll->n_read; i++)
-			fprintf(out, "read = %s\n", ll->read[i]);
-		for (i = 0; i < ll->n_write; i++)
-			fprintf(out, "write = %s\n", ll->write[i]);
+		for (i = 0; i < ll->n_read; i++) {
+			fputs("read = ", out);
+			print_word(out, ll->read[i]);
+			fputc('\n', out);
+		}
+		for (i = 0; i < ll->n_write; i++) {
+			fputs("write = ", out);
+			print_word(out, ll->write[i]);
+			fputc('\n', out);
+		}
 		print_ports(out, "connect", ll->connect, ll->n_connect);
 		print_ports(out, "bind", ll->bind, ll->n_bind);
 		fprintf(out, "scope =%s%s\n", ll->scopes & LL_SCOPE_ABSTRACT_UNIX ? " abstract" : "",
@@ -135,8 +176,6 @@ void config_print(const struct ward_config *cfg, FILE *out)
 				colon[1 + strspn(colon + 1, " ")] == '@' ? colon + 1 + strspn(colon + 1, " ") : "(value hidden)");
 		}
 	}
-	if (cfg->n_routes)
-		fprintf(out, "\n; bridge_user = %s\n", cfg->bridge_user ? cfg->bridge_user : "(default: 65534)");
 	if (cfg->has_mcp)
 		fprintf(out, "\n[mcp]\nsource = %s\ntarget = %s\nupstream = %s\nlisten = 127.0.0.1:%u\nrequired = %s\n",
 			cfg->mcp_source, cfg->mcp_target, cfg->mcp_up.desc, cfg->mcp_port,

@@ -1,7 +1,9 @@
 #define _GNU_SOURCE
 #include "report.h"
 
+#include <arpa/inet.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -261,6 +263,16 @@ static int is_root_of(const char *path, const char *tree)
 	return strncmp(path, tree, n) == 0 && (path[n] == '\0' || (path[n] == '/' && path[n + 1] == '\0'));
 }
 
+/* a tcp: upstream on this machine's loopback (127.0.0.0/8, ::1), however
+ * it was written (tcp:localhost is 127.0.0.1) */
+static int loopback(const struct upstream *u)
+{
+	if (u->addr.ss_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)&u->addr)->sin_addr.s_addr) >> 24) == 127;
+	return u->addr.ss_family == AF_INET6 &&
+	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)&u->addr)->sin6_addr);
+}
+
 static json_t *weak_settings(const struct sandbox *sb, const struct ward_config *cfg)
 {
 	static const char *const trees[] = { "/proc", "/sys", "/dev", "/etc", "/usr", "/boot" };
@@ -326,8 +338,7 @@ static json_t *weak_settings(const struct sandbox *sb, const struct ward_config 
 			warn(w, "[seccomp] allow = %s: taken out of the default deny list", cfg->seccomp.allow[i]);
 	for (i = 0; i < cfg->n_routes; i++) {
 		const struct config_route *r = &cfg->routes[i];
-		if (r->up.kind == UP_TCP && r->n_headers && strncmp(r->up.desc, "tcp:127.", 8) != 0 &&
-		    strncmp(r->up.desc, "tcp:[::1]", 9) != 0)
+		if (r->up.kind == UP_TCP && r->n_headers && !loopback(&r->up))
 			warn(w, "[route %s] adds headers and sends them in clear over %s; use a tls: upstream",
 			     r->name, r->up.desc);
 		if (strcmp(r->path, "/") == 0)

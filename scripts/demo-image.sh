@@ -53,12 +53,23 @@ i=0; until docker version >/dev/null 2>&1; do i=$((i+1)); [ $i -lt 100 ] || exit
 docker load -i "$ROOT/build/image/ward-pi.tar" | sed 's/^/   /'
 
 echo "== the session: docker run -i ward-pi, the workspace at the same path, the agent dir on a volume"
-"$NODE" "$ROOT/tests/node/rpc-driver.mjs" --max 300 --script "$ROOT/tests/e2e/demo.jsonl" -- \
+"$NODE" "$ROOT/tests/node/rpc-driver.mjs" --max 2000 --script "$ROOT/tests/e2e/demo.jsonl" -- \
 	docker run -i --rm -e DEMO_MCP_TOKEN=demo-token -v "$RUN:/run/ward" \
 	-v ward-demo-agent:/var/lib/pi -v "$WS:$WS" -w "$WS" ward-pi:latest | tee "$D/transcript"
 
 echo "== what the sandbox left in the workspace: $(cat "$WS/note.txt" 2>/dev/null || echo nothing)"
 echo "== evidence (what the kernel reported for the agent)"
 cat "$RUN/evidence.json"
-grep -q 'hello across the boundary' "$D/transcript" && grep -q 'NoNewPrivs' "$D/transcript" &&
-	echo "== demo: ok" || { echo "== demo: something is missing above"; exit 1; }
+# Pi's answers ("<-" lines), not the prompts the driver sent: the bash tool's
+# output as the confined agent saw it, and the MCP server's echo of the text
+# (through the bridge, which added the token), as Pi's last assistant text
+BASH_OUT=$(grep -F ' <- {"type":"tool_execution_end"' "$D/transcript" | grep -F '"toolName":"bash"' || true)
+ok=1
+for want in 'uid=1000(pi)' 'host mcp.json: denied' 'ward environment: denied' \
+	'CapEff:\t0000000000000000' 'NoNewPrivs:\t1' 'Seccomp:\t2'; do
+	printf '%s' "$BASH_OUT" | grep -qF "$want" || { echo "== demo: the bash tool's output lacks $want"; ok=0; }
+done
+grep -F ' <- {"id":"t1","type":"response"' "$D/transcript" | grep -qF '"text":"TOOL RESULT: echo: hello across the boundary"' ||
+	{ echo "== demo: the MCP tool's answer did not come back"; ok=0; }
+[ "$(cat "$WS/note.txt" 2>/dev/null)" = sandboxed ] || { echo "== demo: the sandboxed bash wrote no note"; ok=0; }
+[ $ok = 1 ] && echo "== demo: ok" || { echo "== demo: something is missing above"; exit 1; }

@@ -620,7 +620,7 @@ def case_survives_kill(ctx, init):
     if not init.is_ward:
         return NA, "ward's give-up"
     if not kernel.freezer_usable():
-        return NA, "SKIP: no writable cgroup v1 freezer to freeze the agent with"
+        return "SKIP", "no writable cgroup v1 freezer to freeze the agent with"
     with kernel.Freezer("ward-test") as fz:
         # the frozen sleep holds stderr too: ward's goes to a file
         errf = tempfile.TemporaryFile()
@@ -1104,17 +1104,16 @@ def case_child_holds_stdout(ctx, init):
 
 def case_memory_hog(ctx, init):
     """An agent that allocates without bound, stopped by rlimit_as: it fails
-    its allocation and exits; ward reports its code and is unaffected."""
+    its allocation and exits; ward, whose own limit is not set, goes on to
+    report its code."""
     if not init.is_ward:
         return NA, "no rlimits"
     argv = with_config(init, "[agent]\nrlimit_as = 256M\n")
     r = Run(argv, ["python3", "-c", "import os; b = []\nwhile True: b.append(bytearray(16 << 20))"], pid1=True)
-    ward_pid = r.pid
-    rss = status_field(ward_pid, "VmRSS") if ward_pid else None
     rc = r.wait(timeout=30)
     err = r.stderr()
     ok = rc == 1 and "MemoryError" in err
-    return (PASS if ok else FAIL), f"rc={rc} ({'MemoryError' if 'MemoryError' in err else err.strip()[-120:]!r}); ward's VmRSS while it ran: {rss}"
+    return (PASS if ok else FAIL), f"rc={rc} ({'MemoryError' if 'MemoryError' in err else err.strip()[-120:]!r})"
 
 
 def case_stderr_unread(ctx, init):

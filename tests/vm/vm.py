@@ -146,10 +146,12 @@ def main():
     a = ap.parse_args()
     if not shutil.which("qemu-system-x86_64") or not shutil.which("cpio"):
         report("VM", None, "qemu-system-x86 or cpio is not installed")
+        print("\nvm: 0 passed, 0 failed, 1 skipped")
         return 0
     debs = glob.glob(a.kernel_deb)
     if not debs:
         report("VM", None, f"no kernel package at {a.kernel_deb}")
+        print("\nvm: 0 passed, 0 failed, 1 skipped")
         return 0
     work = tempfile.mkdtemp(prefix="ward-vm-")
     try:
