@@ -35,6 +35,18 @@ static void print_word(FILE *out, const char *w)
 	fputc('\'', out);
 }
 
+/* how many bytes print_word() writes for w */
+static size_t word_width(const char *w)
+{
+	size_t n = strlen(w), quotes = 0;
+
+	if (*w && !strpbrk(w, " \t'\"\\"))
+		return n;
+	for (; *w; w++)
+		quotes += *w == '\'';
+	return n + 2 + 3 * quotes;
+}
+
 static void print_ports(FILE *out, const char *key, const struct port_range *v, int n)
 {
 	int i;
@@ -85,10 +97,18 @@ void config_print(const struct ward_config *cfg, FILE *out)
 		fputs("\n; [agent] absent: the command line's command, ward's environment and descriptors\n", out);
 	}
 	if (cfg->command) {
+		/* continuation lines keep each line within the reader's limit */
+		size_t col = strlen("command =");
 		fputs("command =", out);
 		for (i = 0; cfg->command[i]; i++) {
+			size_t w = word_width(cfg->command[i]);
+			if (col > strlen("command =") && col + 1 + w > 100) {
+				fputs("\n   ", out);
+				col = 3;
+			}
 			fputc(' ', out);
 			print_word(out, cfg->command[i]);
+			col += 1 + w;
 		}
 		fputc('\n', out);
 	} else {
@@ -146,8 +166,11 @@ void config_print(const struct ward_config *cfg, FILE *out)
 		}
 		print_ports(out, "connect", ll->connect, ll->n_connect);
 		print_ports(out, "bind", ll->bind, ll->n_bind);
-		fprintf(out, "scope =%s%s\n", ll->scopes & LL_SCOPE_ABSTRACT_UNIX ? " abstract" : "",
-			ll->scopes & LL_SCOPE_SIGNAL ? " signal" : "");
+		if (ll->scopes)
+			fprintf(out, "scope =%s%s\n", ll->scopes & LL_SCOPE_ABSTRACT_UNIX ? " abstract" : "",
+				ll->scopes & LL_SCOPE_SIGNAL ? " signal" : "");
+		else
+			fputs("; scope: none\n", out);
 	}
 	if (!cfg->has_seccomp) {
 		fputs("\n; [seccomp] absent: no system call filter\n", out);

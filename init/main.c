@@ -232,6 +232,21 @@ static int bridge_note(void *arg, int fd, pid_t pid)
 	return bridgeproc_note(arg, fd, pid);
 }
 
+/* 0, 1 and 2 that the runtime left closed get /dev/null (the lowest free
+ * number is each one in turn): else the first descriptor ward opens would
+ * take the number, and its log lines would go into the evidence file, or
+ * the bridge's own dup2 would replace a listener. Again after a VM's
+ * mounts: an initramfs may have had no /dev/null before. */
+static void std_fds_open(void)
+{
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+			int null = open("/dev/null", O_RDWR);
+			if (null > fd)
+				close(null);
+		}
+}
+
 int main(int argc, char **argv)
 {
 	struct ward_config cfg;
@@ -255,16 +270,7 @@ int main(int argc, char **argv)
 	sigemptyset(&inherited);
 	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &inherited, (size_t)(_NSIG / 8));
 
-	/* 0, 1 and 2 that the runtime left closed get /dev/null (the lowest
-	 * free number is each one in turn): else the first descriptor ward
-	 * opens would take the number, and its log lines would go into the
-	 * evidence file, or the bridge's own dup2 would replace a listener */
-	for (int fd = 0; fd < 3; fd++)
-		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
-			int null = open("/dev/null", O_RDWR);
-			if (null > fd)
-				close(null);
-		}
+	std_fds_open();
 
 	/* A VM's init must never return, not even on a usage error (the kernel
 	 * passes its unknown command-line words to init): it powers off. */
@@ -325,9 +331,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	if (vm)
+	if (vm) {
 		vm_mount();
-	else if (getpid() != 1 && prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+		std_fds_open();
+	} else if (getpid() != 1 && prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
 		log_warn("cannot become a child subreaper (%s): orphans will not be reaped",
 			 strerror(errno));
 	log_detach_stderr();

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -142,8 +143,18 @@ static const char *rule_reaching(const struct ll_policy *p, const char *path)
 static int private_reached(const struct ward_config *cfg, int line, const char *what, const char *path)
 {
 	const char *rule;
+	struct stat st;
 
-	if (path[0] != '/' || !(rule = rule_reaching(&cfg->landlock, path)))
+	if (path[0] != '/')
+		return 0;
+	/* another name would be judged by its own directories, which ward
+	 * does not know: one name only */
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink > 1) {
+		log_error("%s:%d: %s %s has %lu names (hard links): one of them may be within the agent's "
+			  "Landlock rules; give it one", cfg->path, line, what, path, (unsigned long)st.st_nlink);
+		return 2;
+	}
+	if (!(rule = rule_reaching(&cfg->landlock, path)))
 		return 0;
 	log_error("%s:%d: %s %s is within the agent's Landlock rule for %s: the agent could read it; keep "
 		  "it out of the agent's paths (/run/ward)", cfg->path, line, what, path, rule);

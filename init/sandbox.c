@@ -62,6 +62,17 @@ static int resolve_user(struct sandbox *sb, const struct ward_config *cfg, int c
 	return 0;
 }
 
+/* [mcp] (whose mcp.json may hold headers) or a route with a header */
+static int has_secrets(const struct ward_config *cfg)
+{
+	int i;
+
+	for (i = 0; i < cfg->n_routes; i++)
+		if (cfg->routes[i].n_headers)
+			return 1;
+	return cfg->has_mcp;
+}
+
 void sandbox_init(struct sandbox *sb)
 {
 	memset(sb, 0, sizeof *sb);
@@ -95,6 +106,14 @@ int sandbox_prepare(struct sandbox *sb, struct ward_config *cfg, int vm, int che
 	if (sb->confining) {
 		if ((rc = resolve_user(sb, cfg, check)) != 0)
 			return rc;
+		if (sb->confine.user.uid == 0 && has_secrets(cfg) &&
+		    (!cfg->has_landlock || cfg->landlock.mode == LL_OFF || ll_abi() < 1)) {
+			/* uid 0 owns root's files, the secrets' among them: only
+			 * Landlock keeps a root agent from them */
+			log_error("%s: a root agent (allow_root) with the bridge's secrets ([mcp], a route header) "
+				  "needs Landlock in force: give the agent a user of its own", cfg->path);
+			return 2;
+		}
 		sb->confine.enabled = 1;
 		sb->ev.confine = &sb->confine;
 	}

@@ -1167,18 +1167,25 @@ listen = 127.0.0.1:17850
     # The bridge cannot take its user (no CAP_SETUID/SETGID, as under
     # runc's default spec, and a root agent, whose own check needs
     # neither): ward stops before the agent, and the copy goes too.
-    def without_caps(agent, caps, suffix):
-        """[mcp] from the file, this [agent], ward without these capabilities."""
+    def without_caps(agent, caps, suffix, sections=""):
+        """[mcp] from the file, this [agent] (and sections), ward without these capabilities."""
         c = open(conf).read().replace("source = fd:5", f"source = {src}")
-        c = f"[agent]\n{agent}command = touch {marker}\n" + c[c.index("[mcp]"):]
+        c = f"[agent]\n{agent}command = touch {marker}\n{sections}" + c[c.index("[mcp]"):]
         if os.path.exists(target):
             os.unlink(target)
         return run_conf(conf + suffix, c, [a.ward], prefix=("setpriv", "--bounding-set", caps, "--"))
 
-    p, err = without_caps("user = root\nallow_root = yes\n", "-setuid,-setgid", ".nocap")
+    # (a root agent beside the bridge's secrets needs Landlock in force)
+    p, err = without_caps("user = root\nallow_root = yes\n", "-setuid,-setgid", ".nocap",
+                          "[landlock]\nmode = best_effort\nread = /usr\nscope = abstract signal\n")
     report("[mcp] and a bridge that cannot start (no CAP_SETUID): exit 3, the copy removed, agent not started",
            p.returncode == 3 and not os.path.exists(target) and not os.path.exists(marker),
            f"rc {p.returncode}: {err[-2:]}; copy left: {os.path.exists(target)}")
+    # a root agent with the secrets and no Landlock: refused before anything
+    p, err = without_caps("user = root\nallow_root = yes\n", "-setuid,-setgid", ".rootnoll")
+    report("[mcp] with a root agent and no Landlock: exit 2, one line, nothing written, agent not started",
+           p.returncode == 2 and len(err) == 1 and "needs Landlock in force" in err[0] and
+           not os.path.exists(target) and not os.path.exists(marker), f"rc {p.returncode}: {err}")
     # and without any [agent] user: a config error, before anything
     p, err = without_caps("", "-setuid,-setgid", ".nouser")
     report("[mcp] without [agent] user: exit 2, one line, nothing written, agent not started",
@@ -1893,14 +1900,16 @@ def check_case(a, work):
         report(f"--check with {label}: exit 2, as a start", p.returncode == 2 and err and want in err[-1],
                f"rc {p.returncode}: {err[-1] if err else ''}")
     # --check --ini is read back as it was written: quoted words (a blank,
-    # a quote), the start directory and the defaults as comments, no
-    # [agent] where the file has none (the section alone changes the start)
+    # a quote), a command longer than a line on continuation lines, the
+    # start directory, no scope and the defaults as comments, no [agent]
+    # where the file has none (the section alone changes the start)
+    flags = "\n    ".join(" ".join(f"--flag-{i:02d}=value" for i in range(j, j + 8)) for j in (0, 8, 16))
     blank = os.path.join(work, "with blank")
     os.makedirs(blank, exist_ok=True)
     for label, text in (
             ("[agent] with quoted words", f"[ward]\nevidence = {work}/ini-ev.json\n[agent]\nuser = {AGENT_UID}\n"
-             "command = sh -c 'echo \"it'\\''s\" here' ''\nenv = A=1\n[landlock]\nmode = best_effort\n"
-             f"read = /usr '{blank}'\nwrite = /tmp\nscope = abstract signal\n[seccomp]\n"),
+             f"command = sh -c 'echo \"it'\\''s\" here' ''\n    {flags}\nenv = A=1\n[landlock]\nmode = best_effort\n"
+             f"read = /usr '{blank}'\nwrite = /tmp\n[seccomp]\n"),
             ("no [agent]", "[supervise]\ngrace = 3s\n")):
         conf = os.path.join(work, "ini.conf")
         with open(conf, "w") as f:
@@ -1912,10 +1921,11 @@ def check_case(a, work):
                             timeout=20)
         body1, body2 = p1.stdout.split("\n", 1)[-1], p2.stdout.split("\n", 1)[-1]  # the first names the file
         ok = p1.returncode == 0 and p2.returncode == 0 and body1 == body2 and \
-            (("command = sh -c 'echo \"it'\\''s\" here' ''" in body1 and f"read = '{blank}'" in body1)
+            (("command = sh -c 'echo \"it'\\''s\" here' ''" in body1 and f"read = '{blank}'" in body1 and
+              "; scope: none" in body1 and max(len(l) for l in body1.splitlines()) <= 198)
              if "quoted" in label else "\n[agent]" not in body1)
         report(f"--check --ini ({label}) reads back as the same settings", ok,
-               f"rc {p1.returncode}/{p2.returncode}" + ("" if ok else f"\n{p1.stdout}\n{p2.stderr}"))
+               f"rc {p1.returncode}/{p2.returncode}" + ("" if ok else f"\n{p1.stdout}{p1.stderr}\n{p2.stderr}"))
     # headers in clear are warned about off this machine only: tcp:localhost is loopback
     conf = os.path.join(work, "clear.conf")
     with open(conf, "w") as f:
@@ -2115,6 +2125,16 @@ def private_case(a, work):
             report(f"{label}{' (--check)' if args else ''}: exit 2, one line naming it, nothing started",
                    p.returncode == 2 and len(err) == 1 and want in err[0] and not os.path.exists(marker)
                    and not os.path.exists(target), f"rc {p.returncode}: {err}")
+    # a second name (hard link) of the token, where the rules cannot be judged
+    link = os.path.join(d, "home", "token-link")
+    os.link(token, link)
+    with open(conf, "w") as f:
+        f.write(head + "read = /bin /lib /usr\n" + route)
+    p = subprocess.run([a.ward, "-c", conf, "--check"], capture_output=True, timeout=30, cwd="/")
+    err = p.stderr.decode().strip().splitlines()
+    report("a header file with a second name (a hard link): exit 2, one line", p.returncode == 2 and len(err) == 1 and
+           "hard links" in err[0], f"rc {p.returncode}: {err}")
+    os.unlink(link)
     # the same source and token outside the rules: the agent starts
     marker = os.path.join(d, "home", "started")
     with open(conf, "w") as f:
