@@ -221,12 +221,18 @@ static void test_errors(void)
 	CHECK(err("[route m]\nlisten = 127.0.0.1:7900\nupstream = unix:/s\npath = /\nheader = X-K: k\n",
 		  "ward: t.conf:1: [route m]: header needs [agent] user"));
 	CHECK(ok("[route m]\nlisten = 127.0.0.1:7900\nupstream = unix:/s\npath = /\n"));
-	/* a header read at start is a source: checked now, as at start */
-	CHECK(err("[route m]\nheader = A: @fd:abc\n", "ward: t.conf:2: header: 'A: @fd:abc': expected Name: @fd:N (N >= 3) or Name: @/absolute/path"));
-	CHECK(err("[route m]\nheader = A: @fd:2\n", "ward: t.conf:2: header: 'A: @fd:2': expected Name: @fd:N"));
-	CHECK(err("[route m]\nheader = A: @fd:70000\n", "ward: t.conf:2: header: 'A: @fd:70000': expected Name: @fd:N"));
-	CHECK(err("[route m]\nheader = A: @\n", "ward: t.conf:2: header: 'A: @': expected Name: @fd:N"));
-	CHECK(err("[route m]\nheader = A: @rel/k\n", "ward: t.conf:2: header: 'A: @rel/k': expected Name: @fd:N"));
+	{
+		/* a header read at start is a source: checked now, as at start */
+		static const char *const bad[] = { "@fd:abc", "@fd:2", "@fd:70000", "@", "@rel/k" };
+		char text[128], want[256];
+		size_t i;
+		for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+			snprintf(text, sizeof text, "[route m]\nheader = A: %s\n", bad[i]);
+			snprintf(want, sizeof want, "ward: t.conf:2: header: 'A: %s': expected Name: @fd:N (N >= 3) or "
+				 "Name: @/absolute/path", bad[i]);
+			CHECK(err(text, want));
+		}
+	}
 	CHECK(err("[route model]\n", "ward: t.conf:1: [route model]: listen is required"));
 	CHECK(err("[route m]\nlisten = 127.0.0.1:7900\npath = /v1/\n", "ward: t.conf:1: [route m]: upstream is required"));
 	CHECK(err("[route m]\nlisten = 0.0.0.0:7900\n", "ward: t.conf:2: listen: '0.0.0.0:7900': expected 127.0.0.1:PORT"));
