@@ -698,6 +698,25 @@ def case_restart_on_failure(ctx, init):
     return (PASS if rc == 0 and runs == 3 else FAIL), f"failed twice, then succeeded: runs={runs} rc={rc}"
 
 
+def case_restart_fork_fails(ctx, init):
+    """A restart whose fork fails (a pids cgroup at its limit): ward exits
+    1 and says why, not with the status of the run before it (0 here)."""
+    if not init.is_ward:
+        return NA, "ward's restart"
+    if not kernel.pids_usable():
+        return "SKIP", "no writable cgroup v1 pids controller to make the fork fail with"
+    with kernel.PidsGroup("ward-test") as pg:
+        argv = with_config(init, "[supervise]\nrestart = always\nrestart_delay = 100ms\n")
+        r = Run(argv, ["sh", "-c", "echo ready; exec sleep 1"], pid1=False, preexec_fn=pg.join_self)
+        line = r.readline(5)
+        pg.limit(1)  # ward alone, once the agent is gone: its next fork fails
+        rc = r.wait(timeout=20)
+        err = r.stderr()
+    said = [l for l in err.splitlines() if "cannot start" in l]
+    ok = line == "ready" and rc == 1 and said
+    return (PASS if ok else FAIL), f"first run {line!r}, then exit {rc}; {said[0] if said else err.strip()[-200:]!r}"
+
+
 def case_restart_backoff_limit(ctx, init):
     log = runs_log()
     argv = with_config(init, "[supervise]\nrestart = always\nrestart_delay = 200ms\nrestart_limit = 3\n")
@@ -1315,6 +1334,7 @@ CASES = [
     ("B25", "signal_rewrite INT:TERM, HUP:0 and TERM:0 (drop: no stop begins)", case_rewrite),
     ("B26", "restart=on-failure restarts until success", case_restart_on_failure),
     ("B27", "restart delay doubles; restart_limit gives up", case_restart_backoff_limit),
+    ("B51", "a restart whose fork fails (pids cgroup): exit 1, not the last run's status", case_restart_fork_fails),
     ("B28", "never restart once stdin hit EOF", case_restart_not_after_eof),
     ("B29", "restart=always, then TERM stops it for good", case_restart_always_then_term),
     ("B30", "bad config: one line FILE:LINE: key: reason, exit 2, nothing started", case_bad_config),

@@ -62,3 +62,46 @@ class Freezer:
             except OSError:
                 time.sleep(0.1)
         return False
+
+
+PIDS = "/sys/fs/cgroup/pids"
+
+
+def pids_usable():
+    """A writable cgroup v1 pids controller."""
+    return os.path.isdir(PIDS) and os.access(PIDS, os.W_OK)
+
+
+class PidsGroup:
+    """A pids group of its own, its limit lifted and the group removed on
+    exit:
+
+        with PidsGroup("name") as pg:
+            Popen(..., preexec_fn=pg.join_self)
+            pg.limit(1)          # no fork in the group succeeds past 1 task
+    """
+
+    def __init__(self, name):
+        self.cg = os.path.join(PIDS, f"{name}-{os.getpid()}")
+
+    def __enter__(self):
+        os.makedirs(self.cg, exist_ok=True)
+        return self
+
+    def join_self(self):
+        with open(os.path.join(self.cg, "tasks"), "w") as f:
+            f.write(str(os.getpid()))
+
+    def limit(self, n):
+        with open(os.path.join(self.cg, "pids.max"), "w") as f:
+            f.write(str(n))
+
+    def __exit__(self, *exc):
+        self.limit("max")
+        for _ in range(50):
+            try:
+                os.rmdir(self.cg)
+                break
+            except OSError:
+                time.sleep(0.1)
+        return False
