@@ -125,16 +125,86 @@ int preflight_writable(const struct sandbox *sb, const struct ward_config *cfg, 
 	return 0;
 }
 
+/* mountinfo's escapes (\040 for a blank, ...) undone in place */
+static void unescape(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++, o++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' &&
+		    s[3] <= '7') {
+			*o = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*o = *s;
+		}
+	}
+	*o = '\0';
+}
+
+/* Where a resolved path lies in its filesystem: the mount it is on (the
+ * last in /proc/self/mountinfo with the longest mount point that is a
+ * prefix of it) names the device, and the directory of that filesystem
+ * the mount shows; the rest of the path follows. A bind mount shows one
+ * directory at two places: the same device and place either way. */
+static int fs_place(const char *real, char *dev, size_t devsize, char *place, size_t size)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[3 * PATH_MAX], root[PATH_MAX], mnt[PATH_MAX], d[32], best_root[PATH_MAX];
+	size_t best = 0;
+	int found = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f)) {
+		size_t n;
+		if (sscanf(line, "%*s %*s %31s %4095s %4095s", d, root, mnt) != 3)
+			continue;
+		unescape(root);
+		unescape(mnt);
+		n = strcmp(mnt, "/") == 0 ? 0 : strlen(mnt);
+		if (n && (strncmp(real, mnt, n) != 0 || (real[n] != '/' && real[n] != '\0')))
+			continue;
+		if (!found || n >= best) {
+			found = 1;
+			best = n;
+			snprintf(dev, devsize, "%s", d);
+			snprintf(best_root, sizeof best_root, "%s", root);
+		}
+	}
+	fclose(f);
+	if (!found)
+		return -1;
+	snprintf(place, size, "%s%s", strcmp(best_root, "/") == 0 ? "" : best_root, real + best);
+	if (!place[0])
+		snprintf(place, size, "/");
+	return 0;
+}
+
+/* a rule at rule_place covers what is at place (the same filesystem) */
+static int place_within(const char *place, const char *rule_place)
+{
+	size_t n = strlen(rule_place);
+
+	return strcmp(rule_place, "/") == 0 ||
+	       (strncmp(place, rule_place, n) == 0 && (place[n] == '/' || place[n] == '\0'));
+}
+
 /* the first of the agent's Landlock rule paths that reaches path (as
- * written, or where it leads), or NULL */
+ * written, where it leads, or where a bind mount shows its directory
+ * again), or NULL */
 static const char *rule_reaching(const struct ll_policy *p, const char *path)
 {
-	char real[PATH_MAX];
+	char real[PATH_MAX], rreal[PATH_MAX], dev[32], place[2 * PATH_MAX], rdev[32], rplace[2 * PATH_MAX];
 	int i, resolved = realpath(path, real) != NULL;
+	int placed = resolved && fs_place(real, dev, sizeof dev, place, sizeof place) == 0;
 
 	for (i = 0; i < p->n_read + p->n_write; i++) {
 		const char *rule = i < p->n_read ? p->read[i] : p->write[i - p->n_read];
 		if (ll_covers(path, rule) || (resolved && ll_covers(real, rule)))
+			return rule;
+		if (placed && realpath(rule, rreal) && fs_place(rreal, rdev, sizeof rdev, rplace, sizeof rplace) == 0 &&
+		    strcmp(dev, rdev) == 0 && place_within(place, rplace))
 			return rule;
 	}
 	return NULL;

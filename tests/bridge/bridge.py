@@ -2125,6 +2125,22 @@ def private_case(a, work):
             report(f"{label}{' (--check)' if args else ''}: exit 2, one line naming it, nothing started",
                    p.returncode == 2 and len(err) == 1 and want in err[0] and not os.path.exists(marker)
                    and not os.path.exists(target), f"rc {p.returncode}: {err}")
+    # a bind mount that shows the source's directory a second time, under a
+    # rule (docker -v $WS/.ward:/run/ward with the workspace writable)
+    ws, view = os.path.join(d, "ws"), os.path.join(d, "runward")
+    os.makedirs(os.path.join(ws, ".ward"), exist_ok=True)
+    os.makedirs(view, exist_ok=True)
+    shutil.copy(src, os.path.join(ws, ".ward", "mcp.json"))
+    subprocess.run(["mount", "--bind", os.path.join(ws, ".ward"), view], check=True)
+    try:
+        with open(conf, "w") as f:
+            f.write(head + f"write = {ws}\n" + mcp.replace(src, os.path.join(view, "mcp.json")))
+        p = subprocess.run([a.ward, "-c", conf, "--check"], capture_output=True, timeout=30, cwd="/")
+    finally:
+        subprocess.run(["umount", view], check=True)
+    err = p.stderr.decode().strip().splitlines()
+    report("an [mcp] source whose directory a bind mount also shows under a write rule: exit 2, one line",
+           p.returncode == 2 and len(err) == 1 and f"rule for {ws}:" in err[0], f"rc {p.returncode}: {err}")
     # a second name (hard link) of the token, where the rules cannot be judged
     link = os.path.join(d, "home", "token-link")
     os.link(token, link)
