@@ -21,6 +21,16 @@ def freezer_usable():
     return os.path.isdir(FREEZER) and os.access(FREEZER, os.W_OK)
 
 
+def remove_group(cg):
+    """rmdir a cgroup v1 group, for up to 5 s while its last tasks leave."""
+    for _ in range(50):
+        try:
+            os.rmdir(cg)
+            return
+        except OSError:
+            time.sleep(0.1)
+
+
 class Freezer:
     """A freezer group of its own, thawed and removed on exit:
 
@@ -55,12 +65,7 @@ class Freezer:
     def __exit__(self, *exc):
         with open(os.path.join(self.cg, "freezer.state"), "w") as f:
             f.write("THAWED")  # a pending SIGKILL ends its tasks now
-        for _ in range(50):
-            try:
-                os.rmdir(self.cg)
-                break
-            except OSError:
-                time.sleep(0.1)
+        remove_group(self.cg)
         return False
 
 
@@ -98,10 +103,5 @@ class PidsGroup:
 
     def __exit__(self, *exc):
         self.limit("max")
-        for _ in range(50):
-            try:
-                os.rmdir(self.cg)
-                break
-            except OSError:
-                time.sleep(0.1)
+        remove_group(self.cg)
         return False
