@@ -9,6 +9,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -142,21 +143,29 @@ static void unescape(char *s)
 	*o = '\0';
 }
 
+/* the line after the one at line (or the end) */
+static const char *next_line(const char *line)
+{
+	const char *nl = strchr(line, '\n');
+
+	return nl ? nl + 1 : line + strlen(line);
+}
+
 /* Where a resolved path lies in its filesystem: the mount it is on (the
  * last in /proc/self/mountinfo with the longest mount point that is a
  * prefix of it) names the device, and the directory of that filesystem
  * the mount shows; the rest of the path follows. A bind mount shows one
  * directory at two places: the same device and place either way. */
-static int fs_place(const char *real, char *dev, size_t devsize, char *place, size_t size)
+static int fs_place(const char *info, const char *real, char *dev, size_t devsize, char *place, size_t size)
 {
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[3 * PATH_MAX], root[PATH_MAX], mnt[PATH_MAX], d[32], best_root[PATH_MAX];
+	char root[PATH_MAX], mnt[PATH_MAX], d[32], best_root[PATH_MAX];
+	const char *line;
 	size_t best = 0;
 	int found = 0;
 
-	if (!f)
+	if (!info)
 		return -1;
-	while (fgets(line, sizeof line, f)) {
+	for (line = info; *line; line = next_line(line)) {
 		size_t n;
 		if (sscanf(line, "%*s %*s %31s %4095s %4095s", d, root, mnt) != 3)
 			continue;
@@ -172,7 +181,6 @@ static int fs_place(const char *real, char *dev, size_t devsize, char *place, si
 			snprintf(best_root, sizeof best_root, "%s", root);
 		}
 	}
-	fclose(f);
 	if (!found)
 		return -1;
 	snprintf(place, size, "%s%s", strcmp(best_root, "/") == 0 ? "" : best_root, real + best);
@@ -193,24 +201,26 @@ static int place_within(const char *place, const char *rule_place)
 /* the first of the agent's Landlock rule paths that reaches path (as
  * written, where it leads, or where a bind mount shows its directory
  * again), or NULL */
-static const char *rule_reaching(const struct ll_policy *p, const char *path)
+static const char *rule_reaching(const struct ll_policy *p, const char *info, const char *path)
 {
 	char real[PATH_MAX], rreal[PATH_MAX], dev[32], place[2 * PATH_MAX], rdev[32], rplace[2 * PATH_MAX];
 	int i, resolved = realpath(path, real) != NULL;
-	int placed = resolved && fs_place(real, dev, sizeof dev, place, sizeof place) == 0;
+	int placed = resolved && fs_place(info, real, dev, sizeof dev, place, sizeof place) == 0;
 
 	for (i = 0; i < p->n_read + p->n_write; i++) {
 		const char *rule = i < p->n_read ? p->read[i] : p->write[i - p->n_read];
 		if (ll_covers(path, rule) || (resolved && ll_covers(real, rule)))
 			return rule;
-		if (placed && realpath(rule, rreal) && fs_place(rreal, rdev, sizeof rdev, rplace, sizeof rplace) == 0 &&
+		if (placed && realpath(rule, rreal) &&
+		    fs_place(info, rreal, rdev, sizeof rdev, rplace, sizeof rplace) == 0 &&
 		    strcmp(dev, rdev) == 0 && place_within(place, rplace))
 			return rule;
 	}
 	return NULL;
 }
 
-static int private_reached(const struct ward_config *cfg, int line, const char *what, const char *path)
+static int private_reached(const struct ward_config *cfg, const char *info, int line, const char *what,
+			   const char *path)
 {
 	const char *rule;
 	struct stat st;
@@ -224,16 +234,33 @@ static int private_reached(const struct ward_config *cfg, int line, const char *
 			  "Landlock rules; give it one", cfg->path, line, what, path, (unsigned long)st.st_nlink);
 		return 2;
 	}
-	if (!(rule = rule_reaching(&cfg->landlock, path)))
+	if (!(rule = rule_reaching(&cfg->landlock, info, path)))
 		return 0;
 	log_error("%s:%d: %s %s is within the agent's Landlock rule for %s: the agent could read it; keep "
 		  "it out of the agent's paths (/run/ward)", cfg->path, line, what, path, rule);
 	return 2;
 }
 
+/* /proc/self/mountinfo, read once for every path judged; NULL without it */
+static char *mountinfo(void)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *text = NULL;
+	size_t len = 0;
+
+	if (!f)
+		return NULL;
+	if (getdelim(&text, &len, '\0', f) < 0) {
+		free(text);
+		text = NULL;
+	}
+	fclose(f);
+	return text;
+}
+
 int preflight_private(const struct ward_config *cfg)
 {
-	char cwd[PATH_MAX];
+	char cwd[PATH_MAX], *info;
 	int i, h, rc = 0;
 
 	if (!cfg->has_landlock || cfg->landlock.mode == LL_OFF)
@@ -245,14 +272,16 @@ int preflight_private(const struct ward_config *cfg)
 				  cfg->path);
 			return 2;
 		}
+	info = mountinfo();
 	if (cfg->has_mcp && cfg->mcp_source)
-		rc = private_reached(cfg, cfg->mcp_line, "[mcp] source", cfg->mcp_source);
+		rc = private_reached(cfg, info, cfg->mcp_line, "[mcp] source", cfg->mcp_source);
 	for (i = 0; !rc && i < cfg->n_routes; i++)
 		for (h = 0; !rc && !cfg->routes[i].resolved && h < cfg->routes[i].n_headers; h++) {
 			const char *colon = strchr(cfg->routes[i].headers[h], ':');
 			const char *val = colon ? colon + 1 + strspn(colon + 1, " \t") : "";
 			if (val[0] == '@')
-				rc = private_reached(cfg, cfg->routes[i].line, "[route] header file", val + 1);
+				rc = private_reached(cfg, info, cfg->routes[i].line, "[route] header file", val + 1);
 		}
+	free(info);
 	return rc;
 }
