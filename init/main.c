@@ -14,18 +14,19 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../landlock/landlock.h"
-#include "config.h"
-#include "log.h"
-#include "privfiles.h"
-#include "procs.h"
-#include "denials.h"
-#include "explain.h"
-#include "report.h"
-#include "sandbox.h"
-#include "supervise.h"
-#include "version.h"
-#include "vm.h"
+#include "landlock/landlock.h"
+#include "init/config/config.h"
+#include "common/log.h"
+#include "init/sandbox/privfiles.h"
+#include "common/fds.h"
+#include "init/supervise/procs.h"
+#include "init/report/denials.h"
+#include "init/report/explain.h"
+#include "init/report/report.h"
+#include "init/sandbox/sandbox.h"
+#include "init/supervise/supervise.h"
+#include "common/version.h"
+#include "init/supervise/vm.h"
 
 #define EXIT_USAGE 2
 
@@ -300,11 +301,11 @@ int main(int argc, char **argv)
 	if (opt.check) {
 		rc = sandbox_prepare(&sb, &cfg, 0, 1);
 		if (rc == 0 && opt.explain) {
-			rc = explain(&sb, &cfg, opt.explain, stdout);
+			rc = explain(sb.confining ? &sb.confine : NULL, &sb.ll, &cfg, opt.explain, stdout);
 		} else if (rc == 0 && opt.ini) {
 			config_print(&cfg, stdout);
 			sandbox_print(&sb, &cfg, stdout);
-		} else if (rc == 0 && report_print(&sb, &cfg, opt.json, stdout) < 0) {
+		} else if (rc == 0 && report_print(sb.confining ? &sb.confine : NULL, &sb.ll, &sb.sc, &cfg, opt.json, stdout) < 0) {
 			log_error("out of memory");
 			rc = 1;
 		}

@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-#include "landlock.h"
+#include "landlock/landlock.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-#include "bridge.h"
+#include "mcp-bridge/bridge.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../init/log.h"
+#include "common/log.h"
+#include "common/clock.h"
 
 /* Relay buffers, allocated with the first request. Request heads, chunked
  * and small bodies go through user space (their framing is checked); a
@@ -102,13 +103,6 @@ struct loop {
 	struct conn *conns;
 	struct conn *dead; /* closed in this batch of events, freed after it */
 };
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* Upstream I/O, plain or TLS: > 0 bytes, 0 end, -1 would block, -2 error,
  * -3 (TLS) the stream ended without close_notify. */
@@ -1077,116 +1071,6 @@ static void expire(struct loop *l)
 		else if (c->state == C_RELAY && !c->req_cut && (c->c2u_len > c->c2u_off || c->in_rpipe))
 			stall_check(c, now);
 	}
-}
-
-int bridge_conn_limit(int n_routes)
-{
-	struct rlimit rl;
-	rlim_t fds;
-	long room;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
-		return BRIDGE_MAX_CONNS;
-	if (rl.rlim_cur < rl.rlim_max) {
-		rlim_t want = rl.rlim_max;
-		rl.rlim_cur = want;
-		if (setrlimit(RLIMIT_NOFILE, &rl) != 0 || getrlimit(RLIMIT_NOFILE, &rl) != 0)
-			rl.rlim_cur = 0;
-	}
-	fds = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (1u << 20) ? (1u << 20) : rl.rlim_cur;
-	/* the listeners, the log, epoll, the spare and a margin, then 4 a connection */
-	room = ((long)fds - n_routes - 16) / 4;
-	return room < 1 ? 1 : room < BRIDGE_MAX_CONNS ? (int)room : BRIDGE_MAX_CONNS;
-}
-
-int bridge_listen(struct bridge_routes *r, char *err, size_t errsize)
-{
-	int i, one = 1;
-
-	for (i = 0; i < r->n; i++) {
-		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(r->v[i].port) };
-		int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-
-		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-		    bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 128) != 0) {
-			snprintf(err, errsize, "route %s: listen 127.0.0.1:%u: %s", r->v[i].name, r->v[i].port,
-				 strerror(errno));
-			if (fd >= 0)
-				close(fd);
-			return -1;
-		}
-		r->v[i].lfd = fd;
-	}
-	return 0;
-}
-
-/* Every upstream is tried at once, within HEALTH_MS in all however many
- * routes there are: PID 1 waits for the bridge to be ready. */
-#define HEALTH_MS 1000
-
-int bridge_health(const struct bridge_routes *r)
-{
-	struct pollfd *p = calloc((size_t)r->n + 1, sizeof *p);
-	int *err = calloc((size_t)r->n + 1, sizeof *err), i, ok = 0, waiting;
-	uint64_t end = now_ms() + HEALTH_MS;
-
-	if (!p || !err) {
-		free(p);
-		free(err);
-		return 0;
-	}
-	/* err[i]: 0 while in progress (p[i].fd >= 0) or answered, EAGAIN
-	 * while a unix upstream's backlog is full (tried again), else why not */
-	for (i = 0; i < r->n; i++) {
-		p[i].fd = upstream_connect(&r->v[i].up);
-		p[i].events = POLLOUT;
-		err[i] = p[i].fd < 0 ? errno : 0;
-		if (p[i].fd < 0 && !err[i])
-			err[i] = EIO;
-	}
-	for (;;) {
-		uint64_t now = now_ms();
-		int busy = 0, n;
-
-		waiting = 0;
-		for (i = 0; i < r->n; i++) {
-			if (p[i].fd < 0 && err[i] == EAGAIN && now < end) {
-				p[i].fd = upstream_connect(&r->v[i].up);
-				err[i] = p[i].fd < 0 ? (errno ? errno : EIO) : 0;
-			}
-			waiting += p[i].fd < 0 && err[i] == EAGAIN;
-			busy += p[i].fd >= 0;
-		}
-		if ((!busy && !waiting) || now >= end)
-			break;
-		n = poll(p, (nfds_t)r->n, waiting ? RETRY_MS : (int)(end - now));
-		if (n < 0 && errno != EINTR)
-			break;
-		for (i = 0; n > 0 && i < r->n; i++) {
-			socklen_t len = sizeof err[i];
-			if (p[i].fd < 0 || !p[i].revents)
-				continue;
-			if (getsockopt(p[i].fd, SOL_SOCKET, SO_ERROR, &err[i], &len) != 0)
-				err[i] = errno;
-			close(p[i].fd);
-			p[i].fd = -1;
-			if (!err[i])
-				ok++;
-		}
-	}
-	for (i = 0; i < r->n; i++) {
-		if (p[i].fd >= 0) {
-			close(p[i].fd);
-			err[i] = ETIMEDOUT;
-		}
-		if (err[i])
-			log_warn("bridge: route=%s upstream %s does not answer: %s (its tools will be missing "
-				 "until it does)", r->v[i].name, r->v[i].up.desc, strerror(err[i]));
-	}
-	free(p);
-	free(err);
-	return ok;
 }
 
 int bridge_run(const struct bridge_routes *r, int max_conns)

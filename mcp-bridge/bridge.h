@@ -5,10 +5,11 @@
 #define WARD_BRIDGE_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
-#include "http.h"
-#include "tls.h"
-#include "upstream.h"
+#include "mcp-bridge/http.h"
+#include "mcp-bridge/tls.h"
+#include "mcp-bridge/upstream.h"
 
 #define BRIDGE_MAX_CONNS 1024
 #define BRIDGE_HEAD_TIMEOUT_MS 10000 /* a request head must arrive in this time */
@@ -31,14 +32,6 @@ struct bridge_routes {
 	int n;
 };
 
-/* Opens every route's listener (PID 1, before the agent exists). */
-int bridge_listen(struct bridge_routes *r, char *err, size_t errsize);
-
-/* Before the bridge is locked down: raises its soft RLIMIT_NOFILE to the
- * hard one and returns how many connections fit (a client, an upstream and
- * a request pipe each), at most BRIDGE_MAX_CONNS. */
-int bridge_conn_limit(int n_routes);
-
 /* The bridge's event loop; returns only on a fatal setup error. */
 int bridge_run(const struct bridge_routes *r, int max_conns);
 
@@ -46,5 +39,21 @@ int bridge_run(const struct bridge_routes *r, int max_conns);
  * within a second in all; logs those that do not. Returns how many
  * answered. */
 int bridge_health(const struct bridge_routes *r);
+
+struct confine;
+
+/* What PID 1 prepared for the bridge process (as root, before the fork). */
+struct bridge_start {
+	struct bridge_routes *routes; /* listeners open, secrets resolved, CA roots read */
+	const struct confine *confine; /* its user, Landlock, seccomp */
+	int ll_fd;		       /* its Landlock ruleset, kept across the close, or -1 */
+	int check_health;	       /* the first start: try every upstream once */
+};
+
+/* The bridge process, right after PID 1's fork: nothing of PID 1's kept
+ * but the listeners and the log, its own user, parent-death signal,
+ * Landlock and seccomp; "ready" (common/record.h) on rfd; then the loop.
+ * parent: PID 1's pid, to tell a ward already gone. Never returns. */
+void bridge_main(const struct bridge_start *s, int rfd, pid_t parent) __attribute__((noreturn));
 
 #endif

@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-#include "http.h"
+#include "mcp-bridge/http.h"
 
 #include <ctype.h>
 #include <jansson.h>

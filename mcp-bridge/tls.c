@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-#include "tls.h"
+#include "mcp-bridge/tls.h"
 
 #include <errno.h>
 #include <mbedtls/error.h>

@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-#include "upstream.h"
+#include "mcp-bridge/upstream.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -13,7 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "../init/parse.h"
+#include "common/parse.h"
 
 /* Digits only (parse_uint: strtoul alone took a leading blank or sign). */
 static int port_of(const char *s, unsigned *port)

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "filters.h"
+#include "seccomp/filters.h"
 
 static long now_ns(void)
 {

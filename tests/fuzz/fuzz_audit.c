@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "denials.h"
-#include "log.h"
+#include "init/report/denials.h"
+#include "common/log.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "log.h"
+#include "init/config/config.h"
+#include "common/log.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

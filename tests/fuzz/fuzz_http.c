@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../mcp-bridge/http.h"
+#include "mcp-bridge/http.h"
 
 static char *inject[] = { "Authorization: Bearer x" };
 static const struct http_route exact = { "mcp", (1u << HTTP_POST) | (1u << HTTP_GET) | (1u << HTTP_DELETE),

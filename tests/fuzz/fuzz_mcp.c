@@ -2,7 +2,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../../mcp-bridge/materialise.h"
+#include "mcp-bridge/mcpjson.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../landlock/landlock.h"
-#include "parse.h"
+#include "landlock/landlock.h"
+#include "common/parse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -6,9 +6,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "../../mcp-bridge/http.h"
-#include "config.h"
-#include "procs.h"
+#include "mcp-bridge/http.h"
+#include "init/config/config.h"
+#include "common/fds.h"
+#include "init/supervise/procs.h"
 #include "unit.h"
 
 static char errbuf[2048];

@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "evidence.h"
-#include "sysfilter.h"
+#include "init/config/config.h"
+#include "init/report/evidence.h"
+#include "seccomp/sysfilter.h"
 #include "unit.h"
 
 static json_t *evidence(const struct evidence_src *e)

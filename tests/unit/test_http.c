@@ -2,9 +2,9 @@
  * rewritten upstream head and response head. */
 #include <stdlib.h>
 
-#include "../../mcp-bridge/http.h"
-#include "../../mcp-bridge/tls.h"
-#include "../../mcp-bridge/upstream.h"
+#include "mcp-bridge/http.h"
+#include "mcp-bridge/tls.h"
+#include "mcp-bridge/upstream.h"
 #include "unit.h"
 
 static char *inject[] = { "Authorization: Bearer s3cret" };

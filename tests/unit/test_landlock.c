@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../landlock/landlock.h"
+#include "landlock/landlock.h"
 #include "unit.h"
 
 static void test_tables(void)

@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "../../mcp-bridge/materialise.h"
+#include "common/source.h"
+#include "init/sandbox/privwrite.h"
+#include "mcp-bridge/mcpjson.h"
 #include "unit.h"
 
 static int rewrite(const char *text, struct mcp_result *r)
@@ -250,9 +252,9 @@ static void test_source_size(void)
 		buf = NULL;
 		len = 0;
 		if (i == 0)
-			CHECK(mcp_read_source(path, &buf, &len, err, sizeof err) == 0 && len == sizes[i]);
+			CHECK(source_read(path, SOURCE_MAX_FILE, &buf, &len, err, sizeof err) == 0 && len == sizes[i]);
 		else
-			CHECK(mcp_read_source(path, &buf, &len, err, sizeof err) == -1 && strstr(err, "larger than 1 MiB"));
+			CHECK(source_read(path, SOURCE_MAX_FILE, &buf, &len, err, sizeof err) == -1 && strstr(err, "larger than 1 MiB"));
 		free(buf);
 	}
 	close(fd);
@@ -260,7 +262,7 @@ static void test_source_size(void)
 	free(data);
 	CHECK(mkdtemp(dir) != NULL);
 	buf = NULL;
-	CHECK(mcp_read_source(dir, &buf, &len, err, sizeof err) == -1 && strstr(err, "directory") && !buf);
+	CHECK(source_read(dir, SOURCE_MAX_FILE, &buf, &len, err, sizeof err) == -1 && strstr(err, "directory") && !buf);
 	rmdir(dir);
 }
 

@@ -2,7 +2,7 @@
 #include <signal.h>
 #include <stdlib.h>
 
-#include "parse.h"
+#include "common/parse.h"
 #include "unit.h"
 
 static uint64_t dur(const char *s)

@@ -13,7 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "sysfilter.h"
+#include "seccomp/sysfilter.h"
 #include "unit.h"
 
 /* In a child under the bridge's filter: which socket calls get through.

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <sys/epoll.h>
 
-#include "../../mcp-bridge/tls.h"
+#include "mcp-bridge/tls.h"
 #include "unit.h"
 
 /* One direction of the transport. cap: bytes it may hold; a send finding

@@ -1,6 +1,6 @@
 /* Unit tests for init/users.c: passwd and group parsing without NSS. */
 #include "unit.h"
-#include "users.h"
+#include "common/users.h"
 
 static const char passwd[] =
 	"root:x:0:0:root:/root:/bin/bash\n"

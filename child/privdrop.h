@@ -1,0 +1,30 @@
+/* privdrop: in the agent's child, between fork and exec: become the agent
+ * user, hold no capability, gain none, and enter Landlock and seccomp.
+ * Every step is read back from the kernel; a return code is not proof
+ * (libcap-ng reports success under runc when the bounding set stays). */
+#ifndef WARD_PRIVDROP_H
+#define WARD_PRIVDROP_H
+
+#include "landlock/landlock.h"
+#include "seccomp/sysfilter.h"
+#include "common/users.h"
+
+struct confine {
+	int enabled; /* [agent] user is set */
+	struct user_ids user;
+	const struct ll_ruleset *ll; /* NULL: no Landlock */
+	const struct sc_filter *sc;  /* NULL: no seccomp */
+};
+
+/* Is cap in this thread's effective set, as capget(2) says? */
+int cap_effective(int cap);
+
+/* Both report failures and notes as records on errfd (common/record.h)
+ * and return 0, or -1 after reporting a failure.
+ * First: become the agent user with no capability left (as root). */
+int privdrop_credentials(const struct confine *c, int errfd);
+
+/* Then, after chdir as that user: no_new_privs, Landlock, seccomp. */
+int privdrop_lock(const struct confine *c, int errfd);
+
+#endif

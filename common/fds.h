@@ -1,0 +1,18 @@
+/* fds: closing descriptors in ranges, in PID 1 and in every child ward
+ * forks before it execs or serves. */
+#ifndef WARD_FDS_H
+#define WARD_FDS_H
+
+/* close_range(lo, hi, flags) (flags 0 or CLOSE_RANGE_CLOEXEC), and where
+ * the kernel lacks it (before 5.9; its CLOEXEC before 5.11) or a filter
+ * refuses it, the same descriptor by descriptor from /proc/self/fd (or up
+ * to the descriptor limit without /proc). 0 or -1. */
+int fd_range(unsigned lo, unsigned hi, unsigned flags);
+
+/* The fallback itself (tests). */
+int fd_range_by_proc(unsigned lo, unsigned hi, unsigned flags);
+
+/* Closes every descriptor above 2 except those listed. */
+void close_fds_except(const int *keep, int n_keep);
+
+#endif

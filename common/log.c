@@ -1,0 +1,155 @@
+#define _GNU_SOURCE
+#include "common/log.h"
+#include "common/clock.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static struct {
+	enum log_format format;
+	enum log_level level;
+	int fd;
+	int sock; /* fd is a socket: written with MSG_DONTWAIT, never blocking */
+} settings = { LOG_TEXT, LOG_INFO, STDERR_FILENO, 0 };
+
+static const char *const level_names[] = { "error", "warn", "info", "debug" };
+
+void log_setup(enum log_format format, enum log_level level)
+{
+	settings.format = format;
+	settings.level = level;
+}
+
+void log_detach_stderr(void)
+{
+	struct stat st;
+	int fd;
+
+	if (fstat(STDERR_FILENO, &st) != 0)
+		return;
+	/* A socket (journald, a socketpair from Node's child_process) cannot
+	 * be re-opened: each write to it is non-blocking instead (the flag on
+	 * fd 2 itself would be the agent's too). */
+	if (S_ISSOCK(st.st_mode)) {
+		settings.sock = 1;
+		return;
+	}
+	/* Re-opening a regular file would write at offset 0 over what is
+	 * there; only pipes and character devices get a private description. */
+	if (!S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode))
+		return;
+	fd = open("/proc/self/fd/2", O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd >= 0)
+		settings.fd = fd;
+}
+
+void log_to_fd(int fd)
+{
+	struct stat st;
+
+	settings.fd = fd;
+	settings.sock = fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+int log_fd(void)
+{
+	return settings.fd;
+}
+
+int log_enabled(enum log_level level)
+{
+	return level <= settings.level;
+}
+
+int log_write(const char *buf, size_t len, int wait_ms)
+{
+	long long end = (long long)now_ms() + wait_ms;
+
+	while (len > 0) {
+		ssize_t n = settings.sock ? send(settings.fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL)
+					  : write(settings.fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && wait_ms > 0) {
+			struct pollfd p = { .fd = settings.fd, .events = POLLOUT };
+			long long left = end - (long long)now_ms();
+			int r = left > 0 ? poll(&p, 1, (int)left) : 0;
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				return -1;
+			continue;
+		}
+		if (n <= 0)
+			return -1;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static void write_all(const char *buf, size_t len)
+{
+	(void)log_write(buf, len, 0); /* EAGAIN, EPIPE: the line is dropped, never blocking */
+}
+
+static void format_time(char *buf, size_t size)
+{
+	struct timespec ts;
+	struct tm tm;
+	size_t n;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, size - n, ".%03ldZ", ts.tv_nsec / 1000000);
+}
+
+void logmsg(enum log_level level, const char *fmt, ...)
+{
+	char msg[1024], line[1400], ts[40];
+	va_list ap;
+	int saved = errno;
+	int n;
+
+	if (!log_enabled(level))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+
+	if (settings.format == LOG_JSON) {
+		json_t *obj;
+		size_t len;
+
+		format_time(ts, sizeof ts);
+		obj = json_pack("{s:s,s:s,s:i,s:s}", "time", ts, "level", level_names[level],
+				"pid", (int)getpid(), "msg", msg);
+		len = obj ? json_dumpb(obj, line, sizeof line - 1, JSON_COMPACT) : 0;
+		json_decref(obj);
+		if (len == 0 || len >= sizeof line - 1)
+			len = (size_t)snprintf(line, sizeof line,
+					       "{\"level\":\"%s\",\"msg\":\"(unprintable)\"}",
+					       level_names[level]);
+		line[len++] = '\n';
+		write_all(line, len);
+	} else {
+		const char *prefix = level == LOG_WARN ? "warning: " : level == LOG_DEBUG ? "debug: " : "";
+		n = snprintf(line, sizeof line, "ward: %s%s\n", prefix, msg);
+		if (n >= (int)sizeof line) {
+			n = sizeof line - 1;
+			line[n - 1] = '\n';
+		}
+		write_all(line, (size_t)n);
+	}
+	errno = saved;
+}

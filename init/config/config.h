@@ -1,0 +1,128 @@
+/* config: the INI contract of DESIGN.md §8, parsed with inih and validated
+ * before anything runs. */
+#ifndef WARD_CONFIG_H
+#define WARD_CONFIG_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/resource.h>
+
+#include "landlock/landlock.h"
+#include "mcp-bridge/upstream.h"
+#include "common/log.h"
+#include "common/parse.h"
+#include "seccomp/sysfilter.h"
+
+#define WARD_DEFAULT_CONFIG "/etc/ward/ward.conf"
+#define WARD_NSIG 65 /* signals 1..64 */
+#define WARD_MAX_RLIMITS 16
+#define WARD_MAX_ENV 256
+
+enum restart_policy { RESTART_NEVER, RESTART_ON_FAILURE, RESTART_ALWAYS };
+enum forward_target { FORWARD_CHILD, FORWARD_GROUP };
+
+/* [route NAME]: one loopback listener relayed to one upstream. */
+struct config_route {
+	char *name;
+	int line;     /* of the section header */
+	unsigned port; /* listen = 127.0.0.1:PORT */
+	struct upstream up;
+	int has_up;
+	unsigned methods; /* http-parser method bits; 0 = POST GET DELETE */
+	char *path;
+	char *host;
+	char **headers; /* "Name: value", value may be @PATH or @fd:N */
+	int n_headers;
+	int resolved; /* headers hold final values (made from mcp.json) */
+	int exact;    /* path is matched exactly, even ending in '/' (made from mcp.json) */
+	char *tls_ca;  /* PEM bundle for a tls: upstream (default: the image's) */
+	char *tls_pin; /* "sha256:HEX" of the upstream's certificate */
+};
+
+/* [file NAME]: a private file handed in by the host (fd:N or a path),
+ * written once for the agent at target, owned by the agent user. */
+struct config_file {
+	char *name;
+	int line;
+	char *source; /* fd:N or an absolute path */
+	char *target;
+	unsigned mode; /* default 0600 */
+	int mode_set;
+};
+
+struct ward_config {
+	char *path; /* NULL: no config file, ward is a plain init */
+
+	/* [ward] */
+	enum log_format log_format;
+	enum log_level log_level;
+	char *evidence; /* write the evidence JSON here, the agent held before its exec */
+	char *bridge_user; /* the bridge's own user */
+	int bridge_user_line;
+
+	/* [supervise] */
+	uint64_t grace_ms;
+	enum restart_policy restart;
+	uint64_t restart_delay_ms;
+	unsigned restart_limit; /* restarts per minute; 0 = no limit */
+	int rewrite[WARD_NSIG]; /* by received signal: -1 as is, 0 drop, else new signal */
+	enum forward_target forward_to;
+
+	/* [agent] */
+	int has_agent;
+	char **command; /* NULL-terminated; NULL when not configured */
+	char *cwd;
+	int umask_set;
+	unsigned umask;
+	char *env[WARD_MAX_ENV]; /* NAME=VALUE */
+	int n_env;
+	char *env_pass[WARD_MAX_ENV]; /* NAME */
+	int n_env_pass;
+	struct rlimit_value rlimits[WARD_MAX_RLIMITS];
+	int n_rlimits;
+	char **writable; /* directories checked writable (and not full) before the agent starts */
+	int n_writable, writable_line;
+	char *user; /* as written: name, uid or uid:gid */
+	int user_line;
+	int allow_root;
+
+	/* [landlock] */
+	int has_landlock;
+	struct ll_policy landlock;
+
+	/* [seccomp] */
+	int has_seccomp;
+	struct sc_policy seccomp;
+
+	/* [mcp] */
+	int has_mcp, mcp_line;
+	char *mcp_source, *mcp_target;
+	struct upstream mcp_up;
+	int mcp_has_up;
+	unsigned mcp_port; /* first bridge port for mcp.json servers */
+	int mcp_optional;  /* required = no: a missing source file means no MCP */
+
+	/* [route NAME] */
+	struct config_route *routes;
+	int n_routes;
+
+	/* [file NAME] */
+	struct config_file *files;
+	int n_files;
+};
+
+void config_defaults(struct ward_config *cfg);
+
+/* Parses FILE into cfg. On error prints one line
+ * "ward: FILE:LINE: key: reason" and returns -1. */
+int config_load(struct ward_config *cfg, const char *path);
+
+/* Same, from a stream (the name is used in messages). */
+int config_load_stream(struct ward_config *cfg, FILE *f, const char *name);
+
+void config_free(struct ward_config *cfg);
+
+/* Prints the effective settings as INI, every default spelled out. */
+void config_print(const struct ward_config *cfg, FILE *out);
+
+#endif

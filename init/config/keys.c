@@ -1,0 +1,689 @@
+#define _GNU_SOURCE
+#include "init/config/ctx.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <ini.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcp-bridge/http.h"
+#include "mcp-bridge/tls.h"
+#include "common/parse.h"
+
+/* The keys of each section: one setter a key, each parsing its value once
+ * into the config's types. */
+
+/* Finds or creates the route NAME (created with the line of its header). */
+struct config_route *route_named(struct ward_config *cfg, const char *name, size_t len, int line)
+{
+	struct config_route *nv;
+	int i;
+
+	for (i = 0; i < cfg->n_routes; i++)
+		if (strlen(cfg->routes[i].name) == len && strncmp(cfg->routes[i].name, name, len) == 0)
+			return &cfg->routes[i];
+	nv = realloc(cfg->routes, (size_t)(cfg->n_routes + 1) * sizeof *nv);
+	if (!nv)
+		return NULL;
+	cfg->routes = nv;
+	memset(&nv[cfg->n_routes], 0, sizeof *nv);
+	nv[cfg->n_routes].name = strndup(name, len);
+	nv[cfg->n_routes].line = line;
+	return nv[cfg->n_routes].name ? &nv[cfg->n_routes++] : NULL;
+}
+
+/* Finds or creates the file NAME (created with the line of its header). */
+struct config_file *file_named(struct ward_config *cfg, const char *name, size_t len, int line)
+{
+	struct config_file *nv;
+	int i;
+
+	for (i = 0; i < cfg->n_files; i++)
+		if (strlen(cfg->files[i].name) == len && strncmp(cfg->files[i].name, name, len) == 0)
+			return &cfg->files[i];
+	nv = realloc(cfg->files, (size_t)(cfg->n_files + 1) * sizeof *nv);
+	if (!nv)
+		return NULL;
+	cfg->files = nv;
+	memset(&nv[cfg->n_files], 0, sizeof *nv);
+	nv[cfg->n_files].name = strndup(name, len);
+	nv[cfg->n_files].line = line;
+	nv[cfg->n_files].mode = 0600;
+	return nv[cfg->n_files].name ? &nv[cfg->n_files++] : NULL;
+}
+
+
+static int set_log_format(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	(void)k;
+	if (strcmp(v, "text") == 0)
+		ctx->cfg->log_format = LOG_TEXT;
+	else if (strcmp(v, "json") == 0)
+		ctx->cfg->log_format = LOG_JSON;
+	else
+		return *why = "expected text or json", -1;
+	return 0;
+}
+
+static int set_log_level(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	static const char *const names[] = { "error", "warn", "info", "debug" };
+	int i;
+
+	(void)k;
+	for (i = 0; i < 4; i++) {
+		if (strcmp(v, names[i]) == 0) {
+			ctx->cfg->log_level = (enum log_level)i;
+			return 0;
+		}
+	}
+	*why = "expected error, warn, info or debug";
+	return -1;
+}
+
+static int set_grace(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	(void)k;
+	return parse_duration(v, &ctx->cfg->grace_ms, why);
+}
+
+static int set_restart(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	(void)k;
+	if (strcmp(v, "never") == 0)
+		ctx->cfg->restart = RESTART_NEVER;
+	else if (strcmp(v, "on-failure") == 0)
+		ctx->cfg->restart = RESTART_ON_FAILURE;
+	else if (strcmp(v, "always") == 0)
+		ctx->cfg->restart = RESTART_ALWAYS;
+	else
+		return *why = "expected never, on-failure or always", -1;
+	return 0;
+}
+
+static int set_restart_delay(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	uint64_t ms;
+
+	(void)k;
+	if (parse_duration(v, &ms, why) != 0)
+		return -1;
+	if (ms > 30000)
+		return *why = "at most 30s (the delay doubles up to 30s)", -1;
+	ctx->cfg->restart_delay_ms = ms;
+	return 0;
+}
+
+static int set_restart_limit(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	uint64_t n;
+
+	(void)k;
+	if (parse_uint(v, 0, 10000, &n, why) != 0)
+		return -1;
+	ctx->cfg->restart_limit = (unsigned)n;
+	return 0;
+}
+
+static int set_rewrite(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	int from, to;
+
+	(void)k;
+	if (parse_rewrite(v, &from, &to, why) != 0)
+		return -1;
+	if (ctx->cfg->rewrite[from] != -1)
+		return *why = "this signal is already rewritten", -1;
+	ctx->cfg->rewrite[from] = to;
+	return 0;
+}
+
+static int set_forward_to(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	(void)k;
+	if (strcmp(v, "child") == 0)
+		ctx->cfg->forward_to = FORWARD_CHILD;
+	else if (strcmp(v, "group") == 0)
+		ctx->cfg->forward_to = FORWARD_GROUP;
+	else
+		return *why = "expected child or group", -1;
+	return 0;
+}
+
+/* A long command may go on over indented lines; they are joined with a
+ * blank before the words are split. */
+static int set_command(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	char *text;
+
+	(void)k;
+	(void)why;
+	if (ctx->continued && ctx->command_text) {
+		if (asprintf(&text, "%s %s", ctx->command_text, v) < 0)
+			return *why = "out of memory", -1;
+	} else {
+		text = strdup(v);
+		ctx->command_line = ctx->line;
+	}
+	if (!text)
+		return *why = "out of memory", -1;
+	free(ctx->command_text);
+	ctx->command_text = text;
+	return 0; /* split once the last continuation line is in (validate) */
+}
+
+static int set_cwd(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	(void)k;
+	if (v[0] != '/')
+		return *why = "must be an absolute path", -1;
+	ctx->cfg->cwd = strdup(v);
+	return ctx->cfg->cwd ? 0 : (*why = "out of memory", -1);
+}
+
+static int set_umask(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	(void)k;
+	if (parse_umask(v, &ctx->cfg->umask, why) != 0)
+		return -1;
+	ctx->cfg->umask_set = 1;
+	return 0;
+}
+
+static int env_name_len(const char *s)
+{
+	int n = 0;
+
+	if (!isalpha((unsigned char)s[0]) && s[0] != '_')
+		return 0;
+	while (isalnum((unsigned char)s[n]) || s[n] == '_')
+		n++;
+	return n;
+}
+
+static int env_listed(char *const *list, int n, const char *name, size_t len)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (strncmp(list[i], name, len) == 0 && (list[i][len] == '=' || list[i][len] == '\0'))
+			return 1;
+	return 0;
+}
+
+static int set_env(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	struct ward_config *cfg = ctx->cfg;
+	int len = env_name_len(v);
+
+	(void)k;
+	if (len == 0 || v[len] != '=')
+		return *why = "expected NAME=VALUE", -1;
+	if (env_listed(cfg->env, cfg->n_env, v, (size_t)len))
+		return *why = "variable already set by an earlier env line", -1;
+	if (cfg->n_env >= WARD_MAX_ENV)
+		return *why = "too many env lines", -1;
+	cfg->env[cfg->n_env] = strdup(v);
+	if (!cfg->env[cfg->n_env])
+		return *why = "out of memory", -1;
+	cfg->n_env++;
+	return 0;
+}
+
+static int set_env_pass(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	struct ward_config *cfg = ctx->cfg;
+	const char *p = v;
+
+	(void)k;
+	while (*p) {
+		int len = env_name_len(p);
+		if (len == 0 || (p[len] != '\0' && p[len] != ' ' && p[len] != '\t'))
+			return *why = "expected variable names separated by blanks", -1;
+		if (!env_listed(cfg->env_pass, cfg->n_env_pass, p, (size_t)len)) {
+			if (cfg->n_env_pass >= WARD_MAX_ENV)
+				return *why = "too many env_pass names", -1;
+			cfg->env_pass[cfg->n_env_pass] = strndup(p, (size_t)len);
+			if (!cfg->env_pass[cfg->n_env_pass])
+				return *why = "out of memory", -1;
+			cfg->n_env_pass++;
+		}
+		p += len;
+		while (*p == ' ' || *p == '\t')
+			p++;
+	}
+	return 0;
+}
+
+static int set_rlimit(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	struct ward_config *cfg = ctx->cfg;
+	struct rlimit_value rl;
+	int i;
+
+	if (rlimit_resource(k + strlen("rlimit_"), &rl.resource) != 0)
+		return *why = "unknown resource (as, core, cpu, data, fsize, locks, memlock, "
+			      "msgqueue, nice, nofile, nproc, rss, rtprio, rttime, sigpending, stack)",
+		       -1;
+	for (i = 0; i < cfg->n_rlimits; i++)
+		if (cfg->rlimits[i].resource == rl.resource)
+			return *why = "set twice", -1;
+	if (parse_rlimit(v, &rl.soft, &rl.hard, why) != 0)
+		return -1;
+	cfg->rlimits[cfg->n_rlimits++] = rl;
+	return 0;
+}
+
+static int push(char ***v, int *n, const char *s, size_t len)
+{
+	char **nv = realloc(*v, (size_t)(*n + 2) * sizeof **v);
+
+	if (!nv)
+		return -1;
+	*v = nv;
+	nv[*n] = strndup(s, len);
+	if (!nv[*n])
+		return -1;
+	nv[++*n] = NULL;
+	return 0;
+}
+
+static int set_evidence(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	(void)k;
+	if (v[0] != '/')
+		return *why = "must be an absolute path", -1;
+	ctx->cfg->evidence = strdup(v);
+	return ctx->cfg->evidence ? 0 : (*why = "out of memory", -1);
+}
+
+static int set_user(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	(void)k;
+	if (strlen(v) >= 64 || strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				      "0123456789_.-:$") != strlen(v))
+		return *why = "expected a user name, UID or UID:GID", -1;
+	ctx->cfg->user = strdup(v);
+	ctx->cfg->user_line = ctx->line;
+	return ctx->cfg->user ? 0 : (*why = "out of memory", -1);
+}
+
+static int set_allow_root(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	(void)k;
+	return parse_bool(v, &ctx->cfg->allow_root, why);
+}
+
+static int set_ll_mode(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	(void)k;
+	if (strcmp(v, "hard_requirement") == 0)
+		ctx->cfg->landlock.mode = LL_HARD;
+	else if (strcmp(v, "best_effort") == 0)
+		ctx->cfg->landlock.mode = LL_BEST_EFFORT;
+	else if (strcmp(v, "off") == 0)
+		ctx->cfg->landlock.mode = LL_OFF;
+	else
+		return *why = "expected hard_requirement, best_effort or off", -1;
+	return 0;
+}
+
+/* A list of absolute paths, split like a command line (quotes allowed). */
+static int set_paths(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	struct ll_policy *ll = &ctx->cfg->landlock;
+	char ***list = strcmp(k, "read") == 0 ? &ll->read : strcmp(k, "write") == 0 ? &ll->write : &ctx->cfg->writable;
+	int *n = list == &ll->read ? &ll->n_read : list == &ll->write ? &ll->n_write : &ctx->cfg->n_writable;
+	char **words;
+	int argc, i, rc = 0;
+
+	if (!*v)
+		return 0;
+	if (list == &ctx->cfg->writable && !ctx->cfg->writable_line)
+		ctx->cfg->writable_line = ctx->line;
+	if (split_words(v, &words, &argc, why) != 0)
+		return -1;
+	for (i = 0; i < argc && rc == 0; i++) {
+		/* "." is the directory the runtime starts ward in (docker -w, the
+		 * OCI cwd): the workspace, at the same absolute path */
+		if (words[i][0] != '/' && strcmp(words[i], ".") != 0)
+			rc = (*why = "paths must be absolute (or . for the start directory)", -1);
+		else if (push(list, n, words[i], strlen(words[i])) != 0)
+			rc = (*why = "out of memory", -1);
+	}
+	free(words);
+	return rc;
+}
+
+static int set_ports(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	struct ll_policy *ll = &ctx->cfg->landlock;
+
+	if (strcmp(k, "connect") == 0)
+		return ll_parse_ports(v, &ll->connect, &ll->n_connect, why);
+	return ll_parse_ports(v, &ll->bind, &ll->n_bind, why);
+}
+
+static int set_scope(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	const char *p = v;
+
+	(void)k;
+	while (*p) {
+		size_t len = strcspn(p, " \t,");
+		if ((len == 8 && strncmp(p, "abstract", 8) == 0) || (len == 13 && strncmp(p, "abstract_unix", 13) == 0))
+			ctx->cfg->landlock.scopes |= LL_SCOPE_ABSTRACT_UNIX;
+		else if (len == 6 && strncmp(p, "signal", 6) == 0)
+			ctx->cfg->landlock.scopes |= LL_SCOPE_SIGNAL;
+		else if (len)
+			return *why = "expected abstract and/or signal", -1;
+		p += len;
+		p += strspn(p, " \t,");
+	}
+	return 0;
+}
+
+static int set_sc_mode(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	(void)k;
+	if (strcmp(v, "default") == 0)
+		ctx->cfg->seccomp.enabled = 1;
+	else if (strcmp(v, "off") == 0)
+		ctx->cfg->seccomp.enabled = 0;
+	else
+		return *why = "expected default or off", -1;
+	return 0;
+}
+
+/* deny: system calls libseccomp knows; allow: names of the default list. */
+static int set_sc_names(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	struct sc_policy *sc = &ctx->cfg->seccomp;
+	int deny = strcmp(k, "deny") == 0;
+	const char *p = v;
+	char name[64];
+
+	while (*p) {
+		size_t len = strcspn(p, " \t,");
+		if (len) {
+			if (len >= sizeof name)
+				return *why = "system call name too long", -1;
+			memcpy(name, p, len);
+			name[len] = '\0';
+			if (deny && !sc_known_syscall(name) && !sc_optin_has(name))
+				return *why = "unknown system call (or group: udp)", -1;
+			if (!deny && !sc_default_has(name))
+				return *why = "not in the default deny list (see ward.conf(5))", -1;
+			/* its flags are in memory a filter cannot read: allowed, it
+			 * would create namespaces; refused, libc falls back to clone */
+			if (!deny && strcmp(name, "clone3") == 0)
+				return *why = "cannot be allowed: a filter cannot see its flags, so it would allow "
+					      "new namespaces (libc falls back to clone, which is filtered)", -1;
+			if (deny ? push(&sc->deny, &sc->n_deny, name, len)
+				 : push(&sc->allow, &sc->n_allow, name, len))
+				return *why = "out of memory", -1;
+		}
+		p += len;
+		p += strspn(p, " \t,");
+	}
+	return 0;
+}
+
+static int set_bridge_user(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	(void)k;
+	if (strlen(v) >= 64 || strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				      "0123456789_.-:$") != strlen(v))
+		return *why = "expected a user name, UID or UID:GID", -1;
+	ctx->cfg->bridge_user = strdup(v);
+	ctx->cfg->bridge_user_line = ctx->line;
+	return ctx->cfg->bridge_user ? 0 : (*why = "out of memory", -1);
+}
+
+static int set_source(char **dst, const char *v, const char **why);
+
+/* The route a [route NAME] key belongs to; its header created it. */
+static struct config_route *route_of(struct parse_ctx *ctx)
+{
+	return route_named(ctx->cfg, ctx->section + strlen("route "),
+			   strlen(ctx->section + strlen("route ")), ctx->line);
+}
+
+static int set_route(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	struct config_route *r = route_of(ctx);
+	uint64_t port;
+
+	if (!r)
+		return *why = "out of memory", -1;
+	if (strcmp(k, "listen") == 0) {
+		if (r->port)
+			return *why = "set twice in this route", -1;
+		if (strncmp(v, "127.0.0.1:", 10) != 0 || parse_uint(v + 10, 1, 65535, &port, why) != 0)
+			return *why = "expected 127.0.0.1:PORT (the bridge listens on loopback only)", -1;
+		r->port = (unsigned)port;
+	} else if (strcmp(k, "upstream") == 0) {
+		if (r->has_up)
+			return *why = "set twice in this route", -1;
+		if (upstream_parse(v, &r->up, why) != 0)
+			return -1;
+		r->has_up = 1;
+	} else if (strcmp(k, "methods") == 0) {
+		if (r->methods)
+			return *why = "set twice in this route", -1;
+		if (http_methods(v, &r->methods) != 0)
+			return *why = "expected HTTP methods like POST GET DELETE", -1;
+	} else if (strcmp(k, "path") == 0) {
+		if (r->path)
+			return *why = "set twice in this route", -1;
+		if (!http_target_ok(v))
+			return *why = "expected an origin-form target like /mcp or /v1/ (no dot segments or "
+				      "encoded separators: the bridge would refuse every request)", -1;
+		r->path = strdup(v);
+	} else if (strcmp(k, "tls_ca") == 0) {
+		if (r->tls_ca)
+			return *why = "set twice in this route", -1;
+		if (v[0] != '/')
+			return *why = "expected an absolute path to a PEM bundle", -1;
+		r->tls_ca = strdup(v);
+	} else if (strcmp(k, "tls_pin") == 0) {
+		unsigned char pin[32];
+		if (r->tls_pin)
+			return *why = "set twice in this route", -1;
+		if (tls_parse_pin(v, pin) != 0)
+			return *why = "expected sha256: and 64 hex digits (the certificate's SHA-256)", -1;
+		r->tls_pin = strdup(v);
+	} else if (strcmp(k, "host") == 0) {
+		if (r->host)
+			return *why = "set twice in this route", -1;
+		char name[256];
+		const char *b;
+		for (b = v; *b; b++)
+			if ((unsigned char)*b <= ' ' || *b == 0x7f || *b == '/' || *b == '@')
+				break;
+		if (*b || host_server_name(v, name, sizeof name) != 0)
+			return *why = "expected HOST, HOST:PORT or [IPV6]:PORT", -1;
+		r->host = strdup(v);
+	} else {
+		const char *colon = strchr(v, ':'), *val;
+		char **nv, *one;
+		if (!colon || colon == v || strcspn(v, " \t") < (size_t)(colon - v) || !colon[1])
+			return *why = "expected Name: value (value may be @PATH or @fd:N)", -1;
+		if (http_header_reserved(v, (size_t)(colon - v)))
+			return *why = "the bridge writes this header itself (framing, Host, hop-by-hop)", -1;
+		val = colon + 1 + strspn(colon + 1, " \t");
+		if (*val == '@') {
+			/* read at start: checked as a source now, written as ward
+			 * compares it (@fd:03 is @fd:3) */
+			char *src;
+			if (set_source(&src, val + 1, why) != 0)
+				return *why = "expected Name: @fd:N (N >= 3) or Name: @/absolute/path", -1;
+			if (asprintf(&one, "%.*s: @%s", (int)(colon - v), v, src) < 0)
+				one = NULL;
+			free(src);
+		} else {
+			one = strdup(v);
+		}
+		if (!one)
+			return *why = "out of memory", -1;
+		nv = realloc(r->headers, (size_t)(r->n_headers + 1) * sizeof *nv);
+		if (!nv) {
+			free(one);
+			return *why = "out of memory", -1;
+		}
+		r->headers = nv;
+		nv[r->n_headers] = one;
+		r->n_headers++;
+	}
+	return 0;
+}
+
+/* An absolute file path with no //, . or .. segment and no trailing /:
+ * two spellings of one file must not pass the overlap checks. */
+static int plain_file_path(const char *v)
+{
+	size_t vl = strlen(v);
+
+	return v[0] == '/' && v[vl - 1] != '/' && !strstr(v, "/../") && !strstr(v, "/./") && !strstr(v, "//") &&
+	       !(vl >= 2 && strcmp(v + vl - 2, "/.") == 0) && !(vl >= 3 && strcmp(v + vl - 3, "/..") == 0);
+}
+
+/* "fd:N" (N >= 3, written as ward will compare it: fd:03 is fd:3) or an
+ * absolute path. */
+static int set_source(char **dst, const char *v, const char **why)
+{
+	uint64_t n;
+
+	if (strncmp(v, "fd:", 3) != 0 && v[0] != '/')
+		return *why = "expected fd:N or an absolute path", -1;
+	if (strncmp(v, "fd:", 3) == 0) {
+		if (parse_uint(v + 3, 3, 65535, &n, why) != 0)
+			return *why = "expected fd:N with N >= 3", -1;
+		if (asprintf(dst, "fd:%u", (unsigned)n) < 0)
+			*dst = NULL;
+	} else {
+		*dst = strdup(v);
+	}
+	return *dst ? 0 : (*why = "out of memory", -1);
+}
+
+static int set_file(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	const char *name = ctx->section + strlen("file ");
+	struct config_file *f = file_named(ctx->cfg, name, strlen(name), ctx->line);
+
+	if (!f)
+		return *why = "out of memory", -1;
+	if (strcmp(k, "source") == 0) {
+		if (f->source)
+			return *why = "set twice in this file", -1;
+		return set_source(&f->source, v, why);
+	}
+	if (strcmp(k, "target") == 0) {
+		if (f->target)
+			return *why = "set twice in this file", -1;
+		if (!plain_file_path(v))
+			return *why = "expected an absolute, normalised file path", -1;
+		f->target = strdup(v);
+		return f->target ? 0 : (*why = "out of memory", -1);
+	}
+	/* mode */
+	if (f->mode_set)
+		return *why = "set twice in this file", -1;
+	{
+		char *end;
+		unsigned long m = strtoul(v, &end, 8);
+		if (*end || !*v || v[0] == '-' || m > 0777)
+			return *why = "expected an octal mode like 0600 (no set-id or sticky bits)", -1;
+		if (m & 0022)
+			return *why = "group or other write access makes the file no longer private", -1;
+		f->mode = (unsigned)m;
+		f->mode_set = 1;
+	}
+	return 0;
+}
+
+static int set_mcp(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	struct ward_config *cfg = ctx->cfg;
+	uint64_t port;
+
+	if (strcmp(k, "source") == 0) {
+		free(cfg->mcp_source);
+		cfg->mcp_source = NULL;
+		return set_source(&cfg->mcp_source, v, why);
+	} else if (strcmp(k, "target") == 0) {
+		if (!plain_file_path(v))
+			return *why = "expected an absolute, normalised file path", -1;
+		free(cfg->mcp_target);
+		cfg->mcp_target = strdup(v);
+	} else if (strcmp(k, "upstream") == 0) {
+		if (upstream_parse(v, &cfg->mcp_up, why) != 0)
+			return -1;
+		cfg->mcp_has_up = 1;
+	} else if (strcmp(k, "required") == 0) {
+		int b;
+		if (parse_bool(v, &b, why) != 0)
+			return -1;
+		cfg->mcp_optional = !b;
+	} else {
+		if (strncmp(v, "127.0.0.1:", 10) != 0 || parse_uint(v + 10, 1, 65535, &port, why) != 0)
+			return *why = "expected 127.0.0.1:PORT (the first port; one per HTTP server)", -1;
+		cfg->mcp_port = (unsigned)port;
+	}
+	return 0;
+}
+
+const struct key_def config_keys[] = {
+	{ SEC_WARD, "log_format", set_log_format, 0, 0 },
+	{ SEC_WARD, "log_level", set_log_level, 0, 0 },
+	{ SEC_WARD, "evidence", set_evidence, 0, 0 },
+	{ SEC_WARD, "bridge_user", set_bridge_user, 0, 0 },
+	{ SEC_SUPERVISE, "grace", set_grace, 0, 0 },
+	{ SEC_SUPERVISE, "restart", set_restart, 0, 0 },
+	{ SEC_SUPERVISE, "restart_delay", set_restart_delay, 0, 0 },
+	{ SEC_SUPERVISE, "restart_limit", set_restart_limit, 0, 0 },
+	{ SEC_SUPERVISE, "signal_rewrite", set_rewrite, 1, 0 },
+	{ SEC_SUPERVISE, "forward_to", set_forward_to, 0, 0 },
+	{ SEC_AGENT, "command", set_command, 0, 1 },
+	{ SEC_AGENT, "cwd", set_cwd, 0, 0 },
+	{ SEC_AGENT, "user", set_user, 0, 0 },
+	{ SEC_AGENT, "allow_root", set_allow_root, 0, 0 },
+	{ SEC_AGENT, "umask", set_umask, 0, 0 },
+	{ SEC_AGENT, "env", set_env, 1, 0 },
+	{ SEC_AGENT, "env_pass", set_env_pass, 1, 0 },
+	{ SEC_AGENT, "rlimit_", set_rlimit, 1, 0 },
+	{ SEC_AGENT, "writable", set_paths, 1, 0 },
+	{ SEC_LANDLOCK, "mode", set_ll_mode, 0, 0 },
+	{ SEC_LANDLOCK, "read", set_paths, 1, 0 },
+	{ SEC_LANDLOCK, "write", set_paths, 1, 0 },
+	{ SEC_LANDLOCK, "connect", set_ports, 1, 0 },
+	{ SEC_LANDLOCK, "bind", set_ports, 1, 0 },
+	{ SEC_LANDLOCK, "scope", set_scope, 0, 0 },
+	{ SEC_SECCOMP, "mode", set_sc_mode, 0, 0 },
+	{ SEC_SECCOMP, "deny", set_sc_names, 1, 0 },
+	{ SEC_SECCOMP, "allow", set_sc_names, 1, 0 },
+	{ SEC_MCP, "source", set_mcp, 0, 0 },
+	{ SEC_MCP, "target", set_mcp, 0, 0 },
+	{ SEC_MCP, "upstream", set_mcp, 0, 0 },
+	{ SEC_MCP, "listen", set_mcp, 0, 0 },
+	{ SEC_MCP, "required", set_mcp, 0, 0 },
+	/* route keys may repeat across routes; set_route refuses repeats in one */
+	{ SEC_ROUTE, "listen", set_route, 1, 0 },
+	{ SEC_ROUTE, "upstream", set_route, 1, 0 },
+	{ SEC_ROUTE, "methods", set_route, 1, 0 },
+	{ SEC_ROUTE, "path", set_route, 1, 0 },
+	{ SEC_ROUTE, "host", set_route, 1, 0 },
+	{ SEC_ROUTE, "header", set_route, 1, 0 },
+	{ SEC_ROUTE, "tls_ca", set_route, 1, 0 },
+	{ SEC_ROUTE, "tls_pin", set_route, 1, 0 },
+	/* like route keys: set_file refuses repeats in one file */
+	{ SEC_FILE, "source", set_file, 1, 0 },
+	{ SEC_FILE, "target", set_file, 1, 0 },
+	{ SEC_FILE, "mode", set_file, 1, 0 },
+};
+
+const size_t config_n_keys = sizeof config_keys / sizeof config_keys[0];
+_Static_assert(sizeof config_keys / sizeof config_keys[0] <= CONFIG_KEY_LINES, "key_line too small");

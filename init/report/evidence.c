@@ -1,0 +1,369 @@
+#define _GNU_SOURCE
+#include "init/report/evidence.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "init/supervise/bridgeproc.h"
+#include "common/log.h"
+#include "common/parse.h"
+#include "child/privdrop.h"
+#include "init/report/json.h"
+#include "common/version.h"
+
+/* The /proc/PID/status fields that prove credentials and confinement. */
+static const char *const status_keys[] = { "Uid",    "Gid",    "Groups", "CapInh",	   "CapPrm",
+					   "CapEff", "CapBnd", "CapAmb", "NoNewPrivs", "Seccomp",
+					   "Seccomp_filters" };
+
+static json_t *proc_status(pid_t pid)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0, i;
+	json_t *o = json_object();
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f) {
+		json_object_set_new(o, "error", json_string(strerror(errno)));
+		return o;
+	}
+	/* whole lines: Groups can be longer than any fixed buffer */
+	while (getline(&line, &cap, f) > 0) {
+		char *colon = strchr(line, ':'), *v;
+		if (!colon)
+			continue;
+		*colon = '\0';
+		for (i = 0; i < sizeof status_keys / sizeof status_keys[0]; i++) {
+			if (strcmp(line, status_keys[i]) != 0)
+				continue;
+			v = colon + 1;
+			v += strspn(v, " \t");
+			v[strcspn(v, "\n")] = '\0';
+			json_object_set_new(o, line, jstr(v));
+		}
+	}
+	free(line);
+	fclose(f);
+	return o;
+}
+
+/* /proc/PID/limits: "Max open files  4096  4096  files" */
+static json_t *proc_limits(pid_t pid)
+{
+	static const struct {
+		const char *label, *name;
+	} map[] = {
+		{ "Max cpu time", "cpu" },	       { "Max file size", "fsize" },
+		{ "Max data size", "data" },	       { "Max stack size", "stack" },
+		{ "Max core file size", "core" },      { "Max resident set", "rss" },
+		{ "Max processes", "nproc" },	       { "Max open files", "nofile" },
+		{ "Max locked memory", "memlock" },    { "Max address space", "as" },
+		{ "Max file locks", "locks" },	       { "Max pending signals", "sigpending" },
+		{ "Max msgqueue size", "msgqueue" },   { "Max nice priority", "nice" },
+		{ "Max realtime priority", "rtprio" }, { "Max realtime timeout", "rttime" },
+	};
+	char path[64], line[256];
+	json_t *o = json_object();
+	FILE *f;
+	size_t i;
+
+	snprintf(path, sizeof path, "/proc/%d/limits", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return o;
+	while (fgets(line, sizeof line, f)) {
+		for (i = 0; i < sizeof map / sizeof map[0]; i++) {
+			size_t l = strlen(map[i].label);
+			char soft[32], hard[32];
+			if (strncmp(line, map[i].label, l) != 0 || line[l] != ' ')
+				continue;
+			if (sscanf(line + 26, "%31s %31s", soft, hard) == 2)
+				json_object_set_new(o, map[i].name, json_pack("[s,s]", soft, hard));
+		}
+	}
+	fclose(f);
+	return o;
+}
+
+static json_t *fs_rights(uint64_t rights)
+{
+	json_t *a = json_array();
+	int i;
+
+	for (i = 0; i < 16; i++)
+		if (rights & (1ULL << i))
+			json_array_append_new(a, json_string(ll_fs_right_name(1ULL << i)));
+	return a;
+}
+
+static json_t *landlock_json(const struct evidence_src *e, json_t *degr)
+{
+	const struct ll_ruleset *ll = e->ll;
+	const struct ll_policy *p = &e->cfg->landlock;
+	static const char *const modes[] = { "off", "best_effort", "hard_requirement" };
+	json_t *o, *rules, *net, *scoped, *flags;
+	int i;
+
+	if (!e->cfg->has_landlock || p->mode == LL_OFF) {
+		json_array_append_new(degr, json_string("landlock: off (no [landlock] section or mode = off)"));
+		return json_pack("{s:b}", "enabled", 0);
+	}
+	o = json_pack("{s:b,s:s,s:i}", "enabled", ll->fd >= 0, "mode", modes[p->mode], "abi", ll->abi);
+	json_object_set_new(o, "handled_fs", fs_rights(ll->handled_fs));
+	net = json_array();
+	if (ll->handled_net & LL_NET_BIND_TCP)
+		json_array_append_new(net, json_string("bind_tcp"));
+	if (ll->handled_net & LL_NET_CONNECT_TCP)
+		json_array_append_new(net, json_string("connect_tcp"));
+	json_object_set_new(o, "handled_net", net);
+	scoped = json_array();
+	if (ll->scoped & LL_SCOPE_ABSTRACT_UNIX)
+		json_array_append_new(scoped, json_string("abstract_unix_socket"));
+	if (ll->scoped & LL_SCOPE_SIGNAL)
+		json_array_append_new(scoped, json_string("signal"));
+	json_object_set_new(o, "scoped", scoped);
+	flags = json_array();
+	if (ll->restrict_flags & LL_LOG_SAME_EXEC_OFF)
+		json_array_append_new(flags, json_string("log_same_exec_off"));
+	if (ll->restrict_flags & LL_LOG_NEW_EXEC_ON)
+		json_array_append_new(flags, json_string("log_new_exec_on"));
+	json_object_set_new(o, "restrict_flags", flags);
+	rules = json_array();
+	for (i = 0; i < ll->n_rules; i++)
+		json_array_append_new(rules, json_pack("{s:o,s:s,s:o}", "path", jstr(ll->rules[i].path), "type",
+						       ll->rules[i].is_dir ? "dir" : "file", "access",
+						       fs_rights(ll->rules[i].access)));
+	json_object_set_new(o, "rules", rules);
+	/* what was put in force (the bridge's ports included), not the config */
+	json_object_set_new(o, "connect_tcp", json_ports(ll->connect, ll->n_connect));
+	json_object_set_new(o, "bind_tcp", json_ports(ll->bind, ll->n_bind));
+	json_object_set_new(o, "net_rules", json_integer(ll->n_net_rules));
+	for (i = 0; i < ll->n_notes; i++) {
+		char *s;
+		if (asprintf(&s, "landlock: %s", ll->notes[i]) >= 0) {
+			json_array_append_new(degr, json_string(s));
+			free(s);
+		}
+	}
+	return o;
+}
+
+static void hex(const unsigned char *b, size_t n, char *out)
+{
+	size_t i;
+	for (i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", b[i]);
+}
+
+/* The filter's SHA-256 as 64 hex digits and a NUL. */
+static void digest_hex(const struct sc_filter *f, char out[65])
+{
+	unsigned char d[32];
+
+	sc_digest(f, d);
+	hex(d, sizeof d, out);
+}
+
+static json_t *seccomp_json(const struct evidence_src *e, json_t *degr)
+{
+	const struct sc_policy *p = &e->cfg->seccomp;
+	const char *names[96];
+	char h[65];
+	json_t *o, *deny;
+	size_t i, n;
+
+	if (!e->sc) {
+		json_array_append_new(degr, json_string("seccomp: off (no [seccomp] section or mode = off)"));
+		return json_pack("{s:b}", "enabled", 0);
+	}
+	digest_hex(e->sc, h);
+	o = json_pack("{s:b,s:s,s:s,s:i,s:i}", "enabled", 1, "mode", "default", "sha256", h,
+		      "bpf_instructions", e->sc->len, "rules", e->sc->n_rules);
+	deny = json_array();
+	n = sc_default_names(names, 96, 0);
+	for (i = 0; i < n; i++) {
+		int j, allowed = 0;
+		for (j = 0; j < p->n_allow; j++)
+			allowed |= strcmp(p->allow[j], names[i]) == 0;
+		if (!allowed)
+			json_array_append_new(deny, json_string(names[i]));
+	}
+	for (i = 0; i < (size_t)p->n_deny; i++)
+		json_array_append_new(deny, json_string(p->deny[i]));
+	json_object_set_new(o, "denied", deny);
+	return o;
+}
+
+/* Routes as configured, secrets left out: only the names of added headers. */
+static json_t *bridge_json(const struct evidence_src *e)
+{
+	const struct bridgeproc *b = e->bridge;
+	json_t *o, *routes = json_array();
+	int i, h, m;
+
+	for (i = 0; i < b->routes.n; i++) {
+		const struct bridge_route *r = &b->routes.v[i];
+		json_t *methods = json_array(), *headers = json_array();
+		for (m = 0; m < 32; m++)
+			if (r->http.methods & (1u << m))
+				json_array_append_new(methods, json_string(http_method_str((enum http_method)m)));
+		for (h = 0; h < r->n_headers; h++)
+			json_array_append_new(headers, json_stringn(r->headers[h], (size_t)(strchr(r->headers[h], ':') - r->headers[h])));
+		json_array_append_new(routes, json_pack("{s:s,s:i,s:o,s:o,s:o,s:o,s:o}", "name", r->name, "listen",
+							 r->port, "upstream", jstr(r->up.desc), "path", jstr(r->http.path),
+							 "host", jstr(r->http.host), "methods", methods, "adds_headers", headers));
+	}
+	o = json_pack("{s:i,s:i,s:i,s:o}", "pid", e->bridge_pid ? (int)*e->bridge_pid : 0, "uid",
+		      (int)b->confine.user.uid, "upstreams_answering", b->health_ok, "routes", routes);
+	if (e->bridge_pid && *e->bridge_pid > 0)
+		json_object_set_new(o, "status", proc_status(*e->bridge_pid));
+	if (b->sc.prog) {
+		char h2[65];
+		digest_hex(&b->sc, h2);
+		json_object_set_new(o, "seccomp_sha256", json_string(h2));
+	}
+	{
+		/* its Landlock is best effort: what this kernel left out */
+		json_t *notes = json_array();
+		for (i = 0; i < b->ll.n_notes; i++)
+			json_array_append_new(notes, json_string(b->ll.notes[i]));
+		json_object_set_new(o, "landlock_degraded", notes);
+	}
+	return o;
+}
+
+char *evidence_json(const struct evidence_src *e, pid_t agent, const struct start_notes *notes)
+{
+	json_t *root, *degr = json_array(), *groups;
+	char h[65], *text;
+	int i;
+
+	root = json_pack("{s:s,s:i}", "ward", WARD_VERSION, "agent_pid", (int)agent);
+	/* the agent as the kernel sees it */
+	json_object_set_new(root, "agent", proc_status(agent));
+	json_object_set_new(root, "rlimits", proc_limits(agent));
+	if (e->confine) {
+		groups = json_array();
+		for (i = 0; i < e->confine->user.ngroups; i++)
+			json_array_append_new(groups, json_integer(e->confine->user.groups[i]));
+		json_object_set_new(root, "user",
+				    json_pack("{s:o,s:i,s:i,s:o}", "name", jstr(e->confine->user.name),
+					      "uid", (int)e->confine->user.uid, "gid",
+					      (int)e->confine->user.gid, "groups", groups));
+	} else {
+		json_array_append_new(degr, json_string("user: no privilege drop (no [agent] user)"));
+	}
+	if (notes->bounding_kept)
+		json_array_append_new(degr, json_string(
+			"capabilities: the bounding set is not empty (the runtime gave ward no CAP_SETPCAP); "
+			"no_new_privs keeps it from being used"));
+	if (notes->securebits_err)
+		json_array_append_new(degr, json_string("capabilities: securebits not locked"));
+	json_object_set_new(root, "landlock", landlock_json(e, degr));
+	json_object_set_new(root, "seccomp", seccomp_json(e, degr));
+	if (e->sc_init) {
+		/* the hash only of a filter that was loaded: /proc says the rest */
+		json_t *self = json_pack("{s:o}", "status", proc_status(getpid()));
+		if (e->self_filter_loaded) {
+			digest_hex(e->sc_init, h);
+			json_object_set_new(self, "seccomp_sha256", json_string(h));
+		} else {
+			json_array_append_new(degr, json_string("ward itself: its own seccomp filter is not loaded"));
+		}
+		json_object_set_new(root, "ward_self", self);
+	}
+	if (e->self_caps_kept)
+		json_array_append_new(degr, json_string("ward itself: it kept all its capabilities"));
+	if (e->bridge && e->bridge->active) {
+		json_object_set_new(root, "bridge", bridge_json(e));
+		if (e->bridge->health_ok < e->bridge->routes.n)
+			json_array_append_new(degr, json_string("bridge: an upstream did not answer at start"));
+	}
+	json_object_set_new(root, "degradations", degr);
+	text = json_dumps(root, JSON_COMPACT);
+	json_decref(root);
+	return text;
+}
+
+int evidence_open(struct evidence_src *e)
+{
+	char dir[4096], *slash;
+
+	e->fd = -1;
+	if (!e->path)
+		return 0;
+	snprintf(dir, sizeof dir, "%s", e->path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+			return -errno;
+	}
+	/* Not blocking on a FIFO planted there, and only a regular file
+	 * that ward itself owns and no one else may write (a file an
+	 * earlier agent owns would stay the agent's to forge). */
+	e->fd = open(e->path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
+	if (e->fd < 0)
+		return errno == ENXIO ? -EINVAL : -errno; /* a FIFO no one reads */
+	{
+		struct stat st;
+		int err = fstat(e->fd, &st) != 0	      ? errno
+			  : !S_ISREG(st.st_mode)	      ? EINVAL
+			  : st.st_uid != geteuid() || st.st_mode & 022 ? EPERM
+							      : 0;
+		if (err || fcntl(e->fd, F_SETFL, 0) != 0) {
+			close(e->fd);
+			e->fd = -1;
+			return -(err ? err : errno);
+		}
+	}
+	return 0;
+}
+
+/* One JSON object replaces the file's content at every start. */
+static int write_evidence(int fd, const char *text)
+{
+	size_t len = strlen(text);
+
+	if (ftruncate(fd, 0) != 0)
+		return -errno;
+	errno = EIO; /* a short write sets none */
+	if (pwrite(fd, text, len, 0) != (ssize_t)len || pwrite(fd, "\n", 1, (off_t)len) != 1)
+		return -(errno ? errno : EIO);
+	return 0;
+}
+
+void evidence_on_start(void *arg, pid_t agent, const struct start_notes *notes)
+{
+	const struct evidence_src *e = arg;
+	char *text;
+	int rc;
+
+	if (!e->to_stderr && !e->path)
+		return;
+	text = evidence_json(e, agent, notes);
+	if (!text) {
+		log_error("evidence: cannot build the JSON");
+		return;
+	}
+	if (e->to_stderr) {
+		size_t len = strlen(text);
+		/* the whole document or a warning: a cut one is not JSON */
+		text[len] = '\n';
+		rc = log_write(text, len + 1, 1000);
+		text[len] = '\0';
+		if (rc != 0)
+			log_warn("evidence: cannot write to stderr");
+	}
+	if (e->fd >= 0 && (rc = write_evidence(e->fd, text)) != 0)
+		log_error("evidence: %s: %s", e->path, strerror(-rc));
+	free(text);
+}

@@ -1,0 +1,41 @@
+#define _GNU_SOURCE
+#include "init/report/json.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+json_t *jstr(const char *s)
+{
+	json_t *j = json_string(s);
+	char *copy;
+	size_t i;
+
+	if (j || !s)
+		return j ? j : json_string("?");
+	copy = strdup(s);
+	if (!copy)
+		return json_string("?");
+	for (i = 0; copy[i]; i++)
+		if ((unsigned char)copy[i] >= 0x80)
+			copy[i] = '?';
+	j = json_string(copy);
+	free(copy);
+	return j ? j : json_string("?");
+}
+
+json_t *json_ports(const struct port_range *v, int n)
+{
+	json_t *a = json_array();
+	char buf[16];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (v[i].lo == v[i].hi)
+			snprintf(buf, sizeof buf, "%u", v[i].lo);
+		else
+			snprintf(buf, sizeof buf, "%u-%u", v[i].lo, v[i].hi);
+		json_array_append_new(a, json_string(buf));
+	}
+	return a;
+}

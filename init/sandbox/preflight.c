@@ -1,0 +1,288 @@
+/* preflight: what is checked about the runtime's environment before the
+ * agent's first start, so a start that would fail later fails now, with one
+ * line naming the setting and the fix. */
+#define _GNU_SOURCE
+#include "init/sandbox/preflight.h"
+
+#include <cap-ng.h>
+#include <errno.h>
+#include <grp.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/parse.h"
+
+/* A limit above the hard limit the runtime gave can only be set with
+ * CAP_SYS_RESOURCE: say so before anything starts, not when the agent
+ * execs. */
+int preflight_rlimits(const struct ward_config *cfg)
+{
+	int i;
+
+	for (i = 0; i < cfg->n_rlimits; i++) {
+		const struct rlimit_value *rl = &cfg->rlimits[i];
+		struct rlimit cur;
+		char want[32];
+
+		if (getrlimit(rl->resource, &cur) != 0 || cur.rlim_max == RLIM_INFINITY ||
+		    (rl->hard != RLIM_INFINITY && rl->hard <= cur.rlim_max) || cap_effective(CAP_SYS_RESOURCE))
+			continue;
+		if (rl->hard == RLIM_INFINITY)
+			snprintf(want, sizeof want, "unlimited");
+		else
+			snprintf(want, sizeof want, "%llu", (unsigned long long)rl->hard);
+		log_error("rlimit_%s: hard limit %s is above the %llu this runtime gives, and raising it "
+			  "needs CAP_SYS_RESOURCE", rlimit_name(rl->resource), want,
+			  (unsigned long long)cur.rlim_max);
+		return 2;
+	}
+	return 0;
+}
+
+/* As the agent user: can it create a file in dir? 0, or the errno. */
+static int agent_can_write(const struct user_ids *u, const char *dir)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0)
+		return errno;
+	if (pid == 0) {
+		char path[PATH_MAX + 32];
+		int fd;
+		if (setgroups((size_t)u->ngroups, u->groups) != 0 || setresgid(u->gid, u->gid, u->gid) != 0 ||
+		    setresuid(u->uid, u->uid, u->uid) != 0)
+			_exit(EPERM);
+		/* as the agent runs: a root agent without CAP_DAC_OVERRIDE */
+		capng_clear(CAPNG_SELECT_CAPS);
+		if (capng_apply(CAPNG_SELECT_CAPS) != 0)
+			_exit(EPERM);
+		snprintf(path, sizeof path, "%s/.ward-writable-XXXXXX", dir);
+		fd = mkstemp(path);
+		if (fd < 0)
+			_exit(errno & 0xff);
+		close(fd);
+		unlink(path);
+		_exit(0);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return EIO;
+	return WEXITSTATUS(st);
+}
+
+/* [agent] writable: Pi dies when TMPDIR or its agent dir cannot be
+ * written. Each directory must exist, be on a writable filesystem with
+ * room left (1 MiB, and free inodes), be writable by the agent user, and
+ * be under a Landlock write rule: otherwise exit 3 before anything runs. */
+#define WRITABLE_MIN_FREE (1024 * 1024ULL)
+int preflight_writable(const struct confine *agent, const struct ll_ruleset *ll, const struct ward_config *cfg,
+		       int check)
+{
+	int i, e;
+
+	for (i = 0; i < cfg->n_writable; i++) {
+		const char *p = cfg->writable[i];
+		char real[PATH_MAX];
+		struct statvfs v;
+		unsigned long long avail;
+
+		if (!realpath(p, real) || statvfs(real, &v) != 0) {
+			log_error("%s:%d: writable = %s: %s", cfg->path, cfg->writable_line, p, strerror(errno));
+			return 3;
+		}
+		if (v.f_flag & ST_RDONLY) {
+			log_error("%s:%d: writable = %s: on a read-only filesystem; mount a volume or a tmpfs "
+				  "there (docker --tmpfs %s)", cfg->path, cfg->writable_line, p, real);
+			return 3;
+		}
+		avail = (unsigned long long)v.f_bavail * v.f_frsize;
+		if (avail < WRITABLE_MIN_FREE || (v.f_files > 0 && v.f_favail == 0)) {
+			log_error("%s:%d: writable = %s: the filesystem is full (%llu KiB, %llu inodes free); "
+				  "free space or mount a bigger volume", cfg->path, cfg->writable_line, p, avail / 1024,
+				  (unsigned long long)v.f_favail);
+			return 3;
+		}
+		if (ll->fd >= 0 && !(ll_granted(ll, real) & LL_FS_MAKE_REG)) {
+			log_error("%s:%d: writable = %s: no [landlock] write rule covers it; add write = %s",
+				  cfg->path, cfg->writable_line, p, p);
+			return 2;
+		}
+		if (!check && agent && geteuid() == 0 &&
+		    (e = agent_can_write(&agent->user, real)) != 0) {
+			log_error("%s:%d: writable = %s: uid %d cannot create files there (%s); chown it to "
+				  "the agent or choose another directory", cfg->path, cfg->writable_line, p,
+				  (int)agent->user.uid,
+				  strerror(e));
+			return 3;
+		}
+	}
+	return 0;
+}
+
+/* mountinfo's escapes (\040 for a blank, ...) undone in place */
+static void unescape(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++, o++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' &&
+		    s[3] <= '7') {
+			*o = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*o = *s;
+		}
+	}
+	*o = '\0';
+}
+
+/* the line after the one at line (or the end) */
+static const char *next_line(const char *line)
+{
+	const char *nl = strchr(line, '\n');
+
+	return nl ? nl + 1 : line + strlen(line);
+}
+
+/* Where a resolved path lies in its filesystem: the mount it is on (the
+ * last in /proc/self/mountinfo with the longest mount point that is a
+ * prefix of it) names the device, and the directory of that filesystem
+ * the mount shows; the rest of the path follows. A bind mount shows one
+ * directory at two places: the same device and place either way. */
+static int fs_place(const char *info, const char *real, char *dev, size_t devsize, char *place, size_t size)
+{
+	char root[PATH_MAX], mnt[PATH_MAX], d[32], best_root[PATH_MAX];
+	const char *line;
+	size_t best = 0;
+	int found = 0;
+
+	if (!info)
+		return -1;
+	for (line = info; *line; line = next_line(line)) {
+		size_t n;
+		if (sscanf(line, "%*s %*s %31s %4095s %4095s", d, root, mnt) != 3)
+			continue;
+		unescape(root);
+		unescape(mnt);
+		n = strcmp(mnt, "/") == 0 ? 0 : strlen(mnt);
+		if (n && (strncmp(real, mnt, n) != 0 || (real[n] != '/' && real[n] != '\0')))
+			continue;
+		if (!found || n >= best) {
+			found = 1;
+			best = n;
+			snprintf(dev, devsize, "%s", d);
+			snprintf(best_root, sizeof best_root, "%s", root);
+		}
+	}
+	if (!found)
+		return -1;
+	snprintf(place, size, "%s%s", strcmp(best_root, "/") == 0 ? "" : best_root, real + best);
+	if (!place[0])
+		snprintf(place, size, "/");
+	return 0;
+}
+
+/* a rule at rule_place covers what is at place (the same filesystem) */
+static int place_within(const char *place, const char *rule_place)
+{
+	size_t n = strlen(rule_place);
+
+	return strcmp(rule_place, "/") == 0 ||
+	       (strncmp(place, rule_place, n) == 0 && (place[n] == '/' || place[n] == '\0'));
+}
+
+/* the first of the agent's Landlock rule paths that reaches path (as
+ * written, where it leads, or where a bind mount shows its directory
+ * again), or NULL */
+static const char *rule_reaching(const struct ll_policy *p, const char *info, const char *path)
+{
+	char real[PATH_MAX], rreal[PATH_MAX], dev[32], place[2 * PATH_MAX], rdev[32], rplace[2 * PATH_MAX];
+	int i, resolved = realpath(path, real) != NULL;
+	int placed = resolved && fs_place(info, real, dev, sizeof dev, place, sizeof place) == 0;
+
+	for (i = 0; i < p->n_read + p->n_write; i++) {
+		const char *rule = i < p->n_read ? p->read[i] : p->write[i - p->n_read];
+		if (ll_covers(path, rule) || (resolved && ll_covers(real, rule)))
+			return rule;
+		if (placed && realpath(rule, rreal) &&
+		    fs_place(info, rreal, rdev, sizeof rdev, rplace, sizeof rplace) == 0 &&
+		    strcmp(dev, rdev) == 0 && place_within(place, rplace))
+			return rule;
+	}
+	return NULL;
+}
+
+static int private_reached(const struct ward_config *cfg, const char *info, int line, const char *what,
+			   const char *path)
+{
+	const char *rule;
+	struct stat st;
+
+	if (path[0] != '/')
+		return 0;
+	/* another name would be judged by its own directories, which ward
+	 * does not know: one name only */
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink > 1) {
+		log_error("%s:%d: %s %s has %lu names (hard links): one of them may be within the agent's "
+			  "Landlock rules; give it one", cfg->path, line, what, path, (unsigned long)st.st_nlink);
+		return 2;
+	}
+	if (!(rule = rule_reaching(&cfg->landlock, info, path)))
+		return 0;
+	log_error("%s:%d: %s %s is within the agent's Landlock rule for %s: the agent could read it; keep "
+		  "it out of the agent's paths (/run/ward)", cfg->path, line, what, path, rule);
+	return 2;
+}
+
+/* /proc/self/mountinfo, read once for every path judged; NULL without it */
+static char *mountinfo(void)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *text = NULL;
+	size_t len = 0;
+
+	if (!f)
+		return NULL;
+	if (getdelim(&text, &len, '\0', f) < 0) {
+		free(text);
+		text = NULL;
+	}
+	fclose(f);
+	return text;
+}
+
+int preflight_private(const struct ward_config *cfg)
+{
+	char cwd[PATH_MAX], *info;
+	int i, h, rc = 0;
+
+	if (!cfg->has_landlock || cfg->landlock.mode == LL_OFF)
+		return 0;
+	for (i = 0; i < cfg->landlock.n_write; i++)
+		if (strcmp(cfg->landlock.write[i], ".") == 0 && getcwd(cwd, sizeof cwd) && strcmp(cwd, "/") == 0) {
+			log_error("%s: [landlock] write = .: ward was started in /, and the agent could write the "
+				  "whole filesystem; start it in the workspace (docker -w, the OCI process.cwd)",
+				  cfg->path);
+			return 2;
+		}
+	info = mountinfo();
+	if (cfg->has_mcp && cfg->mcp_source)
+		rc = private_reached(cfg, info, cfg->mcp_line, "[mcp] source", cfg->mcp_source);
+	for (i = 0; !rc && i < cfg->n_routes; i++)
+		for (h = 0; !rc && !cfg->routes[i].resolved && h < cfg->routes[i].n_headers; h++) {
+			const char *colon = strchr(cfg->routes[i].headers[h], ':');
+			const char *val = colon ? colon + 1 + strspn(colon + 1, " \t") : "";
+			if (val[0] == '@')
+				rc = private_reached(cfg, info, cfg->routes[i].line, "[route] header file", val + 1);
+		}
+	free(info);
+	return rc;
+}

@@ -1,0 +1,236 @@
+#define _GNU_SOURCE
+#include "init/sandbox/privfiles.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/source.h"
+#include "init/sandbox/privwrite.h"
+#include "mcp-bridge/http.h"
+
+/* One fd:N the config names: open now, and named once. */
+static int fd_named(const struct ward_config *cfg, int line, const char *what, const char *spec, int *seen,
+		    int *seen_line, int *n)
+{
+	long v = strtol(spec + 3, NULL, 10);
+	int i;
+
+	if (v < 3 || v > 65535)
+		return 0; /* the config's own checks say why */
+	for (i = 0; i < *n; i++)
+		if (seen[i] == (int)v) {
+			log_error("%s:%d: %s fd:%ld: also named on line %d (a descriptor is read once, then closed)",
+				  cfg->path, line, what, v, seen_line[i]);
+			return 2;
+		}
+	if (fcntl((int)v, F_GETFD) < 0) {
+		log_error("%s:%d: %s fd:%ld: ward was not given this descriptor (runc/podman --preserve-fds)",
+			  cfg->path, line, what, v);
+		return 2;
+	}
+	seen[*n] = (int)v;
+	seen_line[(*n)++] = line;
+	return 0;
+}
+
+int privfiles_check_fds(const struct ward_config *cfg)
+{
+	int n = 0, i, h, rc = 0, max = 1 + cfg->n_files, *seen, *seen_line;
+
+	for (i = 0; i < cfg->n_routes; i++)
+		max += cfg->routes[i].n_headers;
+	seen = calloc((size_t)max, sizeof *seen);
+	seen_line = calloc((size_t)max, sizeof *seen_line);
+	if (!seen || !seen_line) {
+		free(seen);
+		free(seen_line);
+		log_error("out of memory");
+		return 3;
+	}
+	if (cfg->has_mcp && cfg->mcp_source && strncmp(cfg->mcp_source, "fd:", 3) == 0)
+		rc = fd_named(cfg, cfg->mcp_line, "[mcp] source", cfg->mcp_source, seen, seen_line, &n);
+	for (i = 0; !rc && i < cfg->n_files; i++)
+		if (cfg->files[i].source && strncmp(cfg->files[i].source, "fd:", 3) == 0)
+			rc = fd_named(cfg, cfg->files[i].line, "[file] source", cfg->files[i].source, seen,
+				      seen_line, &n);
+	for (i = 0; !rc && i < cfg->n_routes; i++)
+		for (h = 0; !rc && h < cfg->routes[i].n_headers && !cfg->routes[i].resolved; h++) {
+			const char *colon = strchr(cfg->routes[i].headers[h], ':');
+			const char *val = colon ? colon + 1 + strspn(colon + 1, " \t") : "";
+			if (strncmp(val, "@fd:", 4) == 0)
+				rc = fd_named(cfg, cfg->routes[i].line, "[route] header", val + 1, seen, seen_line, &n);
+		}
+	free(seen);
+	free(seen_line);
+	return rc;
+}
+
+/* The host's mcp.json -> routes (added to cfg) and the agent's copy, kept
+ * in pf until privfiles_write. */
+static int read_mcp(struct privfiles *pf, struct ward_config *cfg)
+{
+	struct mcp_result *res = &pf->mcp_res;
+	char err[1024], *text = NULL;
+	size_t len = 0;
+	int i, j, rc;
+
+	if (cfg->mcp_optional && strncmp(cfg->mcp_source, "fd:", 3) != 0 && access(cfg->mcp_source, F_OK) != 0 &&
+	    errno == ENOENT) {
+		log_info("mcp: %s is not there (required = no): no MCP servers", cfg->mcp_source);
+		return 0;
+	}
+	if (source_read(cfg->mcp_source, SOURCE_MAX_FILE, &text, &len, err, sizeof err) != 0) {
+		log_error("%s:%d: [mcp] %s", cfg->path, cfg->mcp_line, err);
+		return 2;
+	}
+	rc = mcp_rewrite(text, len, cfg->mcp_port, res);
+	explicit_bzero(text, len);
+	free(text);
+	if (rc != 0) {
+		log_error("%s:%d: [mcp] source %s: %s", cfg->path, cfg->mcp_line, cfg->mcp_source, res->err);
+		return 2;
+	}
+	for (i = 0; i < res->n_routes; i++) {
+		struct config_route *nv, *r;
+		for (j = 0; j < cfg->n_routes; j++)
+			if (cfg->routes[j].port == res->routes[i].port) {
+				log_error("%s:%d: [mcp] listen: port %u of server %s is also route %s's", cfg->path,
+					  cfg->mcp_line, res->routes[i].port, res->routes[i].name, cfg->routes[j].name);
+				return 2;
+			}
+		nv = realloc(cfg->routes, (size_t)(cfg->n_routes + 1) * sizeof *nv);
+		if (!nv) {
+			log_error("out of memory");
+			return 3;
+		}
+		cfg->routes = nv;
+		r = &nv[cfg->n_routes++];
+		memset(r, 0, sizeof *r);
+		/* ownership moves to the config */
+		r->name = res->routes[i].name;
+		r->host = res->routes[i].host;
+		r->path = res->routes[i].path;
+		r->headers = res->routes[i].headers;
+		r->n_headers = res->routes[i].n_headers;
+		r->port = res->routes[i].port;
+		r->up = cfg->mcp_up;
+		r->has_up = 1;
+		r->line = cfg->mcp_line;
+		r->resolved = 1;
+		r->exact = 1; /* an MCP server's URL is one endpoint, "/" or "/mcp/" too */
+		r->methods = (1u << HTTP_POST) | (1u << HTTP_GET) | (1u << HTTP_DELETE);
+		memset(&res->routes[i], 0, sizeof res->routes[i]);
+	}
+	pf->mcp = 1;
+	return 0;
+}
+
+int privfiles_check_mcp(struct privfiles *pf, struct ward_config *cfg)
+{
+	struct stat st;
+
+	memset(pf, 0, sizeof *pf);
+	if (!cfg->has_mcp)
+		return 0;
+	if (strncmp(cfg->mcp_source, "fd:", 3) == 0) {
+		log_info("mcp: %s is handed in at run time: its servers are checked at start", cfg->mcp_source);
+		return 0;
+	}
+	if (access(cfg->mcp_source, R_OK) != 0) {
+		if (errno == ENOENT && cfg->mcp_optional)
+			log_info("mcp: %s is not there (required = no): no MCP servers", cfg->mcp_source);
+		else
+			log_info("mcp: %s: %s here: its servers are checked at start", cfg->mcp_source,
+				 strerror(errno));
+		return 0;
+	}
+	if (stat(cfg->mcp_source, &st) != 0 || !S_ISREG(st.st_mode)) {
+		/* a pipe would be read once, by the start: not here */
+		log_info("mcp: %s is not a regular file: its servers are checked at start", cfg->mcp_source);
+		return 0;
+	}
+	return read_mcp(pf, cfg);
+}
+
+int privfiles_read(struct privfiles *pf, struct ward_config *cfg)
+{
+	char err[1024];
+	int i;
+
+	memset(pf, 0, sizeof *pf);
+	if (cfg->n_files) {
+		pf->data = calloc((size_t)cfg->n_files, sizeof *pf->data);
+		pf->len = calloc((size_t)cfg->n_files, sizeof *pf->len);
+		if (!pf->data || !pf->len) {
+			log_error("out of memory");
+			return 3;
+		}
+	}
+	pf->n = cfg->n_files;
+	for (i = 0; i < pf->n; i++)
+		if (source_read(cfg->files[i].source, SOURCE_MAX_FILE, &pf->data[i], &pf->len[i], err, sizeof err) != 0) {
+			log_error("%s:%d: [file %s] %s", cfg->path, cfg->files[i].line, cfg->files[i].name, err);
+			return 2;
+		}
+	return cfg->has_mcp ? read_mcp(pf, cfg) : 0;
+}
+
+int privfiles_write(struct privfiles *pf, const struct ward_config *cfg, uid_t uid, gid_t gid)
+{
+	char err[1024];
+	int i;
+
+	for (i = 0; i < pf->n; i++) {
+		const struct config_file *f = &cfg->files[i];
+		if (private_file_write(f->target, pf->data[i], pf->len[i], f->mode, uid, gid, err, sizeof err) != 0) {
+			log_error("%s:%d: [file %s] %s", cfg->path, f->line, f->name, err);
+			return 2;
+		}
+		pf->written++;
+		log_info("file %s: %s -> %s (%zu bytes, mode %04o)", f->name, f->source, f->target, pf->len[i],
+			 f->mode);
+	}
+	if (pf->mcp) {
+		if (mcp_write_target(cfg->mcp_target, pf->mcp_res.text, uid, gid, err, sizeof err) != 0) {
+			log_error("%s:%d: [mcp] %s", cfg->path, cfg->mcp_line, err);
+			return 2;
+		}
+		pf->written++;
+		log_info("mcp: %s -> %s: %d server(s) through the bridge", cfg->mcp_source, cfg->mcp_target,
+			 pf->mcp_res.n_routes);
+	}
+	return 0;
+}
+
+void privfiles_unwrite(const struct ward_config *cfg, int written)
+{
+	int i;
+
+	for (i = 0; i < written; i++) {
+		const char *t = i < cfg->n_files ? cfg->files[i].target : cfg->mcp_target;
+		if (private_file_remove(t) != 0 && errno != ENOENT)
+			log_warn("cannot remove %s: %s", t, strerror(errno));
+		else
+			log_debug("removed %s (the start failed)", t);
+	}
+}
+
+void privfiles_free(struct privfiles *pf)
+{
+	int i;
+
+	for (i = 0; pf->data && i < pf->n; i++) {
+		if (pf->data[i])
+			explicit_bzero(pf->data[i], pf->len[i]);
+		free(pf->data[i]);
+	}
+	free(pf->data);
+	free(pf->len);
+	mcp_result_free(&pf->mcp_res);
+	memset(pf, 0, sizeof *pf);
+}

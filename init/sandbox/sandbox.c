@@ -1,0 +1,285 @@
+#define _GNU_SOURCE
+#include "init/sandbox/sandbox.h"
+
+#include <cap-ng.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/parse.h"
+#include "init/sandbox/preflight.h"
+#include "init/sandbox/privfiles.h"
+
+static int resolve_user(struct sandbox *sb, const struct ward_config *cfg, int check)
+{
+	const char *why = NULL;
+
+	if (!cfg->user) {
+		/* allow_root = yes without a user: confine ward's own uid */
+		sb->confine.user.uid = getuid();
+		sb->confine.user.gid = getgid();
+		sb->confine.user.groups[0] = getgid();
+		sb->confine.user.ngroups = 1;
+		snprintf(sb->confine.user.name, sizeof sb->confine.user.name, "%s",
+			 getuid() == 0 ? "root" : "");
+	} else if (users_resolve(cfg->user, "/etc/passwd", "/etc/group", &sb->confine.user, &why) != 0) {
+		log_error("%s:%d: user: '%s': %s", cfg->path, cfg->user_line, cfg->user, why);
+		return 2;
+	}
+	if (sb->confine.user.uid == 0 && !cfg->allow_root) {
+		log_error("%s:%d: user: '%s': that is uid 0; set allow_root = yes to run the agent as "
+			  "root (without capabilities)", cfg->path, cfg->user_line, cfg->user);
+		return 2;
+	}
+	if (!check && getuid() != 0 && geteuid() != 0) {
+		log_error("confining the agent needs ward to start as root (it runs as uid %d)",
+			  (int)getuid());
+		return 3;
+	}
+	/* A root agent keeps no capability through exec only once the
+	 * securebits are locked, which takes CAP_SETPCAP: say so now, not
+	 * from the agent's child after the bridge and the files. */
+	if (!check && sb->confine.user.uid == 0 && !cap_effective(CAP_SETPCAP)) {
+		log_error("cannot run the agent as root: the runtime gave ward no CAP_SETPCAP, which locking "
+			  "the securebits takes (else its exec would give root its capabilities back); add it "
+			  "or name an unprivileged user");
+		return 3;
+	}
+	/* A runtime may start ward as root yet without the capabilities to
+	 * change user (runc's default spec grants neither): say so now. */
+	if (!check && sb->confine.user.uid != getuid() &&
+	    (!cap_effective(CAP_SETUID) || !cap_effective(CAP_SETGID))) {
+		log_error("cannot switch the agent to uid %d: the runtime gave ward no CAP_SETUID/CAP_SETGID "
+			  "(add them to the container's capabilities, as docker and podman do)",
+			  (int)sb->confine.user.uid);
+		return 3;
+	}
+	return 0;
+}
+
+/* [mcp] (whose mcp.json may hold headers) or a route with a header */
+static int has_secrets(const struct ward_config *cfg)
+{
+	int i;
+
+	for (i = 0; i < cfg->n_routes; i++)
+		if (cfg->routes[i].n_headers)
+			return 1;
+	return cfg->has_mcp;
+}
+
+void sandbox_init(struct sandbox *sb)
+{
+	memset(sb, 0, sizeof *sb);
+	sb->ll.fd = -1;
+	sb->ev.fd = -1;
+	sb->bridge.ll.fd = -1;
+}
+
+int sandbox_prepare(struct sandbox *sb, struct ward_config *cfg, int vm, int check)
+{
+	struct privfiles pf;
+	char err[1024];
+	int rc, i;
+
+	sb->ev.cfg = cfg;
+	if ((rc = preflight_rlimits(cfg)) != 0 || (rc = preflight_private(cfg)) != 0)
+		return rc;
+	if (cfg->cwd) {
+		/* else found only by the agent's chdir, after the bridge and the
+		 * private files (whether the agent may enter it is its check) */
+		struct stat st;
+		const char *why = stat(cfg->cwd, &st) != 0 ? strerror(errno)
+				  : !S_ISDIR(st.st_mode)	      ? "not a directory"
+								      : NULL;
+		if (why) {
+			log_error("%s: [agent] cwd = %s: %s", cfg->path, cfg->cwd, why);
+			return 2;
+		}
+	}
+	sb->confining = cfg->user || ((cfg->has_landlock || cfg->has_seccomp) && cfg->allow_root);
+	if (sb->confining) {
+		if ((rc = resolve_user(sb, cfg, check)) != 0)
+			return rc;
+		if (sb->confine.user.uid == 0 && has_secrets(cfg) &&
+		    (!cfg->has_landlock || cfg->landlock.mode == LL_OFF || ll_abi() < 1)) {
+			/* uid 0 owns root's files, the secrets' among them: only
+			 * Landlock keeps a root agent from them */
+			log_error("%s: a root agent (allow_root) with the bridge's secrets ([mcp], a route header) "
+				  "needs Landlock in force: give the agent a user of its own", cfg->path);
+			return 2;
+		}
+		sb->confine.enabled = 1;
+		sb->ev.confine = &sb->confine;
+	}
+	if (cfg->has_seccomp && cfg->seccomp.enabled) {
+		if (sc_build_agent(&cfg->seccomp, &sb->sc, err, sizeof err) != 0 ||
+		    sc_build_init(&cfg->seccomp, vm, &sb->sc_init, err, sizeof err) != 0) {
+			log_error("%s", err);
+			return 3;
+		}
+		sb->confine.sc = &sb->sc;
+		sb->ev.sc = &sb->sc;
+		sb->ev.sc_init = &sb->sc_init;
+	}
+	memset(&pf, 0, sizeof pf);
+	if (check && (cfg->n_routes || cfg->has_mcp)) {
+		/* [mcp]'s routes come from mcp.json, read at run time only */
+		struct user_ids bu;
+		if ((rc = bridgeproc_user(cfg, sb->confining ? &sb->confine.user : NULL, &bu)) != 0)
+			return rc;
+		if ((rc = privfiles_check_mcp(&pf, cfg)) != 0)
+			goto out;
+	}
+	if (!check) {
+		/* every source read and every route ready before a target is
+		 * written (Landlock rules below may name the targets); a step
+		 * that fails after the write removes them again */
+		rc = privfiles_read(&pf, cfg);
+		if (!rc)
+			rc = bridgeproc_prepare(&sb->bridge, cfg, sb->confining ? &sb->confine.user : NULL);
+		if (!rc)
+			rc = privfiles_write(&pf, cfg, sb->confining ? sb->confine.user.uid : getuid(),
+					     sb->confining ? sb->confine.user.gid : getgid());
+		if (rc)
+			goto out;
+	}
+	if (cfg->has_landlock && cfg->landlock.mode != LL_OFF) {
+		/* the agent may connect to the bridge's ports */
+		struct ll_policy pol = cfg->landlock;
+		struct port_range *ports = calloc((size_t)pol.n_connect + (size_t)cfg->n_routes + 1, sizeof *ports);
+		if (!ports) {
+			rc = 3;
+			goto out;
+		}
+		if (pol.n_connect)
+			memcpy(ports, pol.connect, (size_t)pol.n_connect * sizeof *ports);
+		for (i = 0; i < cfg->n_routes; i++)
+			ports[pol.n_connect++] = (struct port_range){ (uint16_t)cfg->routes[i].port,
+								      (uint16_t)cfg->routes[i].port };
+		pol.connect = ports;
+		rc = ll_build(&pol, ll_abi(), &sb->ll, err, sizeof err);
+		free(ports);
+		if (rc != 0) {
+			log_error("landlock: %s", err);
+			rc = 3;
+			goto out;
+		}
+		for (i = 0; i < sb->ll.n_notes; i++)
+			log_warn("landlock: %s", sb->ll.notes[i]);
+		/* log_level = debug: every rule, so a denial can be traced to
+		 * the rule that is missing (ward --explain PATH says the same) */
+		for (i = 0; !check && i < sb->ll.n_rules; i++) {
+			char names[512];
+			log_debug("landlock rule: %s: %s", sb->ll.rules[i].path,
+				  ll_fs_names(sb->ll.rules[i].access, names, sizeof names));
+		}
+		if (sb->ll.fd >= 0)
+			sb->confine.ll = &sb->ll;
+		sb->ev.ll = &sb->ll;
+	}
+	if ((rc = preflight_writable(sb->confining ? &sb->confine : NULL, &sb->ll, cfg, check)) != 0)
+		goto out;
+	sb->ev.path = cfg->evidence;
+	if (!check && (rc = evidence_open(&sb->ev)) != 0) {
+		log_error("evidence: %s: %s", cfg->evidence,
+			  rc == -EINVAL ? "not a regular file"
+			  : rc == -EPERM ? "not ward's own file, or writable by others (an earlier agent's?); remove it"
+					 : strerror(-rc));
+		rc = 3;
+	}
+out:
+	if (rc)
+		privfiles_unwrite(cfg, pf.written);
+	else
+		sb->files_written = pf.written;
+	privfiles_free(&pf);
+	return rc;
+}
+
+void sandbox_unwrite(struct sandbox *sb, const struct ward_config *cfg)
+{
+	privfiles_unwrite(cfg, sb->files_written);
+	sb->files_written = 0;
+}
+
+void sandbox_print(const struct sandbox *sb, const struct ward_config *cfg, FILE *out)
+{
+	int i;
+
+	fputs("\n; in force on this machine\n", out);
+	if (sb->confining)
+		fprintf(out, "; agent user: uid %d gid %d (%s), %d group(s)\n", (int)sb->confine.user.uid,
+			(int)sb->confine.user.gid, sb->confine.user.name[0] ? sb->confine.user.name : "no passwd entry",
+			sb->confine.user.ngroups);
+	if (cfg->has_landlock && cfg->landlock.mode != LL_OFF) {
+		char names[512];
+		fprintf(out, "; landlock: kernel ABI %d, %d path rule(s), %d port rule(s)\n", sb->ll.abi,
+			sb->ll.n_rules, sb->ll.n_net_rules);
+		fprintf(out, "; landlock handles: %s%s\n", ll_fs_names(sb->ll.handled_fs, names, sizeof names),
+			sb->ll.handled_net ? ",bind_tcp,connect_tcp" : "");
+		for (i = 0; i < sb->ll.n_notes; i++)
+			fprintf(out, "; warning: landlock: %s\n", sb->ll.notes[i]);
+	}
+	if (sb->sc.prog)
+		fprintf(out, "; seccomp: %d rules, %u BPF instructions\n", sb->sc.n_rules, sb->sc.len);
+}
+
+void sandbox_lock_pid1(struct sandbox *sb, const struct ward_config *cfg, int vm)
+{
+	int rc;
+
+	if (!sb->confining && !sb->bridge.active)
+		return;
+	/* What supervision still needs: signalling the agent's tree (another
+	 * uid) and, for restarts, what the child needs to drop to the agent
+	 * user again. */
+	static const int keep[] = { CAP_KILL,	      CAP_SETUID,   CAP_SETGID,	    CAP_SETPCAP,
+				    CAP_SYS_RESOURCE, CAP_SYS_BOOT, CAP_AUDIT_READ };
+	/* the kernel delivers audit records only to readers that keep
+	 * CAP_AUDIT_READ (log_level = debug, denials reported) */
+	int want[7] = { 1, 0, 0, 0, 0, vm, sb->keep_audit_read }, k;
+
+	/* restarting the agent or the bridge means dropping to a user again */
+	if (cfg->restart != RESTART_NEVER || sb->bridge.active)
+		want[1] = want[2] = want[3] = 1;
+	/* only agent restarts set rlimits, and may raise them */
+	want[4] = cfg->restart != RESTART_NEVER && cfg->n_rlimits;
+	capng_clear(CAPNG_SELECT_CAPS);
+	/* keep only what the runtime gave: asking for more makes capset fail */
+	for (k = 0; k < 7; k++)
+		if (want[k] && cap_effective(keep[k]))
+			capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, keep[k]);
+	/* CAPS only: PID 1 never execs, so its bounding set gives nothing, and
+	 * without CAP_SETPCAP libcap-ng would complain through syslog(3). */
+	/* a failure is not fatal (the agent's confinement does not depend on
+	 * it) but the evidence lists it under degradations */
+	if (capng_apply(CAPNG_SELECT_CAPS) != 0) {
+		log_warn("cannot drop ward's own capabilities");
+		sb->ev.self_caps_kept = 1;
+	}
+	if (sb->sc_init.prog) {
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+			log_warn("cannot set no_new_privs on ward itself: %s", strerror(errno));
+		else if ((rc = sc_load(&sb->sc_init)) != 0)
+			log_warn("cannot load ward's own seccomp filter: %s", strerror(-rc));
+		else
+			sb->ev.self_filter_loaded = 1;
+	}
+}
+
+void sandbox_free(struct sandbox *sb)
+{
+	bridgeproc_free(&sb->bridge);
+	if (sb->ev.fd >= 0)
+		close(sb->ev.fd);
+	ll_free(&sb->ll);
+	sc_free(&sb->sc);
+	sc_free(&sb->sc_init);
+	sandbox_init(sb);
+}

@@ -1,0 +1,345 @@
+#define _GNU_SOURCE
+#include "init/supervise/bridgeproc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/record.h"
+#include "common/source.h"
+
+/* "@PATH" or "@fd:N": read once, as root; a trailing newline is dropped.
+ * NULL with err when it cannot be read or is not one line. */
+static char *read_secret(const char *src, char *err, size_t errsize)
+{
+	char *buf;
+	size_t got;
+
+	if (source_read(src, SOURCE_MAX_SECRET, &buf, &got, err, errsize) != 0)
+		return NULL;
+	while (got && (buf[got - 1] == '\n' || buf[got - 1] == '\r'))
+		got--;
+	if (got >= SOURCE_MAX_SECRET || memchr(buf, '\n', got) || memchr(buf, '\r', got) || !got) {
+		explicit_bzero(buf, got);
+		free(buf);
+		snprintf(err, errsize, "the secret must be one non-empty line under 8 KiB");
+		return NULL;
+	}
+	buf[got] = '\0'; /* the read left room: got < SOURCE_MAX_SECRET */
+	return buf;
+}
+
+static int build_routes(struct bridgeproc *b, const struct ward_config *cfg)
+{
+	int i, h;
+
+	b->routes.v = calloc((size_t)cfg->n_routes, sizeof *b->routes.v);
+	if (!b->routes.v)
+		return 3;
+	b->routes.n = cfg->n_routes;
+	for (i = 0; i < cfg->n_routes; i++) {
+		const struct config_route *c = &cfg->routes[i];
+		struct bridge_route *r = &b->routes.v[i];
+
+		r->name = c->name;
+		r->up = c->up;
+		r->port = (uint16_t)c->port;
+		r->lfd = -1;
+		r->line = c->line;
+		r->headers = calloc((size_t)c->n_headers + 1, sizeof *r->headers);
+		if (!r->headers)
+			return 3;
+		for (h = 0; h < c->n_headers; h++) {
+			const char *colon = strchr(c->headers[h], ':');
+			const char *val = colon + 1 + strspn(colon + 1, " \t");
+			if (*val == '@' && !c->resolved) {
+				char why[512];
+				char *secret = read_secret(val + 1, why, sizeof why);
+				if (!secret) {
+					log_error("%s:%d: [route %s] header: %s: %s", cfg->path, c->line, c->name,
+						  val, why);
+					return 2;
+				}
+				if (asprintf(&r->headers[h], "%.*s: %s", (int)(colon - c->headers[h]),
+					     c->headers[h], secret) < 0)
+					r->headers[h] = NULL;
+				explicit_bzero(secret, strlen(secret));
+				free(secret);
+			} else {
+				r->headers[h] = strdup(c->headers[h]);
+			}
+			if (!r->headers[h])
+				return 3;
+			r->n_headers++;
+		}
+		r->http.name = r->name;
+		r->http.methods = c->methods;
+		r->http.path = c->path;
+		r->http.exact = c->exact;
+		r->http.host = c->host ? c->host : c->up.default_host;
+		r->http.inject = r->headers;
+		r->http.n_inject = r->n_headers;
+		if (c->up.kind == UP_TLS) {
+			/* CA roots are read now: the bridge opens no file later */
+			char name[256], err[512];
+			if (host_server_name(r->http.host, name, sizeof name) != 0) {
+				log_error("%s:%d: [route %s] the Host it sends names no TLS server (HOST, HOST:PORT "
+					  "or [IPV6]:PORT)", cfg->path, c->line, c->name);
+				return 2;
+			}
+			r->tls = calloc(1, sizeof *r->tls);
+			if (!r->tls)
+				return 3;
+			if (tls_route_init(r->tls, name, c->tls_ca, c->tls_pin, err, sizeof err) != 0) {
+				log_error("%s:%d: [route %s] %s", cfg->path, c->line, c->name, err);
+				return 2;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Opens every route's listener (PID 1, before the agent exists: a
+ * restarted bridge finds its ports queued, not closed). */
+static int listen_routes(struct bridge_routes *r, char *err, size_t errsize)
+{
+	int i, one = 1;
+
+	for (i = 0; i < r->n; i++) {
+		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(r->v[i].port) };
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+		    bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 128) != 0) {
+			snprintf(err, errsize, "route %s: listen 127.0.0.1:%u: %s", r->v[i].name, r->v[i].port,
+				 strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+		r->v[i].lfd = fd;
+	}
+	return 0;
+}
+
+int bridgeproc_user(const struct ward_config *cfg, const struct user_ids *agent, struct user_ids *user)
+{
+	const char *why = NULL, *spec = cfg->bridge_user ? cfg->bridge_user : "65534";
+
+	if (users_resolve(spec, "/etc/passwd", "/etc/group", user, &why) != 0) {
+		if (cfg->bridge_user)
+			log_error("%s:%d: bridge_user: '%s': %s", cfg->path, cfg->bridge_user_line, spec, why);
+		else /* the default: no line of the config to name */
+			log_error("%s: the bridge's default user 65534: %s; set [ward] bridge_user", cfg->path, why);
+		return 2;
+	}
+	if ((user->uid == 0 || (agent && user->uid == agent->uid)) && !cfg->bridge_user) {
+		log_error("%s: the bridge's default user 65534 is the agent's; set [ward] bridge_user to a uid "
+			  "of its own (not 0, not the agent's)", cfg->path);
+		return 2;
+	}
+	if (user->uid == 0 || (agent && user->uid == agent->uid)) {
+		log_error("%s:%d: bridge_user: '%s': the bridge needs a uid of its own (not 0, not the "
+			  "agent's %d); set [ward] bridge_user", cfg->path, cfg->bridge_user_line, spec,
+			  agent ? (int)agent->uid : 0);
+		return 2;
+	}
+	return 0;
+}
+
+int bridgeproc_prepare(struct bridgeproc *b, const struct ward_config *cfg, const struct user_ids *agent)
+{
+	struct port_range *up_ports;
+	struct ll_policy pol;
+	char err[1024];
+	int rc, i, n = 0;
+
+	memset(b, 0, sizeof *b);
+	b->ll.fd = -1;
+	if (!cfg->n_routes)
+		return 0;
+	b->active = 1;
+	if ((rc = bridgeproc_user(cfg, agent, &b->confine.user)) != 0)
+		return rc;
+	b->confine.enabled = 1;
+	if ((rc = build_routes(b, cfg)) != 0)
+		return rc;
+	if (listen_routes(&b->routes, err, sizeof err) != 0) {
+		log_error("bridge: %s", err);
+		return 3;
+	}
+	/* its own Landlock: no file at all, TCP connect to its tcp upstreams only */
+	up_ports = calloc((size_t)(unsigned)b->routes.n + 1, sizeof *up_ports);
+	if (!up_ports)
+		return 3;
+	for (i = 0; i < b->routes.n; i++) {
+		const struct upstream *u = &b->routes.v[i].up;
+		if (u->kind == UP_TCP || u->kind == UP_TLS) {
+			unsigned port = ntohs(((const struct sockaddr_in *)&u->addr)->sin_port);
+			up_ports[n].lo = up_ports[n].hi = (uint16_t)port;
+			n++;
+		}
+	}
+	memset(&pol, 0, sizeof pol);
+	/* Best effort whatever the agent's mode: the bridge asks for more
+	 * than the agent's config does (TCP rules, scopes), and a kernel
+	 * that has the agent's hard requirements but not these must not
+	 * stop ward; what is left out is logged below. */
+	pol.mode = LL_BEST_EFFORT;
+	pol.connect = up_ports;
+	pol.n_connect = n;
+	pol.scopes = LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL;
+	rc = ll_build(&pol, ll_abi(), &b->ll, err, sizeof err);
+	free(up_ports);
+	if (rc != 0) {
+		log_error("bridge: landlock: %s", err);
+		return 3;
+	}
+	for (i = 0; i < b->ll.n_notes; i++)
+		log_warn("bridge: landlock: %s", b->ll.notes[i]);
+	if (b->ll.fd >= 0)
+		b->confine.ll = &b->ll;
+	if (sc_build_bridge(&b->sc, err, sizeof err) != 0) {
+		log_error("bridge: %s", err);
+		return 3;
+	}
+	b->confine.sc = &b->sc;
+	return 0;
+}
+
+pid_t bridgeproc_spawn(struct bridgeproc *b, int *note_fd)
+{
+	int fds[2];
+	pid_t pid, self = getpid();
+
+	if (pipe2(fds, O_CLOEXEC) != 0) {
+		log_error("bridge: pipe: %s", strerror(errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		log_error("bridge: fork: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		struct bridge_start s = { &b->routes, &b->confine, b->ll.fd, !b->started };
+		close(fds[0]);
+		bridge_main(&s, fds[1], self);
+	}
+	close(fds[1]);
+	/* a record is written whole or not at all (it is far below PIPE_BUF):
+	 * a read that gets less saw the bridge end */
+	(void)fcntl(fds[0], F_SETFL, O_NONBLOCK);
+	*note_fd = fds[0];
+	return pid;
+}
+
+int bridgeproc_note(struct bridgeproc *b, int fd, pid_t pid)
+{
+	struct record rec;
+
+	for (;;) {
+		int r = record_read(fd, &rec);
+
+		if (r < 0)
+			return 0;
+		if (r == 0 || (rec.kind == RECORD_FAILED && rec.what == STAGE_NONE)) {
+			log_error("bridge: ended before it was ready");
+			return -1;
+		}
+		if (rec.kind == RECORD_NOTE)
+			continue;
+		if (rec.kind != RECORD_READY) {
+			log_error("bridge: cannot start: %s: %s", record_stage_name(rec.what), strerror(rec.err));
+			return -1;
+		}
+		b->health_ok = rec.detail;
+		break;
+	}
+	if (!b->started)
+		log_info("bridge: pid %d serves %d route(s), %d upstream(s) answer", (int)pid, b->routes.n,
+			 b->health_ok);
+	else
+		log_info("bridge: pid %d serves %d route(s) again", (int)pid, b->routes.n);
+	b->started = 1;
+	return 1;
+}
+
+pid_t bridgeproc_start(struct bridgeproc *b)
+{
+	struct pollfd p = { .events = POLLIN };
+	struct timespec t0, t;
+	int r = 0, left = BRIDGE_READY_MS;
+	pid_t pid = bridgeproc_spawn(b, &p.fd);
+
+	if (pid < 0)
+		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (r == 0 && left > 0) {
+		int n = poll(&p, 1, left);
+
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n > 0)
+			r = bridgeproc_note(b, p.fd, pid);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		left = BRIDGE_READY_MS - (int)((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+	}
+	close(p.fd);
+	if (r != 1) {
+		if (r == 0)
+			log_error("bridge: not ready after %d ms; stopping it", BRIDGE_READY_MS);
+		kill(pid, SIGKILL); /* reaped by the loop, as any child */
+		return -1;
+	}
+	return pid;
+}
+
+int bridgeproc_fds(const struct bridgeproc *b, int *fds, int max)
+{
+	int i, n = 0;
+
+	for (i = 0; i < b->routes.n && n < max; i++)
+		if (b->routes.v[i].lfd >= 0)
+			fds[n++] = b->routes.v[i].lfd;
+	if (b->ll.fd >= 0 && n < max)
+		fds[n++] = b->ll.fd;
+	return n;
+}
+
+void bridgeproc_free(struct bridgeproc *b)
+{
+	int i, h;
+
+	for (i = 0; i < b->routes.n; i++) {
+		if (b->routes.v[i].lfd >= 0)
+			close(b->routes.v[i].lfd);
+		for (h = 0; h < b->routes.v[i].n_headers; h++) {
+			explicit_bzero(b->routes.v[i].headers[h], strlen(b->routes.v[i].headers[h]));
+			free(b->routes.v[i].headers[h]);
+		}
+		free(b->routes.v[i].headers);
+		if (b->routes.v[i].tls) {
+			tls_route_free(b->routes.v[i].tls);
+			free(b->routes.v[i].tls);
+		}
+	}
+	free(b->routes.v);
+	ll_free(&b->ll);
+	sc_free(&b->sc);
+	memset(b, 0, sizeof *b);
+	b->ll.fd = -1;
+}

@@ -1,0 +1,103 @@
+#define _GNU_SOURCE
+#include "mcp-bridge/bridge.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "child/privdrop.h"
+#include "common/fds.h"
+#include "common/log.h"
+#include "common/record.h"
+
+extern char **environ;
+
+/* Before the bridge is locked down: raises its soft RLIMIT_NOFILE to the
+ * hard one and returns how many connections fit (a client, an upstream and
+ * a request pipe each), at most BRIDGE_MAX_CONNS. */
+static int conn_limit(int n_routes)
+{
+	struct rlimit rl;
+	rlim_t fds;
+	long room;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return BRIDGE_MAX_CONNS;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rlim_t want = rl.rlim_max;
+		rl.rlim_cur = want;
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0 || getrlimit(RLIMIT_NOFILE, &rl) != 0)
+			rl.rlim_cur = 0;
+	}
+	fds = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (1u << 20) ? (1u << 20) : rl.rlim_cur;
+	/* the listeners, the log, epoll, the spare and a margin, then 4 a connection */
+	room = ((long)fds - n_routes - 16) / 4;
+	return room < 1 ? 1 : room < BRIDGE_MAX_CONNS ? (int)room : BRIDGE_MAX_CONNS;
+}
+
+void bridge_main(const struct bridge_start *s, int rfd, pid_t parent)
+{
+	const struct bridge_routes *r = s->routes;
+	int *keep = calloc((size_t)r->n + 3, sizeof *keep), nk = 0, i, max_conns, null, health_ok = 0;
+	sigset_t none;
+
+	prctl(PR_SET_NAME, "ward-bridge", 0, 0, 0);
+	if (!keep)
+		_exit(3);
+	/* every listener, however many routes there are */
+	for (i = 0; i < r->n; i++)
+		keep[nk++] = r->v[i].lfd;
+	keep[nk++] = rfd;
+	keep[nk++] = log_fd();
+	if (s->ll_fd >= 0)
+		keep[nk++] = s->ll_fd;
+	close_fds_except(keep, nk);
+	free(keep);
+	/* Nothing of PID 1's but what it serves with: no environment, and not
+	 * the agent's stdin and stdout (its RPC channel), which it cannot
+	 * need; stderr only if that is where the log goes. */
+	for (i = 0; environ && environ[i]; i++) /* /proc/PID/environ shows the strings */
+		explicit_bzero(environ[i], strlen(environ[i]));
+	clearenv();
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || (log_fd() != 2 && dup2(null, 2) < 0))
+		_exit(3);
+	if (null > 2)
+		close(null);
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&none);
+	if (setsid() < 0 && errno != EPERM)
+		_exit(3);
+	for (i = 0; i < r->n; i++)
+		if (r->v[i].tls && tls_route_reseed(r->v[i].tls) != 0) {
+			log_error("bridge: route %s: cannot reseed its random generator", r->v[i].name);
+			_exit(3);
+		}
+	max_conns = conn_limit(r->n);
+	if (max_conns < BRIDGE_MAX_CONNS)
+		log_warn("bridge: at most %d connections at once (the file descriptor limit)", max_conns);
+	if (privdrop_credentials(s->confine, rfd) != 0)
+		_exit(3);
+	/* Gone with ward. Set after the change of user, which clears it (the
+	 * kernel resets the parent-death signal when credentials change);
+	 * and before the filter, which has no prctl. A ward that died before
+	 * this line is seen as a new parent. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (getppid() != parent || privdrop_lock(s->confine, rfd) != 0)
+		_exit(3);
+	/* at the first start only: a restart keeps PID 1 waiting no longer
+	 * than the bridge takes to confine itself */
+	if (s->check_health)
+		health_ok = bridge_health(r);
+	record_send(rfd, RECORD_READY, health_ok);
+	close(rfd);
+	sigprocmask(SIG_SETMASK, &none, NULL); /* TERM ends the bridge */
+	if (bridge_run(r, max_conns) != 0)
+		log_error("bridge: event loop: %s", strerror(errno));
+	_exit(1);
+}

@@ -1,0 +1,432 @@
+#define _GNU_SOURCE
+#include "mcp-bridge/mcpjson.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mcp-bridge/http.h"
+
+static int fail(struct mcp_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fail(struct mcp_result *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->err, sizeof r->err, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Appends len bytes to *out (capacity *cap), growing it as needed. */
+static int append(char **out, size_t *n, size_t *cap, const char *s, size_t len)
+{
+	if (*n + len + 1 > *cap) {
+		size_t ncap = (*n + len + 1) * 2;
+		char *no = realloc(*out, ncap);
+		if (!no)
+			return -1;
+		*out = no;
+		*cap = ncap;
+	}
+	memcpy(*out + *n, s, len);
+	*n += len;
+	(*out)[*n] = '\0';
+	return 0;
+}
+
+/* ${NAME} from ward's own environment (the host hands secrets to ward, not
+ * to the agent). */
+static char *interpolate(const char *v, struct mcp_result *r)
+{
+	size_t cap = 0, n = 0;
+	char *out = NULL;
+	const char *p = v;
+
+	if (strstr(v, "$env:")) {
+		/* pi-mcp-adapter's other spelling: sent as it is, it would reach
+		 * the server literally */
+		fail(r, "a header value uses $env:NAME; ward expands ${NAME} only");
+		return NULL;
+	}
+	if (v[0] == '!') {
+		/* pi-mcp-adapter runs "!command" for the value; ward runs nothing */
+		fail(r, "a header value is a !command; ward runs no command: give the value or ${NAME}");
+		return NULL;
+	}
+	if (append(&out, &n, &cap, "", 0) != 0)
+		return NULL;
+	while (*p) {
+		if (p[0] == '$' && p[1] == '{') {
+			const char *end = strchr(p + 2, '}');
+			char name[128];
+			const char *val;
+
+			if (!end || (size_t)(end - p - 2) >= sizeof name || end == p + 2) {
+				free(out);
+				fail(r, "bad ${VAR} in a header value");
+				return NULL;
+			}
+			memcpy(name, p + 2, (size_t)(end - p - 2));
+			name[end - p - 2] = '\0';
+			val = getenv(name);
+			if (!val) {
+				free(out);
+				fail(r, "header value names ${%s}, which is not in ward's environment", name);
+				return NULL;
+			}
+			if (append(&out, &n, &cap, val, strlen(val)) != 0) {
+				free(out);
+				return NULL;
+			}
+			p = end + 1;
+		} else {
+			size_t lit = strcspn(p + 1, "$") + 1;
+			if (append(&out, &n, &cap, p, lit) != 0) {
+				free(out);
+				return NULL;
+			}
+			p += lit;
+		}
+	}
+	if (strpbrk(out, "\r\n")) {
+		free(out);
+		fail(r, "a header value holds a line break");
+		return NULL;
+	}
+	return out;
+}
+
+/* HOST, HOST:PORT, [V6] or [V6]:PORT: a name of letters, digits, '-', '.',
+ * '_' and '~', or an IPv6 literal in brackets; the port 1-65535. It
+ * becomes the Host line upstream (and the TLS name). */
+static int authority_ok(const char *a)
+{
+	const char *p = a, *port;
+	char *end;
+	unsigned long v;
+
+	if (*p == '[') {
+		p++;
+		p += strspn(p, "0123456789abcdefABCDEF:.");
+		if (*p != ']' || p == a + 1)
+			return 0;
+		port = p + 1;
+	} else {
+		while (*p && (isalnum((unsigned char)*p) || strchr("-._~", *p)))
+			p++;
+		if (p == a)
+			return 0;
+		port = p;
+	}
+	if (*port == '\0')
+		return 1;
+	if (*port != ':' || !isdigit((unsigned char)port[1]))
+		return 0;
+	v = strtoul(port + 1, &end, 10);
+	return *end == '\0' && v >= 1 && v <= 65535;
+}
+
+/* http://HOST[:PORT]/PATH?QUERY -> authority and target. */
+static int split_url(const char *url, char *authority, size_t asize, char *target, size_t tsize)
+{
+	const char *p, *slash;
+	size_t alen;
+
+	if (strncasecmp(url, "http://", 7) == 0)
+		p = url + 7;
+	else if (strncasecmp(url, "https://", 8) == 0)
+		p = url + 8;
+	else
+		return -1;
+	slash = p + strcspn(p, "/?#");
+	alen = (size_t)(slash - p);
+	if (alen == 0 || alen >= asize)
+		return -1;
+	memcpy(authority, p, alen);
+	authority[alen] = '\0';
+	if (!authority_ok(authority))
+		return -1;
+	if (strchr(slash, '#'))
+		return -1;
+	if (snprintf(target, tsize, "%s%s", *slash == '?' ? "/" : "", *slash ? slash : "/") >= (int)tsize)
+		return -1;
+	/* What the agent's client sends must be the route's path byte for
+	 * byte: a WHATWG URL parser (Node's) percent-encodes these, in the
+	 * path and in the query, and maps \ to / in the path. Non-ASCII is
+	 * refused in requests. */
+	{
+		const char *q = strchr(target, '?');
+		for (p = target; *p; p++)
+			if ((unsigned char)*p >= 0x80 || strchr(q && p > q ? "\"<>'" : "\"<>`{}^\\", *p))
+				return -1;
+	}
+	/* a path the bridge would refuse */
+	if (!http_target_ok(target))
+		return -1;
+	return 0;
+}
+
+static int add_route(struct mcp_result *r, const char *server, unsigned port, const char *authority,
+		     const char *target, char **headers, int n_headers)
+{
+	struct mcp_route *nv = realloc(r->routes, (size_t)(r->n_routes + 1) * sizeof *nv);
+
+	if (!nv)
+		return -1;
+	r->routes = nv;
+	nv = &r->routes[r->n_routes];
+	memset(nv, 0, sizeof *nv);
+	if (asprintf(&nv->name, "mcp-%s", server) < 0) {
+		nv->name = NULL;
+		return -1;
+	}
+	nv->port = port;
+	nv->host = strdup(authority);
+	nv->path = strdup(target);
+	if (!nv->host || !nv->path) {
+		/* not counted: the headers stay the caller's to free */
+		free(nv->name);
+		free(nv->host);
+		free(nv->path);
+		return -1;
+	}
+	nv->headers = headers;
+	nv->n_headers = n_headers;
+	r->n_routes++;
+	return 0;
+}
+
+static void free_lines(char **lines, int n)
+{
+	while (n-- > 0) {
+		explicit_bzero(lines[n], strlen(lines[n]));
+		free(lines[n]);
+	}
+	free(lines);
+}
+
+static int server_name_ok(const char *s)
+{
+	if (!*s || strlen(s) > 64)
+		return 0;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-')
+			return 0;
+	return 1;
+}
+
+/* An HTTP field name (RFC 9110 token): anything else would be refused by
+ * the upstream on every request, not by ward at start. */
+static int token(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("!#$%&'*+-.^_`|~", *s))
+			return 0;
+	return 1;
+}
+
+/* Moves every secret of one HTTP server into a route and points its URL at
+ * the bridge. */
+static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, unsigned port)
+{
+	json_t *url = json_object_get(srv, "url"), *headers = json_object_get(srv, "headers");
+	json_t *type = json_object_get(srv, "type");
+	char authority[256], target[4096], *local = NULL, **lines = NULL;
+	const char *key;
+	json_t *val;
+	int n = 0;
+
+	if (json_is_string(type) && strcmp(json_string_value(type), "sse") == 0)
+		return fail(r, "server %s: legacy SSE cannot be bridged (two paths); use streamable HTTP", name);
+	/* pi-mcp-adapter's OAuth keeps a client secret in the server's entry,
+	 * and its flow needs paths the route does not have */
+	if (json_object_get(srv, "oauth") ||
+	    (json_is_string(json_object_get(srv, "auth")) &&
+	     strcmp(json_string_value(json_object_get(srv, "auth")), "oauth") == 0))
+		return fail(r, "server %s: OAuth cannot be bridged (its secret would stay in the agent's copy); "
+			    "give a bearer token or a header", name);
+	/* pi-mcp-adapter's per-request headers from a command: it would run
+	 * in the agent's sandbox, and what it prints would be the agent's */
+	if (json_object_get(srv, "requestHeadersCommand"))
+		return fail(r, "server %s: requestHeadersCommand cannot be bridged (it would run as the agent, and "
+			    "its headers would be the agent's); give a bearer token or a header", name);
+	/* a header map under a key no client reads stays in the agent's copy */
+	json_object_foreach(srv, key, val)
+		if (strcasecmp(key, "headers") == 0 && strcmp(key, "headers") != 0)
+			return fail(r, "server %s: \"%s\": write headers, lower case (ward would leave it in the "
+				    "agent's copy, unsent)", name, key);
+	if (split_url(json_string_value(url), authority, sizeof authority, target, sizeof target) != 0)
+		/* the URL itself is not repeated: it may carry a password or a token */
+		return fail(r, "server %s: its url cannot be bridged (want http[s]://host[:port]/path[?query], "
+			    "no user, no fragment)", name);
+	if (headers && !json_is_object(headers))
+		return fail(r, "server %s: headers must be an object", name);
+	lines = calloc(json_object_size(headers) + 2, sizeof *lines);
+	if (!lines)
+		return fail(r, "out of memory");
+	json_object_foreach(headers, key, val) {
+		char *v;
+		if (!token(key)) {
+			free_lines(lines, n);
+			return fail(r, "server %s: a header name is not an HTTP token", name);
+		}
+		if (!json_is_string(val)) {
+			free_lines(lines, n);
+			return fail(r, "server %s: header %s: want a string value", name, key);
+		}
+		if (http_header_reserved(key, strlen(key))) {
+			free_lines(lines, n);
+			return fail(r, "server %s: header %s: the bridge writes it itself", name, key);
+		}
+		v = interpolate(json_string_value(val), r);
+		if (!v || asprintf(&lines[n], "%s: %s", key, v) < 0) {
+			free(v);
+			free_lines(lines, n);
+			return -1;
+		}
+		explicit_bzero(v, strlen(v));
+		free(v);
+		n++;
+	}
+	/* pi-mcp-adapter's own token fields become the same header */
+	if (json_is_string(json_object_get(srv, "bearerToken")) || json_is_string(json_object_get(srv, "bearerTokenEnv"))) {
+		char *tok = NULL;
+		if (json_is_string(json_object_get(srv, "bearerToken"))) {
+			tok = interpolate(json_string_value(json_object_get(srv, "bearerToken")), r);
+			if (!tok) {
+				free_lines(lines, n);
+				return -1;
+			}
+		} else {
+			const char *env = getenv(json_string_value(json_object_get(srv, "bearerTokenEnv")));
+			if (!env || !(tok = strdup(env))) {
+				free_lines(lines, n);
+				return env ? fail(r, "out of memory")
+					   : fail(r, "server %s: bearerTokenEnv names a variable ward's environment "
+						  "lacks", name);
+			}
+		}
+		const char *bad = NULL;
+		for (int i = 0; i < n; i++)
+			if (strncasecmp(lines[i], "Authorization:", 14) == 0)
+				bad = "an Authorization header and a bearer token: say one";
+		if (strpbrk(tok, "\r\n"))
+			bad = "the bearer token holds a line break";
+		if (!bad && asprintf(&lines[n], "Authorization: Bearer %s", tok) < 0)
+			lines[n] = NULL;
+		explicit_bzero(tok, strlen(tok));
+		free(tok);
+		if (bad) {
+			free_lines(lines, n);
+			return fail(r, "server %s: %s", name, bad);
+		}
+		if (lines[n])
+			n++;
+	}
+	if (add_route(r, name, port, authority, target, lines, n) != 0) {
+		free_lines(lines, n);
+		return fail(r, "out of memory");
+	}
+	if (asprintf(&local, "http://127.0.0.1:%u%s", port, target) < 0)
+		return fail(r, "out of memory");
+	json_object_set_new(srv, "url", json_string(local));
+	free(local);
+	json_object_del(srv, "headers");
+	json_object_del(srv, "bearerToken");
+	json_object_del(srv, "bearerTokenEnv");
+	/* a URL server's env has no process to go to: the agent gets none of it */
+	json_object_del(srv, "env");
+	return 0;
+}
+
+int mcp_rewrite(const char *text, size_t len, unsigned first_port, struct mcp_result *r)
+{
+	json_error_t jerr;
+	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr), *servers, *srv;
+	const char *name;
+	unsigned port = first_port;
+
+	memset(r, 0, sizeof *r);
+	if (!root) {
+		/* jansson's text goes on to quote the input near the error,
+		 * which may be a secret: only what is wrong and where */
+		char *near = strstr(jerr.text, " near ");
+		if (near)
+			*near = '\0';
+		return fail(r, "line %d column %d: %s", jerr.line, jerr.column, jerr.text);
+	}
+	servers = json_object_get(root, "mcpServers");
+	if (!json_is_object(root) || !json_is_object(servers)) {
+		fail(r, "want an object with an \"mcpServers\" object");
+		json_decref(root); /* after: the message names its keys */
+		return -1;
+	}
+	json_object_foreach(servers, name, srv) {
+		if (!server_name_ok(name)) {
+			/* not repeated: it may hold a line break */
+			fail(r, "a server name is not 1-64 letters, digits, _ and -");
+			json_decref(root); /* after: the message names its keys */
+			return -1;
+		}
+		if (!json_is_object(srv)) {
+			fail(r, "server %s: not an object", name);
+			json_decref(root); /* after: the message names its keys */
+			return -1;
+		}
+		if (json_is_string(json_object_get(srv, "url"))) {
+			if (port > 65535) {
+				fail(r, "too many servers for the port range");
+				json_decref(root); /* after: the message names its keys */
+				return -1;
+			}
+			if (bridge_server(r, name, srv, port++) != 0) {
+				json_decref(root);
+				return -1;
+			}
+		} else if (json_object_get(srv, "socket")) {
+			fail(r, "server %s: a host unix socket cannot be reached from the sandbox; give it a url", name);
+			json_decref(root); /* after: the message names its keys */
+			return -1;
+		} else if (!json_is_string(json_object_get(srv, "command"))) {
+			fail(r, "server %s: neither url nor command", name);
+			json_decref(root); /* after: the message names its keys */
+			return -1;
+		}
+		/* stdio servers run inside the sandbox: passed through as they are */
+	}
+	r->text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(root);
+	return r->text ? 0 : fail(r, "out of memory");
+}
+
+void mcp_result_free(struct mcp_result *r)
+{
+	int i, h;
+
+	for (i = 0; i < r->n_routes; i++) {
+		free(r->routes[i].name);
+		free(r->routes[i].host);
+		free(r->routes[i].path);
+		for (h = 0; h < r->routes[i].n_headers; h++) {
+			explicit_bzero(r->routes[i].headers[h], strlen(r->routes[i].headers[h]));
+			free(r->routes[i].headers[h]);
+		}
+		free(r->routes[i].headers);
+	}
+	free(r->routes);
+	free(r->text);
+	r->routes = NULL;
+	r->text = NULL;
+	r->n_routes = 0;
+}
