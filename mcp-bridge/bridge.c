@@ -17,140 +17,7 @@
 
 #include "common/log.h"
 #include "common/clock.h"
-
-/* Relay buffers, allocated with the first request. Request heads, chunked
- * and small bodies go through user space (their framing is checked); a
- * Content-Length body of SPLICE_MIN or more is spliced, client -> pipe ->
- * upstream, kernel to kernel (its length is all that frames it).
- * Responses are copied through a buffer of RESP_BUF, grown to BULK_BUF for
- * a bulk body (past BULK_AFTER bytes, and a read filled the buffer: the
- * upstream sends faster than it is taken; SSE events never do), for at
- * most BULK_MAX connections at once. Splicing responses was measured
- * slower: a splice into a TCP socket sends the pipe's pages as 4 KiB
- * fragments, which cost more than a copy into the socket's own 32 KiB ones
- * (1 GiB from a unix upstream, kernel 6.18: the bridge 0.41 s of CPU
- * spliced, 0.29 s copied; the client reading it 0.22 s against 0.12 s). */
-#define REQ_BUF ((size_t)256 * 1024)
-#define RESP_BUF ((size_t)64 * 1024)
-/* the response buffer's first size: what is read (RESP_BUF) plus room for
- * the rewritten head to be longer than the upstream's */
-#define RESP_CAP (RESP_BUF + HTTP_MAX_HEAD + 64)
-#define BULK_BUF ((size_t)256 * 1024)
-#define BULK_MAX 64
-#define BULK_AFTER ((uint64_t)1024 * 1024)
-#define PIPE_BIG ((size_t)1024 * 1024)
-#define SPLICE_MIN ((uint64_t)64 * 1024)
-
-/* C_RETRY: a unix upstream's backlog was full (connect: EAGAIN); tried
- * again every RETRY_MS, up to RETRY_MAX times, then 502. C_ABORT: a cut
- * answer, relayed; the client is reset once it has been sent all of it. */
-enum conn_state { C_HEAD, C_RETRY, C_CONNECTING, C_HANDSHAKE, C_RELAY, C_DRAIN, C_ABORT };
-#define RETRY_MS 10
-#define RETRY_MAX 200
-#define ACCEPT_PAUSE_MS 100 /* listeners rest when no client can be accepted */
-#define ABORT_POLL_MS 10    /* how often a cut answer's socket is asked if it has sent all */
-
-#define CONNECT_MS 10000	/* to connect to the upstream, TLS handshake included */
-#define DRAIN_MS 2000		/* lingering close after a refusal */
-#define CUT_WAIT_MS 10000	/* an upstream that stopped reading the request has this long to answer */
-#define DRAIN_MAX (1 << 20)	/* bytes discarded at most */
-
-/* One client connection and, once its head is accepted, its upstream. The
- * buffers are fixed: memory per connection is bounded. */
-struct conn {
-	int cfd, ufd;
-	const struct bridge_route *route;
-	enum conn_state state;
-	struct http_req req;
-	char *head; /* the client's head while it arrives */
-	size_t head_len;
-	char *c2u; /* to upstream: rewritten head, then body bytes */
-	size_t c2u_len, c2u_off;
-	char *u2c; /* to the client: rewritten response head, then bytes */
-	size_t u2c_len, u2c_off;
-	int req_done, client_eof, up_eof, resp_head_done, status, dead;
-	int client_fin;	      /* the client closed its side after its request (EPOLLRDHUP) */
-	int req_cut;	      /* the upstream stopped taking the request before its end */
-	int audited;	      /* its audit line is written (when its answer was complete) */
-	size_t u2c_room;      /* how much of u2c is read into: RESP_BUF, or BULK_BUF */
-	int filled;	      /* the last read from upstream filled u2c */
-	size_t resp_scan;     /* bytes of u2c searched for the response head's end */
-	int resp_framed;      /* the response's end is known without the upstream's close */
-	int cut;	      /* the answer ended uncleanly: the client gets a reset, not an end */
-	unsigned events[2];   /* what the client [0] and upstream [1] are polled for */
-	int up_polled;	      /* ufd is in the epoll set */
-	int rpipe_r, rpipe_w; /* request body: client -> pipe -> upstream, spliced */
-	size_t in_rpipe;
-	int retries;	      /* connects refused with EAGAIN so far */
-	struct tls_conn *tls; /* a tls: upstream */
-	/* reads of plaintext mbedTLS kept back, which no socket event
-	 * announces; whether the read in progress is one, and whether the
-	 * last read that returned bytes was (a debug line says) */
-	unsigned kept_reads;
-	int kept_now, kept_last;
-	uint64_t bytes_in, bytes_out, started, deadline, drained;
-	uint64_t stalled_since; /* request bytes held that the upstream takes none of (0: not) */
-	struct conn *next;
-};
-
-struct loop {
-	int epfd, n_conns, max_conns, n_retrying, n_bulk;
-	int spare; /* a descriptor held back, given up to turn a client away when none are left */
-	const struct bridge_routes *routes;
-	uint64_t paused_until; /* listeners out of the set until then (0: polled) */
-	uint64_t pause_logged;
-	int n_aborting; /* connections in C_ABORT */
-	struct conn *conns;
-	struct conn *dead; /* closed in this batch of events, freed after it */
-};
-
-/* Upstream I/O, plain or TLS: > 0 bytes, 0 end, -1 would block, -2 error,
- * -3 (TLS) the stream ended without close_notify. */
-static ssize_t up_send(struct conn *c, const char *buf, size_t len)
-{
-	ssize_t n;
-
-	if (c->tls)
-		return tls_write(c->tls, buf, len);
-	n = send(c->ufd, buf, len, MSG_NOSIGNAL);
-	if (n < 0)
-		return errno == EAGAIN || errno == EINTR ? -1 : -2;
-	return n;
-}
-
-static ssize_t up_recv(struct conn *c, char *buf, size_t len)
-{
-	ssize_t n;
-
-	if (c->tls)
-		return tls_read(c->tls, buf, len);
-	n = recv(c->ufd, buf, len, 0);
-	if (n < 0)
-		return errno == EAGAIN || errno == EINTR ? -1 : -2;
-	return n;
-}
-
-static int up_flush(struct conn *c)
-{
-	while (c->c2u_off < c->c2u_len) {
-		ssize_t n = up_send(c, c->c2u + c->c2u_off, c->c2u_len - c->c2u_off);
-		if (n == -1)
-			return 0;
-		if (n < 0)
-			return -1;
-		c->c2u_off += (size_t)n;
-		c->stalled_since = 0;
-	}
-	c->c2u_off = c->c2u_len = 0;
-	while (c->in_rpipe) {
-		ssize_t n = splice(c->rpipe_r, NULL, c->ufd, NULL, c->in_rpipe, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-		if (n < 0)
-			return errno == EAGAIN || errno == EINTR ? 0 : -1;
-		c->in_rpipe -= (size_t)n;
-		c->stalled_since = 0;
-	}
-	return 0;
-}
+#include "mcp-bridge/conn.h"
 
 /* The upstream stopped taking the request (it closed, or answered early,
  * e.g. 413): the rest is dropped and no more read from the client; what
@@ -169,112 +36,6 @@ static void drop_request(struct conn *c)
 	c->req_done = 1;
 }
 
-/* epoll data: a pointer tagged with which side of a connection woke. */
-static void *tag(struct conn *c, int upstream)
-{
-	/* a tagged pointer by design: conn structs are at least 8-aligned */
-	return (void *)((uintptr_t)c | (uintptr_t)upstream); // NOLINT(performance-no-int-to-ptr)
-}
-
-static void watch(struct loop *l, struct conn *c, int upstream, int op, unsigned events)
-{
-	struct epoll_event ev = { .events = events, .data.ptr = tag(c, upstream) };
-	int fd = upstream ? c->ufd : c->cfd;
-
-	if (upstream) {
-		/* Nothing wanted of the upstream (the client has not taken
-		 * what we hold): out of the set, since epoll reports a hangup
-		 * whatever it is asked, and an upstream that has closed would
-		 * wake the loop for nothing until the client reads. */
-		if (op == EPOLL_CTL_MOD && !events) {
-			if (c->up_polled && epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL) == 0)
-				c->up_polled = 0;
-			return;
-		}
-		if (!c->up_polled)
-			op = EPOLL_CTL_ADD;
-	}
-	if (op == EPOLL_CTL_MOD && c->events[upstream] == events)
-		return; /* as it is: no system call */
-	if (epoll_ctl(l->epfd, op, fd, &ev) != 0)
-		return;
-	c->events[upstream] = events;
-	if (upstream)
-		c->up_polled = 1;
-}
-
-/* The upstream socket is done with (closing it takes it out of the set). */
-static void close_upstream(struct conn *c)
-{
-	if (c->ufd >= 0) {
-		close(c->ufd);
-		c->ufd = -1;
-	}
-	c->up_polled = 0;
-}
-
-/* What each side should be polled for now (backpressure: read only when
- * there is room to keep what is read). */
-static void rearm(struct loop *l, struct conn *c)
-{
-	unsigned ce = 0, ue = 0;
-
-	if (c->state == C_HEAD || c->state == C_DRAIN)
-		ce = EPOLLIN;
-	if (c->state == C_RELAY) {
-		/* a pipe is read into only when empty: a "full" pipe (its
-		 * slots taken by partial pages) would otherwise spin */
-		if (!c->req_done && !c->client_eof && (c->rpipe_r >= 0 ? !c->in_rpipe : c->c2u_len < REQ_BUF))
-			ce |= EPOLLIN;
-		/* once the request is in: told when the client closes its side */
-		if (c->req_done && !c->client_fin)
-			ce |= EPOLLRDHUP;
-		/* what is held goes out once the head is whole and rewritten
-		 * (a head that came in pieces is not passed on as it came) */
-		if (c->resp_head_done && c->u2c_len > c->u2c_off)
-			ce |= EPOLLOUT;
-		/* TLS: a write or a read that blocked waits for what it said */
-		if (c->c2u_len > c->c2u_off || c->in_rpipe)
-			ue |= c->tls && c->tls->want_wr ? c->tls->want_wr : EPOLLOUT;
-		if (!c->up_eof && c->u2c_len < c->u2c_room)
-			ue |= c->tls && c->tls->want_rd ? c->tls->want_rd : EPOLLIN;
-	}
-	if (c->state == C_CONNECTING)
-		ue = EPOLLOUT;
-	if (c->state == C_HANDSHAKE)
-		ue = c->tls->want_hs ? c->tls->want_hs : EPOLLOUT;
-	watch(l, c, 0, EPOLL_CTL_MOD, ce);
-	if (c->ufd >= 0)
-		watch(l, c, 1, EPOLL_CTL_MOD, ue);
-}
-
-static void audit(const struct conn *c)
-{
-	char rpc[96], target[201];
-	const char *m = c->req.headers_done ? http_method_str(c->req.parser.method) : "-";
-	const char *method = c->req.done ? http_req_rpc_method(&c->req, rpc, sizeof rpc) : NULL;
-	size_t i, n = c->req.target.p ? (c->req.target.n > 200 ? 200 : c->req.target.n) : 0;
-
-	/* A refused target may hold anything (a refusal can come before its
-	 * bytes are checked): a blank, control or non-ASCII byte is written
-	 * as '?', so it can neither add fields to the line nor break it. */
-	for (i = 0; i < n; i++) {
-		unsigned char b = (unsigned char)c->req.target.p[i];
-		target[i] = '?';
-		if (b > ' ' && b < 0x7f)
-			target[i] = c->req.target.p[i];
-	}
-	target[n] = '\0';
-	log_info("bridge: route=%s method=%s target=%s status=%d in=%llu out=%llu ms=%llu%s%s%s%s",
-		 c->route->name, m, n ? target : "-", c->status, (unsigned long long)c->bytes_in,
-		 (unsigned long long)c->bytes_out, (unsigned long long)(now_ms() - c->started),
-		 method ? " rpc=" : "", method ? method : "", c->req.why ? " reason=" : "",
-		 c->req.why ? c->req.why : "");
-	if (c->kept_reads)
-		log_debug("bridge: route=%s target=%s: %u read(s) of plaintext mbedTLS had kept back%s", c->route->name,
-			  n ? target : "-", c->kept_reads, c->kept_last ? ", the last bytes read among them" : "");
-}
-
 /* Closes both sides now; the memory goes after this batch of events, which
  * may still name the connection. */
 /* Out of C_RETRY (the loop polls quickly while any connection is in it). */
@@ -284,16 +45,6 @@ static void leave_retry(struct loop *l, struct conn *c)
 		l->n_retrying--;
 		c->state = C_CONNECTING;
 	}
-}
-
-static void close_rpipe(struct conn *c)
-{
-	if (c->rpipe_r >= 0) {
-		close(c->rpipe_r);
-		close(c->rpipe_w);
-	}
-	c->rpipe_r = c->rpipe_w = -1;
-	c->in_rpipe = 0;
 }
 
 /* A connection's bulk buffer counts against BULK_MAX until it ends. */
@@ -315,12 +66,12 @@ static void close_conn(struct loop *l, struct conn *c)
 	if (c->state == C_ABORT)
 		l->n_aborting--;
 	if (!c->audited)
-		audit(c);
+		conn_audit(c);
 	if (c->cfd >= 0)
 		close(c->cfd);
 	if (c->ufd >= 0)
 		close(c->ufd);
-	close_rpipe(c);
+	conn_close_rpipe(c);
 	c->cfd = c->ufd = -1;
 	for (pp = &l->conns; *pp; pp = &(*pp)->next)
 		if (*pp == c) {
@@ -374,10 +125,10 @@ static void refuse(struct loop *l, struct conn *c, int status, const char *why)
 static void answered(struct conn *c)
 {
 	if (!c->audited) {
-		audit(c);
+		conn_audit(c);
 		c->audited = 1;
 	}
-	close_upstream(c);
+	conn_close_upstream(c);
 }
 
 /* The answer is complete (relayed or refused): its audit line now, then a
@@ -395,7 +146,7 @@ static void linger(struct loop *l, struct conn *c)
 		return;
 	}
 	/* the relay buffers are done with (after the FIN: not in its way) */
-	close_rpipe(c);
+	conn_close_rpipe(c);
 	drop_bulk(l, c);
 	free(c->c2u);
 	free(c->u2c);
@@ -404,7 +155,7 @@ static void linger(struct loop *l, struct conn *c)
 	c->state = C_DRAIN;
 	c->deadline = now_ms() + DRAIN_MS;
 	c->drained = 0;
-	rearm(l, c);
+	conn_rearm(l, c);
 }
 
 /* Bytes given to the client's socket that it has not sent yet (its
@@ -440,7 +191,7 @@ static void abort_client(struct loop *l, struct conn *c)
 		c->state = C_ABORT;
 		c->deadline = now_ms() + DRAIN_MS;
 		l->n_aborting++; /* the loop looks again every ABORT_POLL_MS */
-		rearm(l, c);
+		conn_rearm(l, c);
 		return;
 	}
 	abort_now(l, c);
@@ -598,7 +349,7 @@ static void accept_one(struct loop *l, const struct bridge_route *r)
 	c->next = l->conns;
 	l->conns = c;
 	l->n_conns++;
-	watch(l, c, 0, EPOLL_CTL_ADD, EPOLLIN);
+	conn_watch(l, c, 0, EPOLL_CTL_ADD, EPOLLIN);
 }
 
 /* Connects to the route's upstream, or waits to try again while a unix
@@ -613,7 +364,7 @@ static void connect_upstream(struct loop *l, struct conn *c)
 		c->state = C_RETRY;
 		c->retries++;
 		c->deadline = now_ms() + RETRY_MS;
-		rearm(l, c);
+		conn_rearm(l, c);
 		return;
 	}
 	leave_retry(l, c);
@@ -626,8 +377,8 @@ static void connect_upstream(struct loop *l, struct conn *c)
 	}
 	c->state = C_CONNECTING;
 	c->deadline = now_ms() + CONNECT_MS;
-	watch(l, c, 1, EPOLL_CTL_ADD, EPOLLOUT);
-	rearm(l, c);
+	conn_watch(l, c, 1, EPOLL_CTL_ADD, EPOLLOUT);
+	conn_rearm(l, c);
 }
 
 /* The whole head is in: check it, rewrite it, connect upstream. */
@@ -699,9 +450,9 @@ static int splice_body(struct loop *l, struct conn *c)
 			c->req_done = c->req.done;
 		}
 	}
-	if (c->state == C_RELAY && up_flush(c) < 0)
+	if (c->state == C_RELAY && conn_flush(c) < 0)
 		drop_request(c);
-	rearm(l, c);
+	conn_rearm(l, c);
 	return 1;
 }
 
@@ -733,7 +484,7 @@ static void on_client_read(struct loop *l, struct conn *c)
 	if (!c->req_done && splice_body(l, c))
 		return;
 	if (c->req_done || c->c2u_len == REQ_BUF) {
-		rearm(l, c);
+		conn_rearm(l, c);
 		return;
 	}
 	/* straight into the relay buffer; what does not belong to the
@@ -767,7 +518,7 @@ static void on_client_read(struct loop *l, struct conn *c)
 		close_conn(l, c);
 		return;
 	}
-	rearm(l, c);
+	conn_rearm(l, c);
 }
 
 static int flush(int fd, char *buf, size_t *off, size_t *len, uint64_t *counter)
@@ -802,7 +553,7 @@ static void on_upstream_read(struct loop *l, struct conn *c)
 	/* its end is read once: a later event (a reset answering what the
 	 * bridge still sent) must not turn a whole answer into a cut one */
 	if (c->up_eof) {
-		rearm(l, c);
+		conn_rearm(l, c);
 		return;
 	}
 again:
@@ -817,10 +568,10 @@ again:
 		}
 	}
 	if (c->u2c_len >= c->u2c_room) {
-		rearm(l, c); /* the client has not taken what we have */
+		conn_rearm(l, c); /* the client has not taken what we have */
 		return;
 	}
-	n = up_recv(c, c->u2c + c->u2c_len, c->u2c_room - c->u2c_len);
+	n = conn_recv(c, c->u2c + c->u2c_len, c->u2c_room - c->u2c_len);
 	c->filled = n == (ssize_t)(c->u2c_room - c->u2c_len);
 	if (n > 0)
 		c->kept_last = c->kept_now;
@@ -834,7 +585,7 @@ again:
 		}
 	} else if (n < 0) {
 		if (n == -1) {
-			rearm(l, c);
+			conn_rearm(l, c);
 			return;
 		}
 		if (!c->resp_head_done) {
@@ -923,7 +674,7 @@ again:
 		c->kept_now = 1;
 		goto again;
 	}
-	rearm(l, c);
+	conn_rearm(l, c);
 }
 
 static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
@@ -961,7 +712,7 @@ static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 		c->client_fin = 1; /* it may still read (a half-close): served on */
 		ev &= ~(unsigned)EPOLLRDHUP;
 		if (!(ev & (EPOLLIN | EPOLLOUT))) {
-			rearm(l, c);
+			conn_rearm(l, c);
 			return;
 		}
 	}
@@ -995,20 +746,20 @@ static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 			return;
 		}
 		if (r > 0) {
-			rearm(l, c);
+			conn_rearm(l, c);
 			return;
 		}
 		c->state = C_RELAY;
 		ev = EPOLLOUT;
 	}
 	if (upstream) {
-		if ((ev & (EPOLLOUT | EPOLLIN)) && up_flush(c) < 0)
+		if ((ev & (EPOLLOUT | EPOLLIN)) && conn_flush(c) < 0)
 			drop_request(c);
 		if ((ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) || (c->tls && (ev & c->tls->want_rd))) {
 			on_upstream_read(l, c);
 			return;
 		}
-		rearm(l, c);
+		conn_rearm(l, c);
 		return;
 	}
 	if ((ev & EPOLLOUT) && c->resp_head_done && flush(c->cfd, c->u2c, &c->u2c_off, &c->u2c_len, &c->bytes_out) < 0) {
@@ -1029,7 +780,7 @@ static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 	if (ev & (EPOLLIN | EPOLLHUP | EPOLLERR))
 		on_client_read(l, c);
 	else
-		rearm(l, c);
+		conn_rearm(l, c);
 }
 
 /* Request bytes the upstream has taken none of for CUT_WAIT_MS: it
