@@ -21,7 +21,12 @@ static struct {
 	int sock; /* fd is a socket: written with MSG_DONTWAIT, never blocking */
 } settings = { LOG_TEXT, LOG_INFO, STDERR_FILENO, 0 };
 
-static const char *const level_names[] = { "error", "warn", "info", "debug" };
+const char *const log_level_names[4] = {
+	[LOG_ERROR] = "error",
+	[LOG_WARN] = "warn",
+	[LOG_INFO] = "info",
+	[LOG_DEBUG] = "debug",
+};
 
 void log_setup(enum log_format format, enum log_level level)
 {
@@ -132,14 +137,14 @@ void logmsg(enum log_level level, const char *fmt, ...)
 		size_t len;
 
 		format_time(ts, sizeof ts);
-		obj = json_pack("{s:s,s:s,s:i,s:s}", "time", ts, "level", level_names[level],
+		obj = json_pack("{s:s,s:s,s:i,s:s}", "time", ts, "level", log_level_names[level],
 				"pid", (int)getpid(), "msg", msg);
 		len = obj ? json_dumpb(obj, line, sizeof line - 1, JSON_COMPACT) : 0;
 		json_decref(obj);
 		if (len == 0 || len >= sizeof line - 1)
 			len = (size_t)snprintf(line, sizeof line,
 					       "{\"level\":\"%s\",\"msg\":\"(unprintable)\"}",
-					       level_names[level]);
+					       log_level_names[level]);
 		line[len++] = '\n';
 		write_all(line, len);
 	} else {

@@ -7,6 +7,9 @@
 enum log_level { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
 enum log_format { LOG_TEXT, LOG_JSON };
 
+/* As the config and the JSON log lines spell them, by enum log_level. */
+extern const char *const log_level_names[4];
+
 /* The logger's settings are written once, before supervision starts, and
  * only read afterwards; they are the only process-wide state ward keeps
  * outside the supervisor's own struct. */

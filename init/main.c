@@ -233,6 +233,8 @@ static int bridge_note(void *arg, int fd, pid_t pid)
 	return bridgeproc_note(arg, fd, pid);
 }
 
+static const struct service_ops bridge_service = { "bridge", spawn_bridge, bridge_note };
+
 /* 0, 1 and 2 that the runtime left closed get /dev/null (the lowest free
  * number is each one in turn): else the first descriptor ward opens would
  * take the number, and its log lines would go into the evidence file, or
@@ -252,6 +254,7 @@ int main(int argc, char **argv)
 {
 	struct ward_config cfg;
 	struct supervisor sv;
+	struct service *bridge = NULL; /* the bridge as a service of the loop, when there are routes */
 	struct sandbox sb;
 	struct options opt;
 	struct denials den;
@@ -369,17 +372,17 @@ int main(int argc, char **argv)
 	if (sb.bridge.active) {
 		/* the bridge listens (PID 1 opened its ports) and is confined
 		 * before the agent exists */
-		sv.bridge_spawn = spawn_bridge;
-		sv.bridge_note = bridge_note;
-		sv.bridge_ready_ms = BRIDGE_READY_MS;
-		sv.bridge_arg = &sb.bridge;
-		sv.bridge = bridgeproc_start(&sb.bridge);
-		if (sv.bridge < 0) {
-			sv.bridge = 0;
+		pid_t pid = bridgeproc_start(&sb.bridge);
+		if (pid < 0) {
 			rc = 3;
 			goto out;
 		}
-		sv.bridge_ready = sv.bridge;
+		bridge = supervisor_add_service(&sv, &bridge_service, &sb.bridge, BRIDGE_READY_MS, pid);
+		if (!bridge) {
+			kill(pid, SIGKILL);
+			rc = 3;
+			goto out;
+		}
 	}
 	/* log_level = debug: the agent's Landlock denials from the kernel's
 	 * audit log, where ward can read it (ABI 7; not in a container) */
@@ -391,7 +394,7 @@ int main(int argc, char **argv)
 	sv.hold_start = sb.ev.to_stderr || sb.ev.fd >= 0; /* the evidence before the agent's first word */
 	sv.on_start_arg = &sb.ev;
 	sb.ev.bridge = &sb.bridge;
-	sb.ev.bridge_pid = &sv.bridge_ready; /* a restarted bridge once it is confined */
+	sb.ev.bridge_pid = bridge ? &bridge->ready : NULL; /* a restarted bridge once it is confined */
 	if (supervisor_start(&sv) != 0)
 		goto out;
 	agent_forked = 1;

@@ -4,6 +4,7 @@
  * header value's place) is a comment. */
 #define _GNU_SOURCE
 #include "init/config/config.h"
+#include "init/config/names.h"
 
 #include <string.h>
 
@@ -63,26 +64,24 @@ static void print_ports(FILE *out, const char *key, const struct port_range *v, 
 
 void config_print(const struct ward_config *cfg, FILE *out)
 {
-	static const char *const levels[] = { "error", "warn", "info", "debug" };
-	static const char *const restarts[] = { "never", "on-failure", "always" };
 	char b1[32], b2[32];
 	int i;
 
 	fprintf(out, "; effective settings%s%s\n", cfg->path ? " from " : " (no config file)",
 		cfg->path ? cfg->path : "");
 	fprintf(out, "[ward]\nlog_format = %s\nlog_level = %s\n",
-		cfg->log_format == LOG_JSON ? "json" : "text", levels[cfg->log_level]);
+		log_format_names[cfg->log_format], log_level_names[cfg->log_level]);
 	if (cfg->evidence)
 		fprintf(out, "evidence = %s\n", cfg->evidence);
 	if (cfg->bridge_user)
 		fprintf(out, "bridge_user = %s\n", cfg->bridge_user);
 	else if (cfg->n_routes || cfg->has_mcp)
-		fputs("; bridge_user: 65534\n", out);
+		fputs("; bridge_user: " BRIDGE_USER_DEFAULT "\n", out);
 	fprintf(out, "\n[supervise]\ngrace = %s\nrestart = %s\nrestart_delay = %s\n",
-		fmt_duration(cfg->grace_ms, b1, sizeof b1), restarts[cfg->restart],
+		fmt_duration(cfg->grace_ms, b1, sizeof b1), restart_names[cfg->restart],
 		fmt_duration(cfg->restart_delay_ms, b2, sizeof b2));
 	fprintf(out, "restart_limit = %u\nforward_to = %s\n", cfg->restart_limit,
-		cfg->forward_to == FORWARD_GROUP ? "group" : "child");
+		forward_names[cfg->forward_to]);
 	for (i = 1; i < WARD_NSIG; i++) {
 		if (cfg->rewrite[i] < 0)
 			continue;
@@ -151,9 +150,8 @@ void config_print(const struct ward_config *cfg, FILE *out)
 	if (!cfg->has_landlock) {
 		fputs("\n; [landlock] absent: the filesystem and network are not confined\n", out);
 	} else {
-		static const char *const modes[] = { "off", "best_effort", "hard_requirement" };
 		const struct ll_policy *ll = &cfg->landlock;
-		fprintf(out, "\n[landlock]\nmode = %s\n", modes[ll->mode]);
+		fprintf(out, "\n[landlock]\nmode = %s\n", ll_mode_names[ll->mode]);
 		for (i = 0; i < ll->n_read; i++) {
 			fputs("read = ", out);
 			print_word(out, ll->read[i]);

@@ -11,6 +11,8 @@
 #include "mcp-bridge/http.h"
 #include "mcp-bridge/tls.h"
 #include "common/parse.h"
+#include "common/source.h"
+#include "init/config/names.h"
 
 /* The keys of each section: one setter a key, each parsing its value once
  * into the config's types. */
@@ -57,30 +59,24 @@ struct config_file *file_named(struct ward_config *cfg, const char *name, size_t
 
 static int set_log_format(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
 {
+	int i = NAME_INDEX(log_format_names, v);
+
 	(void)k;
-	if (strcmp(v, "text") == 0)
-		ctx->cfg->log_format = LOG_TEXT;
-	else if (strcmp(v, "json") == 0)
-		ctx->cfg->log_format = LOG_JSON;
-	else
+	if (i < 0)
 		return *why = "expected text or json", -1;
+	ctx->cfg->log_format = (enum log_format)i;
 	return 0;
 }
 
 static int set_log_level(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
 {
-	static const char *const names[] = { "error", "warn", "info", "debug" };
-	int i;
+	int i = NAME_INDEX(log_level_names, v);
 
 	(void)k;
-	for (i = 0; i < 4; i++) {
-		if (strcmp(v, names[i]) == 0) {
-			ctx->cfg->log_level = (enum log_level)i;
-			return 0;
-		}
-	}
-	*why = "expected error, warn, info or debug";
-	return -1;
+	if (i < 0)
+		return *why = "expected error, warn, info or debug", -1;
+	ctx->cfg->log_level = (enum log_level)i;
+	return 0;
 }
 
 static int set_grace(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
@@ -91,15 +87,12 @@ static int set_grace(struct parse_ctx *ctx, const char *k, const char *v, const 
 
 static int set_restart(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
 {
+	int i = NAME_INDEX(restart_names, v);
+
 	(void)k;
-	if (strcmp(v, "never") == 0)
-		ctx->cfg->restart = RESTART_NEVER;
-	else if (strcmp(v, "on-failure") == 0)
-		ctx->cfg->restart = RESTART_ON_FAILURE;
-	else if (strcmp(v, "always") == 0)
-		ctx->cfg->restart = RESTART_ALWAYS;
-	else
+	if (i < 0)
 		return *why = "expected never, on-failure or always", -1;
+	ctx->cfg->restart = (enum restart_policy)i;
 	return 0;
 }
 
@@ -142,13 +135,12 @@ static int set_rewrite(struct parse_ctx *ctx, const char *k, const char *v, cons
 
 static int set_forward_to(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
 {
+	int i = NAME_INDEX(forward_names, v);
+
 	(void)k;
-	if (strcmp(v, "child") == 0)
-		ctx->cfg->forward_to = FORWARD_CHILD;
-	else if (strcmp(v, "group") == 0)
-		ctx->cfg->forward_to = FORWARD_GROUP;
-	else
+	if (i < 0)
 		return *why = "expected child or group", -1;
+	ctx->cfg->forward_to = (enum forward_target)i;
 	return 0;
 }
 
@@ -318,15 +310,12 @@ static int set_allow_root(struct parse_ctx *ctx, const char *k, const char *v, c
 
 static int set_ll_mode(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
 {
+	int i = NAME_INDEX(ll_mode_names, v);
+
 	(void)k;
-	if (strcmp(v, "hard_requirement") == 0)
-		ctx->cfg->landlock.mode = LL_HARD;
-	else if (strcmp(v, "best_effort") == 0)
-		ctx->cfg->landlock.mode = LL_BEST_EFFORT;
-	else if (strcmp(v, "off") == 0)
-		ctx->cfg->landlock.mode = LL_OFF;
-	else
+	if (i < 0)
 		return *why = "expected hard_requirement, best_effort or off", -1;
+	ctx->cfg->landlock.mode = (enum ll_mode)i;
 	return 0;
 }
 
@@ -554,14 +543,14 @@ static int plain_file_path(const char *v)
  * absolute path. */
 static int set_source(char **dst, const char *v, const char **why)
 {
-	uint64_t n;
+	int fd;
 
 	if (strncmp(v, "fd:", 3) != 0 && v[0] != '/')
 		return *why = "expected fd:N or an absolute path", -1;
 	if (strncmp(v, "fd:", 3) == 0) {
-		if (parse_uint(v + 3, 3, 65535, &n, why) != 0)
+		if ((fd = source_fd(v)) < 0)
 			return *why = "expected fd:N with N >= 3", -1;
-		if (asprintf(dst, "fd:%u", (unsigned)n) < 0)
+		if (asprintf(dst, "fd:%d", fd) < 0)
 			*dst = NULL;
 	} else {
 		*dst = strdup(v);

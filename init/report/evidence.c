@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "common/parse.h"
 #include "child/privdrop.h"
+#include "init/config/names.h"
 #include "init/report/json.h"
 #include "common/version.h"
 
@@ -108,7 +109,6 @@ static json_t *landlock_json(const struct evidence_src *e, json_t *degr)
 {
 	const struct ll_ruleset *ll = e->ll;
 	const struct ll_policy *p = &e->cfg->landlock;
-	static const char *const modes[] = { "off", "best_effort", "hard_requirement" };
 	json_t *o, *rules, *net, *scoped, *flags;
 	int i;
 
@@ -116,7 +116,7 @@ static json_t *landlock_json(const struct evidence_src *e, json_t *degr)
 		json_array_append_new(degr, json_string("landlock: off (no [landlock] section or mode = off)"));
 		return json_pack("{s:b}", "enabled", 0);
 	}
-	o = json_pack("{s:b,s:s,s:i}", "enabled", ll->fd >= 0, "mode", modes[p->mode], "abi", ll->abi);
+	o = json_pack("{s:b,s:s,s:i}", "enabled", ll->fd >= 0, "mode", ll_mode_names[p->mode], "abi", ll->abi);
 	json_object_set_new(o, "handled_fs", fs_rights(ll->handled_fs));
 	net = json_array();
 	if (ll->handled_net & LL_NET_BIND_TCP)

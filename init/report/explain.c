@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "init/config/names.h"
 #include "landlock/landlock.h"
 #include "common/parse.h"
 
@@ -84,7 +85,7 @@ static int explain_path(const struct confine *agent, const struct ll_ruleset *ll
 		fprintf(out, "  landlock: not in force on this kernel (ABI %d), no path is refused by it\n", rs->abi);
 	} else {
 		fprintf(out, "  landlock: %s, kernel ABI %d\n",
-			cfg->landlock.mode == LL_HARD ? "hard_requirement" : "best_effort", rs->abi);
+			ll_mode_names[cfg->landlock.mode], rs->abi);
 		for (i = 0; i < rs->n_rules; i++) {
 			const struct ll_rule *r = &rs->rules[i];
 			if (!ll_covers(real, r->path))

@@ -11,11 +11,10 @@
 #include <unistd.h>
 
 #include "common/parse.h"
+#include "init/config/names.h"
 #include "init/report/json.h"
 #include "mcp-bridge/http.h"
 
-static const char *const restarts[] = { "never", "on-failure", "always" };
-static const char *const ll_modes[] = { "off", "best_effort", "hard_requirement" };
 
 /* A JSON string even for bytes that are not UTF-8 (jansson refuses those,
  * and a warning must never vanish): such bytes become '?'. */
@@ -35,11 +34,11 @@ static json_t *supervise(const struct ward_config *cfg)
 	char b1[32], b2[32], line[80];
 	int i;
 
-	json_object_set_new(o, "restart", jstr(restarts[cfg->restart]));
+	json_object_set_new(o, "restart", jstr(restart_names[cfg->restart]));
 	json_object_set_new(o, "restart_delay", jstr(fmt_duration(cfg->restart_delay_ms, b1, sizeof b1)));
 	json_object_set_new(o, "restart_limit", json_integer(cfg->restart_limit));
 	json_object_set_new(o, "grace", jstr(fmt_duration(cfg->grace_ms, b1, sizeof b1)));
-	json_object_set_new(o, "forward_to", jstr(cfg->forward_to == FORWARD_GROUP ? "group" : "child"));
+	json_object_set_new(o, "forward_to", jstr(forward_names[cfg->forward_to]));
 	for (i = 1; i < WARD_NSIG; i++) {
 		if (cfg->rewrite[i] < 0)
 			continue;
@@ -121,7 +120,7 @@ static json_t *landlock(const struct ll_ruleset *ll, const struct ward_config *c
 	char names[512];
 	int i;
 
-	json_object_set_new(o, "mode", jstr(cfg->has_landlock ? ll_modes[p->mode] : "absent"));
+	json_object_set_new(o, "mode", jstr(cfg->has_landlock ? ll_mode_names[p->mode] : "absent"));
 	if (!cfg->has_landlock || p->mode == LL_OFF)
 		return o;
 	json_object_set_new(o, "kernel_abi", json_integer(rs->abi));
@@ -176,7 +175,7 @@ static json_t *bridge(const struct ward_config *cfg)
 	char line[512];
 	int i, m, h;
 
-	json_object_set_new(o, "user", jstr(cfg->bridge_user ? cfg->bridge_user : "65534 (default)"));
+	json_object_set_new(o, "user", jstr(cfg->bridge_user ? cfg->bridge_user : BRIDGE_USER_DEFAULT " (default)"));
 	for (i = 0; i < cfg->n_routes; i++) {
 		const struct config_route *r = &cfg->routes[i];
 		json_t *ro = json_object(), *hdrs = json_array();

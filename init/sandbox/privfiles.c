@@ -17,23 +17,22 @@
 static int fd_named(const struct ward_config *cfg, int line, const char *what, const char *spec, int *seen,
 		    int *seen_line, int *n)
 {
-	long v = strtol(spec + 3, NULL, 10);
-	int i;
+	int v = source_fd(spec), i;
 
-	if (v < 3 || v > 65535)
+	if (v < 0)
 		return 0; /* the config's own checks say why */
 	for (i = 0; i < *n; i++)
-		if (seen[i] == (int)v) {
-			log_error("%s:%d: %s fd:%ld: also named on line %d (a descriptor is read once, then closed)",
+		if (seen[i] == v) {
+			log_error("%s:%d: %s fd:%d: also named on line %d (a descriptor is read once, then closed)",
 				  cfg->path, line, what, v, seen_line[i]);
 			return 2;
 		}
-	if (fcntl((int)v, F_GETFD) < 0) {
-		log_error("%s:%d: %s fd:%ld: ward was not given this descriptor (runc/podman --preserve-fds)",
+	if (fcntl(v, F_GETFD) < 0) {
+		log_error("%s:%d: %s fd:%d: ward was not given this descriptor (runc/podman --preserve-fds)",
 			  cfg->path, line, what, v);
 		return 2;
 	}
-	seen[*n] = (int)v;
+	seen[*n] = v;
 	seen_line[(*n)++] = line;
 	return 0;
 }

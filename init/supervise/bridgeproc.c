@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "common/record.h"
 #include "common/source.h"
+#include "init/config/names.h"
 
 /* "@PATH" or "@fd:N": read once, as root; a trailing newline is dropped.
  * NULL with err when it cannot be read or is not one line. */
@@ -135,17 +136,17 @@ static int listen_routes(struct bridge_routes *r, char *err, size_t errsize)
 
 int bridgeproc_user(const struct ward_config *cfg, const struct user_ids *agent, struct user_ids *user)
 {
-	const char *why = NULL, *spec = cfg->bridge_user ? cfg->bridge_user : "65534";
+	const char *why = NULL, *spec = cfg->bridge_user ? cfg->bridge_user : BRIDGE_USER_DEFAULT;
 
 	if (users_resolve(spec, "/etc/passwd", "/etc/group", user, &why) != 0) {
 		if (cfg->bridge_user)
 			log_error("%s:%d: bridge_user: '%s': %s", cfg->path, cfg->bridge_user_line, spec, why);
 		else /* the default: no line of the config to name */
-			log_error("%s: the bridge's default user 65534: %s; set [ward] bridge_user", cfg->path, why);
+			log_error("%s: the bridge's default user " BRIDGE_USER_DEFAULT ": %s; set [ward] bridge_user", cfg->path, why);
 		return 2;
 	}
 	if ((user->uid == 0 || (agent && user->uid == agent->uid)) && !cfg->bridge_user) {
-		log_error("%s: the bridge's default user 65534 is the agent's; set [ward] bridge_user to a uid "
+		log_error("%s: the bridge's default user " BRIDGE_USER_DEFAULT " is the agent's; set [ward] bridge_user to a uid "
 			  "of its own (not 0, not the agent's)", cfg->path);
 		return 2;
 	}

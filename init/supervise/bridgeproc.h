@@ -21,7 +21,7 @@ struct bridgeproc {
 	int started;		   /* it was started once: restarts skip the health check */
 };
 
-/* The bridge's user ([ward] bridge_user, default 65534): it must resolve
+/* The bridge's user ([ward] bridge_user, default BRIDGE_USER_DEFAULT): it must resolve
  * and differ from 0 and the agent's uid. 0, or 2 after logging why. */
 int bridgeproc_user(const struct ward_config *cfg, const struct user_ids *agent, struct user_ids *user);
 

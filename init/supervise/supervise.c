@@ -46,14 +46,37 @@ static const char *sig_str(int sig, char *buf, size_t size)
 
 /* ---- signalling the tree ---------------------------------------------- */
 
-/* Everything that is ours except ward itself (and the bridge, which outlives
- * agent restarts): kill(-1) when we are PID 1 of the namespace and there is
- * no bridge, else the agent's group plus our descendants from /proc. */
+/* The pids of the services running now (the bridge): the agent's
+ * teardown leaves them alone, and they do not count as its leftovers. */
+static int service_pids(const struct supervisor *sv, pid_t *pids)
+{
+	int i, n = 0;
+
+	for (i = 0; i < sv->n_services; i++)
+		if (sv->services[i].pid > 0)
+			pids[n++] = sv->services[i].pid;
+	return n;
+}
+
+static int is_service(const pid_t *pids, int n, pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (pids[i] == pid)
+			return 1;
+	return 0;
+}
+
+/* Everything that is ours except ward itself (and its services, which
+ * outlive agent restarts): kill(-1) when we are PID 1 of the namespace and
+ * no service runs, else the agent's group plus our descendants from /proc. */
 static void signal_all(struct supervisor *sv, int sig)
 {
-	int n, pass = 0;
+	pid_t keep[WARD_MAX_SERVICES];
+	int n, pass = 0, nk = service_pids(sv, keep);
 
-	if (sv->pid1 && sv->bridge <= 0) {
+	if (sv->pid1 && !nk) {
 		if (kill(-1, sig) != 0 && errno != ESRCH)
 			log_warn("kill(-1): %s", strerror(errno));
 		return;
@@ -65,141 +88,10 @@ static void signal_all(struct supervisor *sv, int sig)
 	 * is sent again until a pass finds none (zombies not yet reaped count
 	 * too: at most 16 passes). */
 	do
-		n = signal_descendants(sv->self, sig, &sv->bridge, sv->bridge > 0);
+		n = signal_descendants(sv->self, sig, keep, nk);
 	while (sig == SIGKILL && n > 0 && ++pass < 16);
 	if (n < 0 && sv->agent > 0)
 		(void)kill(sv->agent, sig);
-}
-
-static void set_timerfd(int fd, uint64_t deadline_ms)
-{
-	struct itimerspec its = { 0 };
-
-	if (deadline_ms) {
-		its.it_value.tv_sec = (time_t)(deadline_ms / 1000);
-		its.it_value.tv_nsec = (long)(deadline_ms % 1000) * 1000000 + 1;
-	}
-	(void)timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL);
-}
-
-static void end_bridge_notes(struct supervisor *sv)
-{
-	if (sv->bnfd < 0)
-		return;
-	/* out of the set first: a child forked meanwhile may still hold it */
-	(void)epoll_ctl(sv->epfd, EPOLL_CTL_DEL, sv->bnfd, NULL);
-	close(sv->bnfd);
-	sv->bnfd = -1;
-}
-
-/* The next try after the current delay, which then doubles (10 s at most). */
-static void next_bridge_try(struct supervisor *sv, uint64_t now)
-{
-	set_timerfd(sv->btfd, now + sv->bridge_delay);
-	sv->bridge_delay = sv->bridge_delay * 2 > 10000 ? 10000 : sv->bridge_delay * 2;
-}
-
-static void bridge_exited(struct supervisor *sv, int status)
-{
-	uint64_t now = now_ms();
-
-	sv->bridge = sv->bridge_ready = 0;
-	end_bridge_notes(sv);
-	if (sv->stopping || sv->state == AGENT_DONE)
-		return;
-	if (now - sv->bridge_started >= 60000)
-		sv->bridge_delay = 250;
-	sv->bridge_started = now_ms(); /* the first bridge starts right after this */
-	log_warn("bridge died (%s %d); restarting it in %llums", WIFSIGNALED(status) ? "signal" : "status",
-		 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status),
-		 (unsigned long long)sv->bridge_delay);
-	next_bridge_try(sv, now);
-}
-
-/* A restarted bridge that failed or is late: killed; its exit, reaped as
- * any, schedules the next try. */
-static void drop_starting_bridge(struct supervisor *sv)
-{
-	end_bridge_notes(sv);
-	if (sv->bridge > 0)
-		(void)kill(sv->bridge, SIGKILL);
-}
-
-static void on_bridge_notes(struct supervisor *sv)
-{
-	int r = sv->bridge_note(sv->bridge_arg, sv->bnfd, sv->bridge);
-
-	if (r == 0)
-		return;
-	if (r < 0) {
-		drop_starting_bridge(sv);
-		return;
-	}
-	end_bridge_notes(sv);
-	set_timerfd(sv->btfd, 0);
-	sv->bridge_ready = sv->bridge;
-}
-
-static void on_bridge_timer(struct supervisor *sv)
-{
-	struct epoll_event ev = { .events = EPOLLIN };
-	uint64_t x;
-
-	if (read(sv->btfd, &x, sizeof x) < 0 || !sv->bridge_spawn || sv->stopping)
-		return;
-	if (sv->bnfd >= 0) {
-		log_error("bridge: pid %d not ready after %llu ms; stopping it", (int)sv->bridge,
-			  (unsigned long long)sv->bridge_ready_ms);
-		drop_starting_bridge(sv);
-		return;
-	}
-	if (sv->bridge > 0)
-		return;
-	sv->bridge_started = now_ms();
-	sv->bridge = sv->bridge_spawn(sv->bridge_arg, &sv->bnfd);
-	if (sv->bridge <= 0) {
-		sv->bridge = 0;
-		sv->bnfd = -1;
-		log_warn("bridge: restart failed; trying again in %llums", (unsigned long long)sv->bridge_delay);
-		next_bridge_try(sv, now_ms());
-		return;
-	}
-	ev.data.fd = sv->bnfd;
-	if (epoll_ctl(sv->epfd, EPOLL_CTL_ADD, sv->bnfd, &ev) != 0) {
-		log_error("bridge: epoll_ctl: %s", strerror(errno));
-		drop_starting_bridge(sv);
-		return;
-	}
-	set_timerfd(sv->btfd, sv->bridge_started + sv->bridge_ready_ms);
-}
-
-static void stop_bridge(struct supervisor *sv)
-{
-	int i, status;
-
-	if (sv->bnfd >= 0 && sv->bridge > 0) {
-		/* still starting: its signals are blocked until it is ready,
-		 * and it serves no one yet */
-		(void)kill(sv->bridge, SIGKILL);
-	}
-	end_bridge_notes(sv);
-	if (sv->bridge <= 0)
-		return;
-	(void)kill(sv->bridge, SIGTERM);
-	for (i = 0; i < 100; i++) {
-		if (waitpid(sv->bridge, &status, WNOHANG) == sv->bridge) {
-			sv->bridge = 0;
-			return;
-		}
-		usleep(10000);
-	}
-	(void)kill(sv->bridge, SIGKILL);
-	/* a frozen or stuck bridge does not go even then: 2 s, not for ever */
-	for (i = 0; i < 200 && waitpid(sv->bridge, &status, WNOHANG) == 0; i++)
-		usleep(10000);
-	if (i == 200)
-		log_error("bridge: pid %d survives SIGKILL; leaving it", (int)sv->bridge);
-	sv->bridge = 0;
 }
 
 /* ---- the agent -------------------------------------------------------- */
@@ -234,7 +126,6 @@ int supervisor_start(struct supervisor *sv)
 		.confine = sv->confine,
 		.hold = sv->hold_start,
 	};
-	struct epoll_event ev = { .events = EPOLLIN };
 	pid_t pid = spawn_child(&req, &sv->errfd, &sv->relfd);
 
 	if (pid < 0) {
@@ -248,8 +139,7 @@ int supervisor_start(struct supervisor *sv)
 	sv->started_at = now_ms();
 	sv->killed = 0;
 	sv->start_reported = 0;
-	ev.data.fd = sv->errfd;
-	if (epoll_ctl(sv->epfd, EPOLL_CTL_ADD, sv->errfd, &ev) != 0) {
+	if (event_add(sv->epfd, &sv->on_errfd) != 0) {
 		log_warn("epoll_ctl: %s", strerror(errno));
 		release_agent(sv, 1); /* its report cannot be read: no evidence, but no hang */
 	}
@@ -392,9 +282,19 @@ static int restart_allowed(struct supervisor *sv)
 	return 1;
 }
 
+/* No more restarts of the services either, once ward is stopping. */
+static void hold_services(struct supervisor *sv)
+{
+	int i;
+
+	for (i = 0; i < sv->n_services; i++)
+		service_hold(&sv->services[i]);
+}
+
 static void finish(struct supervisor *sv)
 {
 	sv->state = AGENT_DONE;
+	hold_services(sv);
 	set_timer(sv, 0);
 }
 
@@ -420,29 +320,30 @@ static void drained(struct supervisor *sv)
 	set_timer(sv, at > now ? at : now);
 }
 
-/* Returns 1 if ward has no children left (the bridge aside). */
+/* Returns 1 if ward has no children left (its services aside). */
 static int no_children(const struct supervisor *sv)
 {
 	siginfo_t si;
 	char path[64], buf[4096];
+	pid_t keep[WARD_MAX_SERVICES];
 	ssize_t n;
-	int fd;
+	int fd, nk = service_pids(sv, keep);
 
-	if (sv->bridge <= 0) {
+	if (!nk) {
 		memset(&si, 0, sizeof si);
 		return waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) != 0 && errno == ECHILD;
 	}
 	snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)sv->self, (int)sv->self);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) /* no CONFIG_PROC_CHILDREN: count them from /proc (signal 0) */
-		return signal_descendants(sv->self, 0, &sv->bridge, 1) == 0;
+		return signal_descendants(sv->self, 0, keep, nk) == 0;
 	n = read(fd, buf, sizeof buf - 1);
 	close(fd);
 	if (n < 0)
 		return 0;
 	buf[n] = '\0';
 	for (char *tok = strtok(buf, " \n"); tok; tok = strtok(NULL, " \n"))
-		if (strtol(tok, NULL, 10) != sv->bridge)
+		if (!is_service(keep, nk, (pid_t)strtol(tok, NULL, 10)))
 			return 0;
 	return 1;
 }
@@ -490,10 +391,16 @@ static void reap(struct supervisor *sv)
 		pid_t pid = waitpid(-1, &status, WNOHANG | __WALL);
 
 		if (pid > 0) {
-			if (pid == sv->agent)
+			int i;
+
+			if (pid == sv->agent) {
 				agent_exited(sv, status);
-			else if (pid == sv->bridge)
-				bridge_exited(sv, status);
+				continue;
+			}
+			for (i = 0; i < sv->n_services && sv->services[i].pid != pid; i++)
+				;
+			if (i < sv->n_services)
+				service_exited(&sv->services[i], status);
 			else
 				log_debug("reaped pid %d", (int)pid);
 			continue;
@@ -515,6 +422,7 @@ static void begin_stop(struct supervisor *sv)
 	if (sv->stopping)
 		return;
 	sv->stopping = 1;
+	hold_services(sv);
 	sv->stop_deadline = now_ms() + sv->cfg->grace_ms;
 	if (sv->state == AGENT_RUNNING)
 		set_timer(sv, sv->stop_deadline);
@@ -623,10 +531,32 @@ static void on_timer(struct supervisor *sv)
 
 /* ---- set-up ------------------------------------------------------------ */
 
+static void on_errfd(void *owner)
+{
+	check_started(owner);
+}
+
+static void on_watch(void *owner)
+{
+	struct supervisor *sv = owner;
+
+	sv->on_watch(sv->watch_arg, sv->started, sv->n_started < WARD_RECENT_AGENTS ? (int)sv->n_started
+										 : WARD_RECENT_AGENTS);
+}
+
+static void on_signals_ready(void *owner)
+{
+	on_signals(owner);
+}
+
+static void on_timer_ready(void *owner)
+{
+	on_timer(owner);
+}
+
 int supervisor_init(struct supervisor *sv, const struct ward_config *cfg, char *const *argv,
 		    char *const *envp, const sigset_t *child_mask, int cwd_fd)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
 	sigset_t all;
 
 	memset(sv, 0, sizeof *sv);
@@ -637,9 +567,12 @@ int supervisor_init(struct supervisor *sv, const struct ward_config *cfg, char *
 	sv->cwd_fd = cwd_fd;
 	sv->self = getpid();
 	sv->pid1 = sv->self == 1;
-	sv->errfd = sv->relfd = sv->sfd = sv->epfd = sv->tfd = sv->btfd = sv->bnfd = sv->watch_fd = -1;
-	sv->bridge_delay = 250;
+	sv->errfd = sv->relfd = sv->sfd = sv->epfd = sv->tfd = sv->watch_fd = -1;
 	sv->restart_delay = cfg->restart_delay_ms;
+	sv->on_sfd = (struct event_source){ &sv->sfd, on_signals_ready, sv };
+	sv->on_tfd = (struct event_source){ &sv->tfd, on_timer_ready, sv };
+	sv->on_errfd = (struct event_source){ &sv->errfd, on_errfd, sv };
+	sv->on_watch_fd = (struct event_source){ &sv->watch_fd, on_watch, sv };
 	if (cfg->restart_limit) {
 		sv->restarts = calloc(cfg->restart_limit, sizeof *sv->restarts);
 		if (!sv->restarts) {
@@ -652,33 +585,42 @@ int supervisor_init(struct supervisor *sv, const struct ward_config *cfg, char *
 	sv->sfd = signalfd(-1, &all, SFD_NONBLOCK | SFD_CLOEXEC);
 	sv->epfd = epoll_create1(EPOLL_CLOEXEC);
 	sv->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	sv->btfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (sv->sfd < 0 || sv->epfd < 0 || sv->tfd < 0 || sv->btfd < 0) {
+	if (sv->sfd < 0 || sv->epfd < 0 || sv->tfd < 0) {
 		log_error("cannot set up the event loop: %s", strerror(errno));
 		return -1;
 	}
-	ev.data.fd = sv->sfd;
-	if (epoll_ctl(sv->epfd, EPOLL_CTL_ADD, sv->sfd, &ev) != 0)
-		goto fail;
-	ev.data.fd = sv->tfd;
-	if (epoll_ctl(sv->epfd, EPOLL_CTL_ADD, sv->tfd, &ev) != 0)
-		goto fail;
-	ev.data.fd = sv->btfd;
-	if (epoll_ctl(sv->epfd, EPOLL_CTL_ADD, sv->btfd, &ev) != 0)
-		goto fail;
+	if (event_add(sv->epfd, &sv->on_sfd) != 0 || event_add(sv->epfd, &sv->on_tfd) != 0) {
+		log_error("epoll_ctl: %s", strerror(errno));
+		return -1;
+	}
 	return 0;
-fail:
-	log_error("epoll_ctl: %s", strerror(errno));
-	return -1;
+}
+
+struct service *supervisor_add_service(struct supervisor *sv, const struct service_ops *ops, void *arg,
+				       uint64_t ready_ms, pid_t pid)
+{
+	struct service *s;
+
+	if (sv->n_services == WARD_MAX_SERVICES) {
+		log_error("%s: no room for another service", ops->name);
+		return NULL;
+	}
+	s = &sv->services[sv->n_services];
+	if (service_init(s, ops, arg, ready_ms, sv->epfd, pid) != 0) {
+		service_free(s);
+		return NULL;
+	}
+	sv->n_services++;
+	return s;
 }
 
 int supervisor_watch(struct supervisor *sv, int fd, void (*fn)(void *arg, const pid_t *agents, int n), void *arg)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
-
-	if (epoll_ctl(sv->epfd, EPOLL_CTL_ADD, fd, &ev) != 0)
-		return -1;
 	sv->watch_fd = fd;
+	if (event_add(sv->epfd, &sv->on_watch_fd) != 0) {
+		sv->watch_fd = -1;
+		return -1;
+	}
 	sv->on_watch = fn;
 	sv->watch_arg = arg;
 	return 0;
@@ -687,21 +629,25 @@ int supervisor_watch(struct supervisor *sv, int fd, void (*fn)(void *arg, const 
 int supervisor_fds(const struct supervisor *sv, int *fds, int max)
 {
 	int n = 0, i;
-	const int all[] = { sv->sfd, sv->epfd, sv->tfd, sv->btfd, sv->errfd, sv->relfd, sv->cwd_fd, sv->watch_fd };
+	const int all[] = { sv->sfd, sv->epfd, sv->tfd, sv->errfd, sv->relfd, sv->cwd_fd, sv->watch_fd };
 
 	for (i = 0; i < (int)(sizeof all / sizeof all[0]) && n < max; i++)
 		if (all[i] >= 0)
 			fds[n++] = all[i];
+	for (i = 0; i < sv->n_services && n < max; i++)
+		n += service_fds(&sv->services[i], fds + n, max - n);
 	return n;
 }
 
 int supervisor_run(struct supervisor *sv)
 {
+	int i;
+
 	/* Once the agent has been started nothing here may end ward early:
 	 * errors are logged and the loop goes on. */
 	while (sv->state != AGENT_DONE) {
 		struct epoll_event ev[8];
-		int n = epoll_wait(sv->epfd, ev, 8, -1), i;
+		int n = epoll_wait(sv->epfd, ev, 8, -1);
 
 		if (n < 0) {
 			if (errno != EINTR) {
@@ -710,28 +656,19 @@ int supervisor_run(struct supervisor *sv)
 			}
 			continue;
 		}
-		for (i = 0; i < n; i++) {
-			if (ev[i].data.fd == sv->sfd)
-				on_signals(sv);
-			else if (ev[i].data.fd == sv->tfd)
-				on_timer(sv);
-			else if (ev[i].data.fd == sv->btfd)
-				on_bridge_timer(sv);
-			else if (ev[i].data.fd == sv->bnfd && sv->bnfd >= 0)
-				on_bridge_notes(sv);
-			else if (ev[i].data.fd == sv->errfd && sv->errfd >= 0)
-				check_started(sv);
-			else if (ev[i].data.fd == sv->watch_fd && sv->watch_fd >= 0)
-				sv->on_watch(sv->watch_arg, sv->started,
-					     sv->n_started < WARD_RECENT_AGENTS ? (int)sv->n_started : WARD_RECENT_AGENTS);
-		}
+		for (i = 0; i < n; i++)
+			event_dispatch(&ev[i]);
 	}
-	stop_bridge(sv);
+	/* the services last: the agent's teardown may still have needed them */
+	for (i = sv->n_services - 1; i >= 0; i--)
+		service_stop(&sv->services[i]);
 	return sv->exit_code;
 }
 
 void supervisor_free(struct supervisor *sv)
 {
+	int i;
+
 	close_errfd(sv);
 	if (sv->sfd >= 0)
 		close(sv->sfd);
@@ -739,9 +676,7 @@ void supervisor_free(struct supervisor *sv)
 		close(sv->epfd);
 	if (sv->tfd >= 0)
 		close(sv->tfd);
-	if (sv->btfd >= 0)
-		close(sv->btfd);
-	if (sv->bnfd >= 0)
-		close(sv->bnfd);
+	for (i = 0; i < sv->n_services; i++)
+		service_free(&sv->services[i]);
 	free(sv->restarts);
 }

@@ -9,6 +9,8 @@
 #include <sys/types.h>
 
 #include "init/config/config.h"
+#include "init/supervise/events.h"
+#include "init/supervise/service.h"
 
 enum agent_state { AGENT_RUNNING, AGENT_DRAINING, AGENT_WAIT_RESTART, AGENT_DONE };
 
@@ -24,6 +26,7 @@ struct start_notes {
 typedef void (*start_hook)(void *arg, pid_t agent, const struct start_notes *notes);
 
 #define WARD_RECENT_AGENTS 8
+#define WARD_MAX_SERVICES 4
 
 struct supervisor {
 	const struct ward_config *cfg;
@@ -38,18 +41,10 @@ struct supervisor {
 	void *on_start_arg;
 	struct start_notes notes;
 
-	/* the MCP bridge: started before the agent, restarted when it dies.
-	 * A restart does not hold up the loop: the new bridge's reports are
-	 * read from bnfd as they come, and btfd is its deadline meanwhile. */
-	pid_t bridge;
-	pid_t (*bridge_spawn)(void *arg, int *note_fd);
-	int (*bridge_note)(void *arg, int fd, pid_t pid); /* 1 ready, 0 not yet, -1 failed */
-	void *bridge_arg;
-	int btfd;
-	int bnfd; /* a restarted bridge's report pipe until it is ready, else -1 */
-	pid_t bridge_ready; /* sv->bridge once it has reported ready (confined), else 0 */
-	uint64_t bridge_ready_ms; /* how long it may take */
-	uint64_t bridge_started, bridge_delay;
+	/* the processes kept beside the agent (the bridge), restarted when
+	 * they die, stopped after it */
+	struct service services[WARD_MAX_SERVICES];
+	int n_services;
 
 	/* one more descriptor to poll (the audit log), and what to do when
 	 * it is readable; -1: none */
@@ -61,6 +56,7 @@ struct supervisor {
 	unsigned n_started;
 
 	int sfd, epfd, tfd;
+	struct event_source on_sfd, on_tfd, on_errfd, on_watch_fd;
 	pid_t self;
 	int pid1; /* PID 1 of our pid namespace: kill(-1) is ours to use */
 
@@ -86,6 +82,11 @@ struct supervisor {
 /* Prepares the loop's descriptors. Returns 0, or -1 after logging. */
 int supervisor_init(struct supervisor *sv, const struct ward_config *cfg, char *const *argv,
 		    char *const *envp, const sigset_t *child_mask, int cwd_fd);
+
+/* A service, its first start done (pid, ready): restarted from now on
+ * when it dies, stopped after the agent. NULL after logging. */
+struct service *supervisor_add_service(struct supervisor *sv, const struct service_ops *ops, void *arg,
+				       uint64_t ready_ms, pid_t pid);
 
 /* Polls fd too: fn(arg, the pids of the recent agents) when it is
  * readable. 0 or -1. */
