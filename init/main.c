@@ -214,7 +214,7 @@ static void announce_layers(const struct ward_config *cfg, const struct sandbox 
 		log_info("%s: landlock is off: the filesystem and network are not confined", cfg->path);
 	if (!cfg->has_seccomp || !cfg->seccomp.enabled)
 		log_info("%s: seccomp is off: no system call filter", cfg->path);
-	if (!cfg->n_routes)
+	if (!sb->routes.n)
 		log_info("%s: no [route] or [mcp]: no bridge", cfg->path);
 }
 
@@ -304,11 +304,11 @@ int main(int argc, char **argv)
 	if (opt.check) {
 		rc = sandbox_prepare(&sb, &cfg, 0, 1);
 		if (rc == 0 && opt.explain) {
-			rc = explain(sb.confining ? &sb.confine : NULL, &sb.ll, &cfg, opt.explain, stdout);
+			rc = explain(sb.confining ? &sb.confine : NULL, &sb.ll, &sb.routes, &cfg, opt.explain, stdout);
 		} else if (rc == 0 && opt.ini) {
 			config_print(&cfg, stdout);
 			sandbox_print(&sb, &cfg, stdout);
-		} else if (rc == 0 && report_print(sb.confining ? &sb.confine : NULL, &sb.ll, &sb.sc, &cfg, opt.json, stdout) < 0) {
+		} else if (rc == 0 && report_print(sb.confining ? &sb.confine : NULL, &sb.ll, &sb.sc, &sb.routes, &cfg, opt.json, stdout) < 0) {
 			log_error("out of memory");
 			rc = 1;
 		}

@@ -15,12 +15,11 @@
 #define BRIDGE_HEAD_TIMEOUT_MS 10000 /* a request head must arrive in this time */
 
 struct bridge_route {
-	char *name;
+	const char *name;
 	struct http_route http;
 	struct upstream up;
 	uint16_t port;	/* 127.0.0.1:port inside the sandbox */
 	int lfd;	/* the listening socket, opened by PID 1 */
-	char *path, *host;
 	char **headers; /* "Name: value", secrets resolved */
 	int n_headers;
 	int line;	/* config line, for messages */

@@ -12,6 +12,8 @@
 #define HTTP_MAX_HEAD 16384 /* request or response head, bytes */
 #define HTTP_MAX_FIELDS 64
 #define HTTP_PEEK 4096 /* body bytes kept to name the JSON-RPC method */
+/* What a route allows when it names no methods ([route] methods, [mcp]) */
+#define HTTP_DEFAULT_METHODS ((1u << HTTP_POST) | (1u << HTTP_GET) | (1u << HTTP_DELETE))
 
 /* What a route allows and adds (see [route NAME] in ward.conf(5)). */
 struct http_route {

@@ -176,7 +176,7 @@ static int split_url(const char *url, char *authority, size_t asize, char *targe
 }
 
 static int add_route(struct mcp_result *r, const char *server, unsigned port, const char *authority,
-		     const char *target, char **headers, int n_headers)
+		     const char *target, struct header *headers, int n_headers)
 {
 	struct mcp_route *nv = realloc(r->routes, (size_t)(r->n_routes + 1) * sizeof *nv);
 
@@ -205,13 +205,9 @@ static int add_route(struct mcp_result *r, const char *server, unsigned port, co
 	return 0;
 }
 
-static void free_lines(char **lines, int n)
+static void free_lines(struct header *lines, int n)
 {
-	while (n-- > 0) {
-		explicit_bzero(lines[n], strlen(lines[n]));
-		free(lines[n]);
-	}
-	free(lines);
+	headers_free(lines, n);
 }
 
 static int server_name_ok(const char *s)
@@ -242,7 +238,8 @@ static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, un
 {
 	json_t *url = json_object_get(srv, "url"), *headers = json_object_get(srv, "headers");
 	json_t *type = json_object_get(srv, "type");
-	char authority[256], target[4096], *local = NULL, **lines = NULL;
+	char authority[256], target[4096], *local = NULL;
+	struct header *lines = NULL;
 	const char *key;
 	json_t *val;
 	int n = 0;
@@ -290,10 +287,12 @@ static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, un
 			return fail(r, "server %s: header %s: the bridge writes it itself", name, key);
 		}
 		v = interpolate(json_string_value(val), r);
-		if (!v || asprintf(&lines[n], "%s: %s", key, v) < 0) {
+		if (!v || header_set(&lines[n], key, strlen(key), v, NULL) != 0) {
+			if (v)
+				explicit_bzero(v, strlen(v));
 			free(v);
 			free_lines(lines, n);
-			return -1;
+			return v ? fail(r, "out of memory") : -1;
 		}
 		explicit_bzero(v, strlen(v));
 		free(v);
@@ -319,19 +318,23 @@ static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, un
 		}
 		const char *bad = NULL;
 		for (int i = 0; i < n; i++)
-			if (strncasecmp(lines[i], "Authorization:", 14) == 0)
+			if (strcasecmp(lines[i].name, "Authorization") == 0)
 				bad = "an Authorization header and a bearer token: say one";
 		if (strpbrk(tok, "\r\n"))
 			bad = "the bearer token holds a line break";
-		if (!bad && asprintf(&lines[n], "Authorization: Bearer %s", tok) < 0)
-			lines[n] = NULL;
+		char *bearer = NULL;
+		int made = !bad && asprintf(&bearer, "Bearer %s", tok) >= 0 &&
+			   header_set(&lines[n], "Authorization", 13, bearer, NULL) == 0;
+		if (bearer)
+			explicit_bzero(bearer, strlen(bearer));
+		free(bearer);
 		explicit_bzero(tok, strlen(tok));
 		free(tok);
 		if (bad) {
 			free_lines(lines, n);
 			return fail(r, "server %s: %s", name, bad);
 		}
-		if (lines[n])
+		if (made)
 			n++;
 	}
 	if (add_route(r, name, port, authority, target, lines, n) != 0) {
@@ -410,21 +413,22 @@ int mcp_rewrite(const char *text, size_t len, unsigned first_port, struct mcp_re
 	return r->text ? 0 : fail(r, "out of memory");
 }
 
+void mcp_routes_free(struct mcp_route *v, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		free(v[i].name);
+		free(v[i].host);
+		free(v[i].path);
+		headers_free(v[i].headers, v[i].n_headers);
+	}
+	free(v);
+}
+
 void mcp_result_free(struct mcp_result *r)
 {
-	int i, h;
-
-	for (i = 0; i < r->n_routes; i++) {
-		free(r->routes[i].name);
-		free(r->routes[i].host);
-		free(r->routes[i].path);
-		for (h = 0; h < r->routes[i].n_headers; h++) {
-			explicit_bzero(r->routes[i].headers[h], strlen(r->routes[i].headers[h]));
-			free(r->routes[i].headers[h]);
-		}
-		free(r->routes[i].headers);
-	}
-	free(r->routes);
+	mcp_routes_free(r->routes, r->n_routes);
 	free(r->text);
 	r->routes = NULL;
 	r->text = NULL;

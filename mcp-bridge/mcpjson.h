@@ -8,12 +8,14 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "common/header.h"
+
 struct mcp_route {
 	char *name; /* "mcp-<server>" */
 	unsigned port;
 	char *host; /* the URL's authority: the Host the server checks */
 	char *path; /* the URL's exact path?query */
-	char **headers; /* "Name: value", ${VAR} resolved from ward's environment */
+	struct header *headers; /* values final: ${VAR} resolved from ward's environment */
 	int n_headers;
 };
 
@@ -29,6 +31,9 @@ struct mcp_result {
  * servers and keys ward does not know stay as they are. 0, or -1 with
  * r->err. The fuzzable core. */
 int mcp_rewrite(const char *text, size_t len, unsigned first_port, struct mcp_result *r);
+
+/* The routes of a result, once taken from it. */
+void mcp_routes_free(struct mcp_route *v, int n);
 
 void mcp_result_free(struct mcp_result *r);
 

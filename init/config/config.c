@@ -259,7 +259,7 @@ static void validate(struct parse_ctx *ctx)
 				return;
 			}
 		if (!r->methods)
-			r->methods = (1u << HTTP_POST) | (1u << HTTP_GET) | (1u << HTTP_DELETE);
+			r->methods = HTTP_DEFAULT_METHODS;
 		if ((r->tls_ca || r->tls_pin) && r->up.kind != UP_TLS) {
 			config_fail(ctx, r->line, "[route %s]: tls_ca and tls_pin need a tls: upstream", r->name);
 			return;
@@ -425,9 +425,7 @@ void config_free(struct ward_config *cfg)
 		free(cfg->routes[i].host);
 		free(cfg->routes[i].tls_ca);
 		free(cfg->routes[i].tls_pin);
-		for (int h = 0; h < cfg->routes[i].n_headers; h++)
-			free(cfg->routes[i].headers[h]);
-		free(cfg->routes[i].headers);
+		headers_free(cfg->routes[i].headers, cfg->routes[i].n_headers);
 	}
 	free(cfg->routes);
 	free(cfg->bridge_user);

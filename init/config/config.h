@@ -9,6 +9,7 @@
 
 #include "landlock/landlock.h"
 #include "mcp-bridge/upstream.h"
+#include "common/header.h"
 #include "common/log.h"
 #include "common/parse.h"
 #include "seccomp/sysfilter.h"
@@ -31,10 +32,8 @@ struct config_route {
 	unsigned methods; /* http-parser method bits; 0 = POST GET DELETE */
 	char *path;
 	char *host;
-	char **headers; /* "Name: value", value may be @PATH or @fd:N */
+	struct header *headers; /* a value, or a source read at start (@PATH, @fd:N) */
 	int n_headers;
-	int resolved; /* headers hold final values (made from mcp.json) */
-	int exact;    /* path is matched exactly, even ending in '/' (made from mcp.json) */
 	char *tls_ca;  /* PEM bundle for a tls: upstream (default: the image's) */
 	char *tls_pin; /* "sha256:HEX" of the upstream's certificate */
 };

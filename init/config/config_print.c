@@ -182,20 +182,16 @@ void config_print(const struct ward_config *cfg, FILE *out)
 	for (i = 0; i < cfg->n_routes; i++) {
 		const struct config_route *r = &cfg->routes[i];
 		int m, h;
-		if (r->resolved)
-			continue; /* an [mcp] server's (--check read mcp.json): [mcp] below says it */
 		fprintf(out, "\n[route %s]\nlisten = 127.0.0.1:%u\nupstream = %s\nmethods =", r->name, r->port,
 			r->up.desc);
 		for (m = 0; m < 32; m++)
 			if (r->methods & (1u << m))
 				fprintf(out, " %s", http_method_str((enum http_method)m));
 		fprintf(out, "\npath = %s\nhost = %s\n", r->path, r->host ? r->host : r->up.default_host);
-		for (h = 0; h < r->n_headers; h++) {
-			const char *colon = strchr(r->headers[h], ':');
+		for (h = 0; h < r->n_headers; h++)
 			/* never print a secret: only where it comes from */
-			fprintf(out, "header = %.*s: %s\n", (int)(colon - r->headers[h]), r->headers[h],
-				colon[1 + strspn(colon + 1, " ")] == '@' ? colon + 1 + strspn(colon + 1, " ") : "(value hidden)");
-		}
+			fprintf(out, "header = %s: %s%s\n", r->headers[h].name, r->headers[h].source ? "@" : "",
+				r->headers[h].source ? r->headers[h].source : "(value hidden)");
 	}
 	if (cfg->has_mcp)
 		fprintf(out, "\n[mcp]\nsource = %s\ntarget = %s\nupstream = %s\nlisten = 127.0.0.1:%u\nrequired = %s\n",

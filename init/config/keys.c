@@ -497,7 +497,8 @@ static int set_route(struct parse_ctx *ctx, const char *k, const char *v, const 
 		r->host = strdup(v);
 	} else {
 		const char *colon = strchr(v, ':'), *val;
-		char **nv, *one;
+		struct header *nv, one;
+		int rc;
 		if (!colon || colon == v || strcspn(v, " \t") < (size_t)(colon - v) || !colon[1])
 			return *why = "expected Name: value (value may be @PATH or @fd:N)", -1;
 		if (http_header_reserved(v, (size_t)(colon - v)))
@@ -509,22 +510,20 @@ static int set_route(struct parse_ctx *ctx, const char *k, const char *v, const 
 			char *src;
 			if (set_source(&src, val + 1, why) != 0)
 				return *why = "expected Name: @fd:N (N >= 3) or Name: @/absolute/path", -1;
-			if (asprintf(&one, "%.*s: @%s", (int)(colon - v), v, src) < 0)
-				one = NULL;
+			rc = header_set(&one, v, (size_t)(colon - v), NULL, src);
 			free(src);
 		} else {
-			one = strdup(v);
+			rc = header_set(&one, v, (size_t)(colon - v), val, NULL);
 		}
-		if (!one)
+		if (rc != 0)
 			return *why = "out of memory", -1;
 		nv = realloc(r->headers, (size_t)(r->n_headers + 1) * sizeof *nv);
 		if (!nv) {
-			free(one);
+			header_clear(&one);
 			return *why = "out of memory", -1;
 		}
 		r->headers = nv;
-		nv[r->n_headers] = one;
-		r->n_headers++;
+		nv[r->n_headers++] = one;
 	}
 	return 0;
 }

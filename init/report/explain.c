@@ -126,17 +126,17 @@ static int in_ranges(const struct port_range *v, int n, unsigned port)
 	return 0;
 }
 
-static int explain_port(const struct ll_ruleset *ll, const struct ward_config *cfg, unsigned port, FILE *out)
+static int explain_port(const struct ll_ruleset *ll, const struct route_table *routes, const struct ward_config *cfg,
+			unsigned port, FILE *out)
 {
+	const struct route *route;
 	const struct ll_ruleset *rs = ll;
-	int i;
 
 	fprintf(out, "tcp port %u:\n", port);
 	/* what listens there, whatever Landlock can say */
-	for (i = 0; i < cfg->n_routes; i++)
-		if (cfg->routes[i].port == port)
-			fprintf(out, "  bridge route %s listens on 127.0.0.1:%u (relayed to %s)\n", cfg->routes[i].name,
-				port, cfg->routes[i].up.desc);
+	if ((route = routes_on_port(routes, port)))
+		fprintf(out, "  bridge route %s listens on 127.0.0.1:%u (relayed to %s)\n", route->name, port,
+			route->up->desc);
 	if (!cfg->has_landlock || cfg->landlock.mode == LL_OFF || rs->fd < 0) {
 		fprintf(out, "  landlock: not in force, no port is refused by it\n");
 		return 0;
@@ -192,8 +192,8 @@ static int explain_syscall(const struct ward_config *cfg, const char *name, FILE
 	return 0;
 }
 
-int explain(const struct confine *agent, const struct ll_ruleset *ll, const struct ward_config *cfg, const char *what,
-	    FILE *out)
+int explain(const struct confine *agent, const struct ll_ruleset *ll, const struct route_table *routes,
+	    const struct ward_config *cfg, const char *what, FILE *out)
 {
 	const char *why = NULL;
 	uint64_t port;
@@ -206,7 +206,7 @@ int explain(const struct confine *agent, const struct ll_ruleset *ll, const stru
 			fprintf(stderr, "ward: --explain %s: %s\n", what, why);
 			return 2;
 		}
-		return explain_port(ll, cfg, (unsigned)port, out);
+		return explain_port(ll, routes, cfg, (unsigned)port, out);
 	}
 	if (sc_known_syscall(what) || sc_default_has(what) || sc_optin_has(what)) /* or a group */
 		return explain_syscall(cfg, what, out);

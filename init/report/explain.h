@@ -9,11 +9,12 @@
 
 #include "init/config/config.h"
 #include "child/privdrop.h"
+#include "init/supervise/routes.h"
 
 /* Returns 0, or 2 when WHAT is neither a path, a port nor a syscall. */
 /* agent: NULL when the agent is not confined; ll as built (empty when
- * Landlock is off). */
-int explain(const struct confine *agent, const struct ll_ruleset *ll, const struct ward_config *cfg, const char *what,
-	    FILE *out);
+ * Landlock is off); routes: the bridge's route table. */
+int explain(const struct confine *agent, const struct ll_ruleset *ll, const struct route_table *routes,
+	    const struct ward_config *cfg, const char *what, FILE *out);
 
 #endif

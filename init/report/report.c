@@ -169,22 +169,22 @@ static json_t *seccomp(const struct sc_filter *sc, const struct ward_config *cfg
 	return o;
 }
 
-static json_t *bridge(const struct ward_config *cfg)
+static json_t *bridge(const struct route_table *t, const struct ward_config *cfg)
 {
 	json_t *o = json_object(), *routes = json_array();
 	char line[512];
 	int i, m, h;
 
 	json_object_set_new(o, "user", jstr(cfg->bridge_user ? cfg->bridge_user : BRIDGE_USER_DEFAULT " (default)"));
-	for (i = 0; i < cfg->n_routes; i++) {
-		const struct config_route *r = &cfg->routes[i];
+	for (i = 0; i < t->n; i++) {
+		const struct route *r = &t->v[i];
 		json_t *ro = json_object(), *hdrs = json_array();
 		size_t off = 0;
 
 		json_object_set_new(ro, "name", jstr(r->name));
 		snprintf(line, sizeof line, "127.0.0.1:%u", r->port);
 		json_object_set_new(ro, "listen", jstr(line));
-		json_object_set_new(ro, "upstream", jstr(r->up.desc));
+		json_object_set_new(ro, "upstream", jstr(r->up->desc));
 		line[0] = '\0';
 		for (m = 0; m < 32; m++)
 			if (r->methods & (1u << m))
@@ -192,13 +192,11 @@ static json_t *bridge(const struct ward_config *cfg)
 							http_method_str((enum http_method)m));
 		json_object_set_new(ro, "methods", jstr(line));
 		json_object_set_new(ro, "path", jstr(r->path));
-		json_object_set_new(ro, "host", jstr(r->host ? r->host : r->up.default_host));
+		json_object_set_new(ro, "host", jstr(r->host ? r->host : r->up->default_host));
 		for (h = 0; h < r->n_headers; h++) {
-			const char *colon = strchr(r->headers[h], ':');
-			const char *v = colon + 1 + strspn(colon + 1, " ");
 			/* never a secret: only where it comes from */
-			snprintf(line, sizeof line, "%.*s: %s", (int)(colon - r->headers[h]), r->headers[h],
-				 *v == '@' && !r->resolved ? v : "(value hidden)"); /* mcp.json's are literal */
+			snprintf(line, sizeof line, "%s: %s%s", r->headers[h].name, r->headers[h].source ? "@" : "",
+				 r->headers[h].source ? r->headers[h].source : "(value hidden)");
 			json_array_append_new(hdrs, jstr(line));
 		}
 		json_object_set_new(ro, "headers", hdrs);
@@ -255,7 +253,8 @@ static int loopback(const struct upstream *u)
 	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)&u->addr)->sin6_addr);
 }
 
-static json_t *weak_settings(const struct confine *agent, const struct ll_ruleset *ll, const struct ward_config *cfg)
+static json_t *weak_settings(const struct confine *agent, const struct ll_ruleset *ll, const struct route_table *routes,
+			     const struct ward_config *cfg)
 {
 	static const char *const trees[] = { "/proc", "/sys", "/dev", "/etc", "/usr", "/boot" };
 	const struct ll_policy *p = &cfg->landlock;
@@ -318,11 +317,11 @@ static json_t *weak_settings(const struct confine *agent, const struct ll_rulese
 	else
 		for (i = 0; i < cfg->seccomp.n_allow; i++)
 			warn(w, "[seccomp] allow = %s: taken out of the default deny list", cfg->seccomp.allow[i]);
-	for (i = 0; i < cfg->n_routes; i++) {
-		const struct config_route *r = &cfg->routes[i];
-		if (r->up.kind == UP_TCP && r->n_headers && !loopback(&r->up))
+	for (i = 0; i < routes->n; i++) {
+		const struct route *r = &routes->v[i];
+		if (r->up->kind == UP_TCP && r->n_headers && !loopback(r->up))
 			warn(w, "[route %s] adds headers and sends them in clear over %s; use a tls: upstream",
-			     r->name, r->up.desc);
+			     r->name, r->up->desc);
 		if (strcmp(r->path, "/") == 0)
 			warn(w, "[route %s] path = /: every path of the upstream is reachable; give the endpoint's "
 				"path", r->name);
@@ -335,7 +334,7 @@ static json_t *weak_settings(const struct confine *agent, const struct ll_rulese
 }
 
 json_t *report_policy(const struct confine *agent, const struct ll_ruleset *ll, const struct sc_filter *sc,
-		      const struct ward_config *cfg)
+		      const struct route_table *routes, const struct ward_config *cfg)
 {
 	json_t *o = json_object(), *mcp;
 
@@ -345,7 +344,7 @@ json_t *report_policy(const struct confine *agent, const struct ll_ruleset *ll, 
 	json_object_set_new(o, "agent", agent_json(agent, cfg));
 	json_object_set_new(o, "landlock", landlock(ll, cfg));
 	json_object_set_new(o, "seccomp", seccomp(sc, cfg));
-	json_object_set_new(o, "bridge", cfg->n_routes || cfg->has_mcp ? bridge(cfg) : json_null());
+	json_object_set_new(o, "bridge", routes->n || cfg->has_mcp ? bridge(routes, cfg) : json_null());
 	if (cfg->has_mcp) {
 		char port[16];
 		mcp = json_object();
@@ -361,7 +360,7 @@ json_t *report_policy(const struct confine *agent, const struct ll_ruleset *ll, 
 	json_object_set_new(o, "mcp", mcp);
 	json_object_set_new(o, "files", files(cfg));
 	json_object_set_new(o, "evidence", cfg->evidence ? jstr(cfg->evidence) : json_null());
-	json_object_set_new(o, "warnings", weak_settings(agent, ll, cfg));
+	json_object_set_new(o, "warnings", weak_settings(agent, ll, routes, cfg));
 	return o;
 }
 
@@ -475,9 +474,9 @@ static void rows(FILE *out, const char *layer, const json_t *o)
 }
 
 int report_print(const struct confine *agent, const struct ll_ruleset *ll, const struct sc_filter *sc,
-		 const struct ward_config *cfg, int as_json, FILE *out)
+		 const struct route_table *routes, const struct ward_config *cfg, int as_json, FILE *out)
 {
-	json_t *r = report_policy(agent, ll, sc, cfg), *w;
+	json_t *r = report_policy(agent, ll, sc, routes, cfg), *w;
 	static const char *const layers[] = { "supervise", "agent", "landlock", "seccomp", "bridge", "mcp" };
 	size_t i, n;
 	int abi = ll_abi();

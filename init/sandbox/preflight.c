@@ -277,12 +277,10 @@ int preflight_private(const struct ward_config *cfg)
 	if (cfg->has_mcp && cfg->mcp_source)
 		rc = private_reached(cfg, info, cfg->mcp_line, "[mcp] source", cfg->mcp_source);
 	for (i = 0; !rc && i < cfg->n_routes; i++)
-		for (h = 0; !rc && !cfg->routes[i].resolved && h < cfg->routes[i].n_headers; h++) {
-			const char *colon = strchr(cfg->routes[i].headers[h], ':');
-			const char *val = colon ? colon + 1 + strspn(colon + 1, " \t") : "";
-			if (val[0] == '@')
-				rc = private_reached(cfg, info, cfg->routes[i].line, "[route] header file", val + 1);
-		}
+		for (h = 0; !rc && h < cfg->routes[i].n_headers; h++)
+			if (cfg->routes[i].headers[h].source)
+				rc = private_reached(cfg, info, cfg->routes[i].line, "[route] header file",
+						     cfg->routes[i].headers[h].source);
 	free(info);
 	return rc;
 }

@@ -58,25 +58,25 @@ int privfiles_check_fds(const struct ward_config *cfg)
 			rc = fd_named(cfg, cfg->files[i].line, "[file] source", cfg->files[i].source, seen,
 				      seen_line, &n);
 	for (i = 0; !rc && i < cfg->n_routes; i++)
-		for (h = 0; !rc && h < cfg->routes[i].n_headers && !cfg->routes[i].resolved; h++) {
-			const char *colon = strchr(cfg->routes[i].headers[h], ':');
-			const char *val = colon ? colon + 1 + strspn(colon + 1, " \t") : "";
-			if (strncmp(val, "@fd:", 4) == 0)
-				rc = fd_named(cfg, cfg->routes[i].line, "[route] header", val + 1, seen, seen_line, &n);
+		for (h = 0; !rc && h < cfg->routes[i].n_headers; h++) {
+			const char *src = cfg->routes[i].headers[h].source;
+			if (src && strncmp(src, "fd:", 3) == 0)
+				rc = fd_named(cfg, cfg->routes[i].line, "[route] header", src, seen, seen_line, &n);
 		}
 	free(seen);
 	free(seen_line);
 	return rc;
 }
 
-/* The host's mcp.json -> routes (added to cfg) and the agent's copy, kept
- * in pf until privfiles_write. */
-static int read_mcp(struct privfiles *pf, struct ward_config *cfg)
+/* The host's mcp.json -> its servers' routes and the agent's copy, kept
+ * in pf (the routes until the route table takes them, the copy until
+ * privfiles_write). */
+static int read_mcp(struct privfiles *pf, const struct ward_config *cfg)
 {
 	struct mcp_result *res = &pf->mcp_res;
 	char err[1024], *text = NULL;
 	size_t len = 0;
-	int i, j, rc;
+	int rc;
 
 	if (cfg->mcp_optional && strncmp(cfg->mcp_source, "fd:", 3) != 0 && access(cfg->mcp_source, F_OK) != 0 &&
 	    errno == ENOENT) {
@@ -94,42 +94,11 @@ static int read_mcp(struct privfiles *pf, struct ward_config *cfg)
 		log_error("%s:%d: [mcp] source %s: %s", cfg->path, cfg->mcp_line, cfg->mcp_source, res->err);
 		return 2;
 	}
-	for (i = 0; i < res->n_routes; i++) {
-		struct config_route *nv, *r;
-		for (j = 0; j < cfg->n_routes; j++)
-			if (cfg->routes[j].port == res->routes[i].port) {
-				log_error("%s:%d: [mcp] listen: port %u of server %s is also route %s's", cfg->path,
-					  cfg->mcp_line, res->routes[i].port, res->routes[i].name, cfg->routes[j].name);
-				return 2;
-			}
-		nv = realloc(cfg->routes, (size_t)(cfg->n_routes + 1) * sizeof *nv);
-		if (!nv) {
-			log_error("out of memory");
-			return 3;
-		}
-		cfg->routes = nv;
-		r = &nv[cfg->n_routes++];
-		memset(r, 0, sizeof *r);
-		/* ownership moves to the config */
-		r->name = res->routes[i].name;
-		r->host = res->routes[i].host;
-		r->path = res->routes[i].path;
-		r->headers = res->routes[i].headers;
-		r->n_headers = res->routes[i].n_headers;
-		r->port = res->routes[i].port;
-		r->up = cfg->mcp_up;
-		r->has_up = 1;
-		r->line = cfg->mcp_line;
-		r->resolved = 1;
-		r->exact = 1; /* an MCP server's URL is one endpoint, "/" or "/mcp/" too */
-		r->methods = (1u << HTTP_POST) | (1u << HTTP_GET) | (1u << HTTP_DELETE);
-		memset(&res->routes[i], 0, sizeof res->routes[i]);
-	}
 	pf->mcp = 1;
 	return 0;
 }
 
-int privfiles_check_mcp(struct privfiles *pf, struct ward_config *cfg)
+int privfiles_check_mcp(struct privfiles *pf, const struct ward_config *cfg)
 {
 	struct stat st;
 
@@ -156,7 +125,7 @@ int privfiles_check_mcp(struct privfiles *pf, struct ward_config *cfg)
 	return read_mcp(pf, cfg);
 }
 
-int privfiles_read(struct privfiles *pf, struct ward_config *cfg)
+int privfiles_read(struct privfiles *pf, const struct ward_config *cfg)
 {
 	char err[1024];
 	int i;

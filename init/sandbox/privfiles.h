@@ -1,6 +1,6 @@
 /* privfiles: the private files the host hands in, [file NAME] and [mcp].
- * Every source is read and checked (and the mcp.json servers added to the
- * config as routes) before any target is written, so a bad source, or a
+ * Every source is read and checked (and the mcp.json servers made routes)
+ * before any target is written, so a bad source, or a
  * config error found after reading them, leaves nothing behind. */
 #ifndef WARD_PRIVFILES_H
 #define WARD_PRIVFILES_H
@@ -27,16 +27,18 @@ struct privfiles {
 int privfiles_check_fds(const struct ward_config *cfg);
 
 /* Reads every source (each descriptor once, then closed) and rewrites the
- * host's mcp.json; its servers become routes in cfg. 0, or the exit status
- * after logging why (2: a config or source problem, 3: out of memory). */
-int privfiles_read(struct privfiles *pf, struct ward_config *cfg);
+ * host's mcp.json: its servers' routes wait in pf->mcp_res for the route
+ * table. 0, or the exit status after logging why (2: a config or source
+ * problem, 3: out of memory). */
+int privfiles_read(struct privfiles *pf, const struct ward_config *cfg);
 
 /* For --check: the host's mcp.json as a start reads it, when it is a
  * path this process can read now (an fd:N, or a file mounted only at run
- * time, is left for the start, with a note); its servers become routes in
- * cfg, so port clashes and --explain see them. Nothing is written. 0, or
- * the exit status after logging why. */
-int privfiles_check_mcp(struct privfiles *pf, struct ward_config *cfg);
+ * time, is left for the start, with a note); its servers' routes wait in
+ * pf->mcp_res, so that the route table, and with it port clashes and
+ * --explain, sees them. Nothing is written. 0, or the exit status after
+ * logging why. */
+int privfiles_check_mcp(struct privfiles *pf, const struct ward_config *cfg);
 
 /* Writes the targets, owned by uid:gid. 0, or 2 after logging why. */
 int privfiles_write(struct privfiles *pf, const struct ward_config *cfg, uid_t uid, gid_t gid);

@@ -81,7 +81,7 @@ void sandbox_init(struct sandbox *sb)
 	sb->bridge.ll.fd = -1;
 }
 
-int sandbox_prepare(struct sandbox *sb, struct ward_config *cfg, int vm, int check)
+int sandbox_prepare(struct sandbox *sb, const struct ward_config *cfg, int vm, int check)
 {
 	struct privfiles pf;
 	char err[1024];
@@ -128,6 +128,7 @@ int sandbox_prepare(struct sandbox *sb, struct ward_config *cfg, int vm, int che
 		sb->ev.sc_init = &sb->sc_init;
 	}
 	memset(&pf, 0, sizeof pf);
+	rc = 0;
 	if (check && (cfg->n_routes || cfg->has_mcp)) {
 		/* [mcp]'s routes come from mcp.json, read at run time only */
 		struct user_ids bu;
@@ -136,13 +137,18 @@ int sandbox_prepare(struct sandbox *sb, struct ward_config *cfg, int vm, int che
 		if ((rc = privfiles_check_mcp(&pf, cfg)) != 0)
 			goto out;
 	}
+	if (!check)
+		rc = privfiles_read(&pf, cfg);
+	/* the route table: [route]s, then mcp.json's servers */
+	if (!rc)
+		rc = routes_build(&sb->routes, cfg, &pf.mcp_res);
+	if (rc)
+		goto out;
 	if (!check) {
 		/* every source read and every route ready before a target is
 		 * written (Landlock rules below may name the targets); a step
 		 * that fails after the write removes them again */
-		rc = privfiles_read(&pf, cfg);
-		if (!rc)
-			rc = bridgeproc_prepare(&sb->bridge, cfg, sb->confining ? &sb->confine.user : NULL);
+		rc = bridgeproc_prepare(&sb->bridge, &sb->routes, cfg, sb->confining ? &sb->confine.user : NULL);
 		if (!rc)
 			rc = privfiles_write(&pf, cfg, sb->confining ? sb->confine.user.uid : getuid(),
 					     sb->confining ? sb->confine.user.gid : getgid());
@@ -152,16 +158,16 @@ int sandbox_prepare(struct sandbox *sb, struct ward_config *cfg, int vm, int che
 	if (cfg->has_landlock && cfg->landlock.mode != LL_OFF) {
 		/* the agent may connect to the bridge's ports */
 		struct ll_policy pol = cfg->landlock;
-		struct port_range *ports = calloc((size_t)pol.n_connect + (size_t)cfg->n_routes + 1, sizeof *ports);
+		struct port_range *ports = calloc((size_t)pol.n_connect + (size_t)sb->routes.n + 1, sizeof *ports);
 		if (!ports) {
 			rc = 3;
 			goto out;
 		}
 		if (pol.n_connect)
 			memcpy(ports, pol.connect, (size_t)pol.n_connect * sizeof *ports);
-		for (i = 0; i < cfg->n_routes; i++)
-			ports[pol.n_connect++] = (struct port_range){ (uint16_t)cfg->routes[i].port,
-								      (uint16_t)cfg->routes[i].port };
+		for (i = 0; i < sb->routes.n; i++)
+			ports[pol.n_connect++] = (struct port_range){ (uint16_t)sb->routes.v[i].port,
+								      (uint16_t)sb->routes.v[i].port };
 		pol.connect = ports;
 		rc = ll_build(&pol, ll_abi(), &sb->ll, err, sizeof err);
 		free(ports);
@@ -276,6 +282,7 @@ void sandbox_lock_pid1(struct sandbox *sb, const struct ward_config *cfg, int vm
 void sandbox_free(struct sandbox *sb)
 {
 	bridgeproc_free(&sb->bridge);
+	routes_free(&sb->routes);
 	if (sb->ev.fd >= 0)
 		close(sb->ev.fd);
 	ll_free(&sb->ll);

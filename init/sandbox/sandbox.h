@@ -15,6 +15,7 @@ struct sandbox {
 	struct ll_ruleset ll;
 	struct sc_filter sc, sc_init;
 	struct evidence_src ev;
+	struct route_table routes; /* the bridge's: [route]s and mcp.json's servers */
 	struct bridgeproc bridge;
 	int keep_audit_read; /* PID 1 reads the audit log for denials */
 	int files_written;   /* private targets written ([file], [mcp]) */
@@ -27,7 +28,7 @@ void sandbox_init(struct sandbox *sb);
  * 2 for a config problem (an unknown user), 3 for a sandbox the kernel
  * or the runtime cannot put in force. check: for --check, which may run
  * unprivileged. */
-int sandbox_prepare(struct sandbox *sb, struct ward_config *cfg, int vm, int check);
+int sandbox_prepare(struct sandbox *sb, const struct ward_config *cfg, int vm, int check);
 
 /* The start failed before the agent was forked: removes the private
  * targets sandbox_prepare wrote. */

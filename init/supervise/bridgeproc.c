@@ -40,20 +40,23 @@ static char *read_secret(const char *src, char *err, size_t errsize)
 	return buf;
 }
 
-static int build_routes(struct bridgeproc *b, const struct ward_config *cfg)
+/* The bridge's own copy of each route of the table: secrets read, each
+ * header joined into the line it sends, CA roots read (the bridge opens
+ * no file later). */
+static int build_routes(struct bridgeproc *b, const struct route_table *t, const struct ward_config *cfg)
 {
 	int i, h;
 
-	b->routes.v = calloc((size_t)cfg->n_routes, sizeof *b->routes.v);
+	b->routes.v = calloc((size_t)t->n, sizeof *b->routes.v);
 	if (!b->routes.v)
 		return 3;
-	b->routes.n = cfg->n_routes;
-	for (i = 0; i < cfg->n_routes; i++) {
-		const struct config_route *c = &cfg->routes[i];
+	b->routes.n = t->n;
+	for (i = 0; i < t->n; i++) {
+		const struct route *c = &t->v[i];
 		struct bridge_route *r = &b->routes.v[i];
 
 		r->name = c->name;
-		r->up = c->up;
+		r->up = *c->up;
 		r->port = (uint16_t)c->port;
 		r->lfd = -1;
 		r->line = c->line;
@@ -61,23 +64,22 @@ static int build_routes(struct bridgeproc *b, const struct ward_config *cfg)
 		if (!r->headers)
 			return 3;
 		for (h = 0; h < c->n_headers; h++) {
-			const char *colon = strchr(c->headers[h], ':');
-			const char *val = colon + 1 + strspn(colon + 1, " \t");
-			if (*val == '@' && !c->resolved) {
+			const struct header *hd = &c->headers[h];
+			char *secret = NULL;
+			if (hd->source) {
 				char why[512];
-				char *secret = read_secret(val + 1, why, sizeof why);
+				secret = read_secret(hd->source, why, sizeof why);
 				if (!secret) {
-					log_error("%s:%d: [route %s] header: %s: %s", cfg->path, c->line, c->name,
-						  val, why);
+					log_error("%s:%d: [route %s] header: @%s: %s", cfg->path, c->line, c->name,
+						  hd->source, why);
 					return 2;
 				}
-				if (asprintf(&r->headers[h], "%.*s: %s", (int)(colon - c->headers[h]),
-					     c->headers[h], secret) < 0)
-					r->headers[h] = NULL;
+			}
+			if (asprintf(&r->headers[h], "%s: %s", hd->name, secret ? secret : hd->value) < 0)
+				r->headers[h] = NULL;
+			if (secret) {
 				explicit_bzero(secret, strlen(secret));
 				free(secret);
-			} else {
-				r->headers[h] = strdup(c->headers[h]);
 			}
 			if (!r->headers[h])
 				return 3;
@@ -87,11 +89,10 @@ static int build_routes(struct bridgeproc *b, const struct ward_config *cfg)
 		r->http.methods = c->methods;
 		r->http.path = c->path;
 		r->http.exact = c->exact;
-		r->http.host = c->host ? c->host : c->up.default_host;
+		r->http.host = c->host ? c->host : c->up->default_host;
 		r->http.inject = r->headers;
 		r->http.n_inject = r->n_headers;
-		if (c->up.kind == UP_TLS) {
-			/* CA roots are read now: the bridge opens no file later */
+		if (c->up->kind == UP_TLS) {
 			char name[256], err[512];
 			if (host_server_name(r->http.host, name, sizeof name) != 0) {
 				log_error("%s:%d: [route %s] the Host it sends names no TLS server (HOST, HOST:PORT "
@@ -159,7 +160,8 @@ int bridgeproc_user(const struct ward_config *cfg, const struct user_ids *agent,
 	return 0;
 }
 
-int bridgeproc_prepare(struct bridgeproc *b, const struct ward_config *cfg, const struct user_ids *agent)
+int bridgeproc_prepare(struct bridgeproc *b, const struct route_table *t, const struct ward_config *cfg,
+		       const struct user_ids *agent)
 {
 	struct port_range *up_ports;
 	struct ll_policy pol;
@@ -168,13 +170,13 @@ int bridgeproc_prepare(struct bridgeproc *b, const struct ward_config *cfg, cons
 
 	memset(b, 0, sizeof *b);
 	b->ll.fd = -1;
-	if (!cfg->n_routes)
+	if (!t->n)
 		return 0;
 	b->active = 1;
 	if ((rc = bridgeproc_user(cfg, agent, &b->confine.user)) != 0)
 		return rc;
 	b->confine.enabled = 1;
-	if ((rc = build_routes(b, cfg)) != 0)
+	if ((rc = build_routes(b, t, cfg)) != 0)
 		return rc;
 	if (listen_routes(&b->routes, err, sizeof err) != 0) {
 		log_error("bridge: %s", err);

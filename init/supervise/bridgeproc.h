@@ -9,6 +9,7 @@
 #include "landlock/landlock.h"
 #include "mcp-bridge/bridge.h"
 #include "init/config/config.h"
+#include "init/supervise/routes.h"
 #include "child/privdrop.h"
 
 struct bridgeproc {
@@ -27,8 +28,9 @@ int bridgeproc_user(const struct ward_config *cfg, const struct user_ids *agent,
 
 /* As root, before anything runs: resolve the bridge user (it must differ
  * from the agent's), read header secrets (@PATH, @fd:N) once, open the
- * listeners, build its Landlock ruleset. Returns 0, 2 (config) or 3. */
-int bridgeproc_prepare(struct bridgeproc *b, const struct ward_config *cfg, const struct user_ids *agent);
+ * listeners of the route table t, build its Landlock ruleset. Returns 0, 2 (config) or 3. */
+int bridgeproc_prepare(struct bridgeproc *b, const struct route_table *t, const struct ward_config *cfg,
+		       const struct user_ids *agent);
 
 /* How long a starting bridge may take to listen and confine itself. */
 #define BRIDGE_READY_MS 5000

@@ -293,8 +293,8 @@ static void test_errors(void)
 				 "[route mcp]\nlisten = 127.0.0.1:7901\nupstream = vsock:2:5000\npath = /mcp?a=1\nhost = h:1\n") == 0);
 		CHECK(cfg.n_routes == 2 && cfg.routes[0].port == 7900 && cfg.routes[0].up.kind == UP_TCP);
 		CHECK(cfg.routes[0].methods == (1u << HTTP_POST) && cfg.routes[0].n_headers == 3);
-		CHECK_STR(cfg.routes[0].headers[0], "Authorization: @/run/secrets/k");
-		CHECK_STR(cfg.routes[0].headers[2], "X-F: @fd:7"); /* as ward compares it */
+		CHECK_STR(hline(&cfg.routes[0].headers[0]), "Authorization: @/run/secrets/k");
+		CHECK_STR(hline(&cfg.routes[0].headers[2]), "X-F: @fd:7"); /* as ward compares it */
 		CHECK_STR(cfg.routes[0].up.default_host, "127.0.0.1:8080");
 		CHECK(cfg.routes[1].up.kind == UP_VSOCK && cfg.routes[1].methods == ((1u << HTTP_POST) | (1u << HTTP_GET) | (1u << HTTP_DELETE)));
 		CHECK_STR(cfg.routes[1].host, "h:1");

@@ -43,8 +43,8 @@ static void test_builtin(void)
 	CHECK_STR(r.routes[0].host, "127.0.0.1:6767");
 	CHECK_STR(r.routes[0].path, "/mcp/agents?callerAgentId=a1");
 	CHECK(r.routes[0].n_headers == 2);
-	CHECK_STR(r.routes[0].headers[0], "Authorization: Bearer s3cret");
-	CHECK_STR(r.routes[0].headers[1], "X-Team: blue");
+	CHECK_STR(hline(&r.routes[0].headers[0]), "Authorization: Bearer s3cret");
+	CHECK_STR(hline(&r.routes[0].headers[1]), "X-Team: blue");
 	CHECK_STR(r.routes[1].host, "docs.example.com");
 	CHECK_STR(r.routes[1].path, "/");
 	CHECK(strstr(r.text, "s3cret") == NULL && strstr(r.text, "WARD_TEST_TOKEN") == NULL);
@@ -75,8 +75,8 @@ static void test_adapter(void)
 
 	CHECK(rewrite(text, &r) == 0 && r.n_routes == 2);
 	CHECK(r.routes[0].n_headers == 1);
-	CHECK_STR(r.routes[0].headers[0], "Authorization: Bearer tok");
-	CHECK_STR(r.routes[1].headers[0], "Authorization: Bearer s3cret");
+	CHECK_STR(hline(&r.routes[0].headers[0]), "Authorization: Bearer tok");
+	CHECK_STR(hline(&r.routes[1].headers[0]), "Authorization: Bearer s3cret");
 	CHECK_STR(r.routes[0].host, "localhost:18091");
 	CHECK(strstr(r.text, "tok\"") == NULL && strstr(r.text, "bearerToken") == NULL);
 	CHECK(strstr(r.text, "\"directTools\": true") != NULL && strstr(r.text, "\"lifecycle\": \"eager\"") != NULL);
@@ -94,7 +94,7 @@ static void test_interpolation(void)
 	CHECK(rewrite("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":{\"X\":"
 		      "\"${WARD_TEST_LONG}-${WARD_TEST_LONG}$x$${WARD_TEST_TOKEN}tail\"}}}}", &r) == 0);
 	CHECK(r.n_routes == 1 && r.routes[0].n_headers == 1);
-	CHECK_STR(r.routes[0].headers[0], "X: 0123456789012345678901234567890123456789-"
+	CHECK_STR(hline(&r.routes[0].headers[0]), "X: 0123456789012345678901234567890123456789-"
 					  "0123456789012345678901234567890123456789$x$s3crettail");
 	mcp_result_free(&r);
 }
@@ -226,7 +226,7 @@ static void test_refusals(void)
 			      "\"${WARD_TEST_TOKEN}\",\"env\":{\"K\":\"envsecret\"}}}}", &r) == 0 && r.n_routes == 1);
 		CHECK(r.n_routes == 1 && strcmp(r.routes[0].host, "H.example:8443") == 0 &&
 		      strcmp(r.routes[0].path, "/m?x=1") == 0 && r.routes[0].n_headers == 1 &&
-		      strcmp(r.routes[0].headers[0], "Authorization: Bearer s3cret") == 0);
+		      strcmp(hline(&r.routes[0].headers[0]), "Authorization: Bearer s3cret") == 0);
 		CHECK(r.text && !strstr(r.text, "envsecret") && !strstr(r.text, "WARD_TEST_TOKEN"));
 		mcp_result_free(&r);
 	}

@@ -39,6 +39,20 @@ static int unit_passed, unit_failed, unit_skipped;
 		}                                                                       \
 	} while (0)
 
+/* A header as the config writes it ("Name: value", "Name: @source"), in
+ * one of four rotating buffers, so that checks can compare it whole. */
+#ifdef WARD_HEADER_H
+static inline const char *hline(const struct header *h)
+{
+	static char buf[4][8192];
+	static int k;
+	char *b = buf[k++ % 4];
+
+	snprintf(b, sizeof buf[0], "%s: %s%s", h->name, h->source ? "@" : "", h->source ? h->source : h->value);
+	return b;
+}
+#endif
+
 static inline int unit_done(const char *name)
 {
 	if (unit_skipped)

@@ -1,0 +1,68 @@
+#include "init/supervise/routes.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "mcp-bridge/http.h"
+
+const struct route *routes_on_port(const struct route_table *t, unsigned port)
+{
+	int i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->v[i].port == port)
+			return &t->v[i];
+	return NULL;
+}
+
+int routes_build(struct route_table *t, const struct ward_config *cfg, struct mcp_result *mcp)
+{
+	int i, n_mcp = mcp ? mcp->n_routes : 0;
+
+	memset(t, 0, sizeof *t);
+	if (mcp) {
+		t->mcp = mcp->routes;
+		t->n_mcp = mcp->n_routes;
+		mcp->routes = NULL;
+		mcp->n_routes = 0;
+	}
+	t->v = calloc((size_t)cfg->n_routes + (size_t)n_mcp + 1, sizeof *t->v);
+	if (!t->v) {
+		log_error("out of memory");
+		return 3;
+	}
+	/* [route] sections: their ports are told apart when the config is
+	 * read (config_load says which line) */
+	for (i = 0; i < cfg->n_routes; i++) {
+		const struct config_route *c = &cfg->routes[i];
+		t->v[t->n++] = (struct route){
+			.name = c->name, .line = c->line, .port = c->port, .up = &c->up, .methods = c->methods,
+			.path = c->path, .host = c->host, .headers = c->headers, .n_headers = c->n_headers,
+			.tls_ca = c->tls_ca, .tls_pin = c->tls_pin,
+		};
+	}
+	for (i = 0; i < n_mcp; i++) {
+		const struct mcp_route *m = &t->mcp[i];
+		const struct route *clash = routes_on_port(t, m->port);
+		if (clash) {
+			log_error("%s:%d: [mcp] listen: port %u of server %s is also route %s's", cfg->path, cfg->mcp_line,
+				  m->port, m->name, clash->name);
+			return 2;
+		}
+		t->v[t->n++] = (struct route){
+			.name = m->name, .line = cfg->mcp_line, .port = m->port, .up = &cfg->mcp_up,
+			.methods = HTTP_DEFAULT_METHODS, .path = m->path, .host = m->host,
+			.exact = 1, /* an MCP server's URL is one endpoint, "/" or "/mcp/" too */
+			.from_mcp = 1, .headers = m->headers, .n_headers = m->n_headers,
+		};
+	}
+	return 0;
+}
+
+void routes_free(struct route_table *t)
+{
+	free(t->v);
+	mcp_routes_free(t->mcp, t->n_mcp);
+	memset(t, 0, sizeof *t);
+}
