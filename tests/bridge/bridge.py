@@ -42,15 +42,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 NODE_DIR = os.path.join(HERE, "..", "node")
 BRIDGE_UID = 65534
 AGENT_UID = 4242
-results = []
 BULK_BODY = bytes(range(251)) * ((16 << 20) // 251 + 1)
 BULK_BODY = BULK_BODY[:(16 << 20) + 3]
 
 
-def report(name, ok, detail=""):
-    st = "pass" if ok is True else ("SKIP" if ok is None else "FAIL")
-    results.append((name, st))
-    print(f"{st:4} {name}: {detail}", flush=True)
+from results import RESULTS, report  # noqa: E402
 
 
 def bridge_pids(ward_pid):
@@ -2203,12 +2199,7 @@ def main():
                 p.kill()
                 p.wait()
         shutil.rmtree(work, ignore_errors=True)
-    passed = sum(r[1] == "pass" for r in results)
-    failed = sum(r[1] == "FAIL" for r in results)
-    skipped = sum(r[1] == "SKIP" for r in results)
-    print(f"\nbridge{('-' + a.label) if a.label else ''}: {passed} passed, {failed} failed" +
-          (f", {skipped} skipped" if skipped else ""))
-    return 1 if failed else 0
+    return RESULTS.summary("bridge", a.label)
 
 
 if __name__ == "__main__":

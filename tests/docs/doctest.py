@@ -28,13 +28,10 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 from dockerd import Dockerd  # noqa: E402
 
-results = []
 GUIDE_BUILD = [None]  # the name of the guide's `make image` block
 
 
-def report(name, status, detail=""):
-    results.append((name, status))
-    print(f"{status:4} {name}: {detail}", flush=True)
+from results import RESULTS, report  # noqa: E402
 
 
 def blocks(path):
@@ -159,7 +156,7 @@ def main():
     finally:
         dk.stop()
         subprocess.run(["rm", "-rf", work])
-    rebuilt = any(name == GUIDE_BUILD[0] and st == "pass" for name, st in results)
+    rebuilt = any(name == GUIDE_BUILD[0] and st == "pass" for name, st, _ in RESULTS.rows)
     if before and rebuilt and os.path.exists(tar):
         after = sha256(tar)
         report("image: rebuilt from the same inputs, byte-identical", "pass" if after == before else "FAIL",
@@ -167,11 +164,7 @@ def main():
     else:
         report("image: rebuilt from the same inputs, byte-identical", "SKIP",
                "no image built from the same inputs before the doc tests, or the guide's make image did not run")
-    passed = sum(r[1] == "pass" for r in results)
-    failed = sum(r[1] == "FAIL" for r in results)
-    skipped = sum(r[1] == "SKIP" for r in results)
-    print(f"\ndocs: {passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
-    return 1 if failed else 0
+    return RESULTS.summary("docs")
 
 
 if __name__ == "__main__":

@@ -38,12 +38,9 @@ from podmanconf import podman_setup  # noqa: E402
 AGENT_UID = 1000
 BRIDGE_UID = 999
 TOKEN = "e2e-token-5b1f"
-results = {"pass": 0, "FAIL": 0, "SKIP": 0}
 
 
-def report(name, status, detail=""):
-    results[status] += 1
-    print(f"{status} {name}: {detail}".rstrip(), flush=True)
+from results import RESULTS, report  # noqa: E402
 
 
 def check(name, ok, detail=""):
@@ -548,9 +545,7 @@ def main():
             p.kill()
             p.wait()
         shutil.rmtree(d, ignore_errors=True)
-    skipped = f", {results['SKIP']} skipped" if results["SKIP"] else ""
-    print(f"e2e: {results['pass']} passed, {results['FAIL']} failed{skipped}")
-    return 1 if results["FAIL"] else 0
+    return RESULTS.summary("e2e")
 
 
 if __name__ == "__main__":

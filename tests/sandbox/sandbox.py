@@ -29,12 +29,7 @@ from proctree import alive, child_running, children  # noqa: E402
 
 AGENT_UID = 4242
 HERE = os.path.dirname(os.path.abspath(__file__))
-results = []  # (name, status, detail)
-
-
-def report(name, status, detail=""):
-    results.append((name, status, detail))
-    print(f"{status:4} {name}: {detail}", flush=True)
+from results import RESULTS, report  # noqa: E402
 
 
 class Listener:
@@ -780,12 +775,7 @@ def main():
             {"host": host, "cli": cli, "node": node_workload, "runc": runc, "docker": docker}[rt](a)
         except Exception as e:  # a harness error is a failure
             report(f"{rt}: harness", "FAIL", repr(e))
-    passed = sum(r[1] == "pass" for r in results)
-    failed = sum(r[1] == "FAIL" for r in results)
-    skipped = sum(r[1] == "SKIP" for r in results)
-    print(f"\nsandbox{('-' + a.label) if a.label else ''}: {passed} passed, {failed} failed" +
-          (f", {skipped} skipped" if skipped else ""))
-    return 1 if failed else 0
+    return RESULTS.summary("sandbox", a.label)
 
 
 if __name__ == "__main__":

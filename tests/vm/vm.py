@@ -28,13 +28,10 @@ import subprocess
 import sys
 import tempfile
 
-results = []
 
 
-def report(name, ok, detail=""):
-    st = "pass" if ok is True else ("SKIP" if ok is None else "FAIL")
-    results.append(st)
-    print(f"{st:4} {name}: {detail}", flush=True)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from results import RESULTS, report  # noqa: E402
 
 
 # the route both configs use: the host's MCP endpoint over AF_VSOCK, the
@@ -146,13 +143,11 @@ def main():
     a = ap.parse_args()
     if not shutil.which("qemu-system-x86_64") or not shutil.which("cpio"):
         report("VM", None, "qemu-system-x86 or cpio is not installed")
-        print("\nvm: 0 passed, 0 failed, 1 skipped")
-        return 0
+        return RESULTS.summary("vm")
     debs = glob.glob(a.kernel_deb)
     if not debs:
         report("VM", None, f"no kernel package at {a.kernel_deb}")
-        print("\nvm: 0 passed, 0 failed, 1 skipped")
-        return 0
+        return RESULTS.summary("vm")
     work = tempfile.mkdtemp(prefix="ward-vm-")
     try:
         kroot = os.path.join(work, "kroot")
@@ -229,9 +224,7 @@ def main():
                    f"{len(relayed)} requests relayed with the token the server demands")
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    passed, failed, skipped = results.count("pass"), results.count("FAIL"), results.count("SKIP")
-    print(f"\nvm: {passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
-    return 1 if failed else 0
+    return RESULTS.summary("vm")
 
 
 if __name__ == "__main__":
