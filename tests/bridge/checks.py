@@ -1,0 +1,150 @@
+"""--check and the refusals a config gets before anything starts."""
+import os
+import subprocess
+
+import kernel  # noqa: E402
+from results import report  # noqa: E402
+from harness import AGENT_UID  # noqa: E402
+
+
+def check_case(a, work):
+    """--check refuses what a start would refuse: a bridge user that does
+    not resolve, or that is the agent's."""
+    for label, extra, want in (("a bridge_user that does not exist", "bridge_user = nosuchuser-ward\n", "no such user"),
+                               ("the agent's uid as bridge_user", f"bridge_user = {AGENT_UID}\n", "a uid of its own")):
+        conf = os.path.join(work, "check.conf")
+        with open(conf, "w") as f:
+            f.write(f"[ward]\n{extra}[agent]\nuser = {AGENT_UID}\n"
+                    "[route c]\nlisten = 127.0.0.1:17893\nupstream = unix:/nonexistent.sock\npath = /x\n")
+        p = subprocess.run([a.ward, "-c", conf, "--check"], capture_output=True, timeout=20)
+        err = p.stderr.decode().strip().splitlines()
+        report(f"--check with {label}: exit 2, as a start", p.returncode == 2 and err and want in err[-1],
+               f"rc {p.returncode}: {err[-1] if err else ''}")
+    # --check --ini is read back as it was written: quoted words (a blank,
+    # a quote), a command longer than a line on continuation lines, the
+    # start directory, no scope and the defaults as comments, no [agent]
+    # where the file has none (the section alone changes the start)
+    flags = "\n    ".join(" ".join(f"--flag-{i:02d}=value" for i in range(j, j + 8)) for j in (0, 8, 16))
+    blank = os.path.join(work, "with blank")
+    os.makedirs(blank, exist_ok=True)
+    for label, text in (
+            ("[agent] with quoted words", f"[ward]\nevidence = {work}/ini-ev.json\n[agent]\nuser = {AGENT_UID}\n"
+             f"command = sh -c 'echo \"it'\\''s\" here' ''\n    {flags}\nenv = A=1\n[landlock]\nmode = best_effort\n"
+             f"read = /usr '{blank}'\nwrite = /tmp\n[seccomp]\n"),
+            ("no [agent]", "[supervise]\ngrace = 3s\n")):
+        conf = os.path.join(work, "ini.conf")
+        with open(conf, "w") as f:
+            f.write(text)
+        p1 = subprocess.run([a.ward, "-c", conf, "--check", "--ini"], capture_output=True, text=True, timeout=20)
+        with open(conf + "2", "w") as f:
+            f.write(p1.stdout)
+        p2 = subprocess.run([a.ward, "-c", conf + "2", "--check", "--ini"], capture_output=True, text=True,
+                            timeout=20)
+        body1, body2 = p1.stdout.split("\n", 1)[-1], p2.stdout.split("\n", 1)[-1]  # the first names the file
+        ok = p1.returncode == 0 and p2.returncode == 0 and body1 == body2 and \
+            (("command = sh -c 'echo \"it'\\''s\" here' ''" in body1 and f"read = '{blank}'" in body1 and
+              "; scope: none" in body1 and max(len(l) for l in body1.splitlines()) <= 198)
+             if "quoted" in label else "\n[agent]" not in body1)
+        report(f"--check --ini ({label}) reads back as the same settings", ok,
+               f"rc {p1.returncode}/{p2.returncode}" + ("" if ok else f"\n{p1.stdout}{p1.stderr}\n{p2.stderr}"))
+    # headers in clear are warned about off this machine only: tcp:localhost is loopback
+    conf = os.path.join(work, "clear.conf")
+    with open(conf, "w") as f:
+        f.write(f"[agent]\nuser = {AGENT_UID}\n"
+                "[route m]\nlisten = 127.0.0.1:17950\nupstream = tcp:localhost:8080\npath = /v1/\nheader = A: b\n"
+                "[route n]\nlisten = 127.0.0.1:17951\nupstream = tcp:10.1.2.3:8080\npath = /v1/\nheader = A: b\n")
+    p = subprocess.run([a.ward, "-c", conf, "--check"], capture_output=True, text=True, timeout=20)
+    clear = [l for l in p.stdout.splitlines() if "in clear" in l]
+    report("--check: headers in clear warned about for a remote tcp: upstream, not for tcp:localhost",
+           p.returncode == 0 and len(clear) == 1 and "[route n]" in clear[0], f"rc {p.returncode}: {clear}")
+    # a secret on a descriptor that has no more for now (a non-blocking
+    # pipe whose writer is still open): an error, not the part that came
+    r, w = os.pipe()
+    os.write(w, b"Bearer par")
+    os.set_blocking(r, False)
+    conf = os.path.join(work, "check-secret.conf")
+    with open(conf, "w") as f:
+        f.write(f"[agent]\nuser = {AGENT_UID}\ncommand = true\n[route c]\nlisten = 127.0.0.1:17893\n"
+                f"upstream = unix:/nonexistent.sock\npath = /x\nheader = Authorization: @fd:{r}\n")
+    p = subprocess.run([a.ward, "-c", conf], capture_output=True, timeout=20, pass_fds=(r,))
+    os.close(r)
+    os.close(w)
+    err = p.stderr.decode().strip().splitlines()
+    report("a header secret from a descriptor that would block: exit 2, one line, nothing started",
+           p.returncode == 2 and len(err) == 1 and "temporarily unavailable" in err[0], f"rc {p.returncode}: {err}")
+    # a cwd that is not there: found before anything starts, not by the agent's chdir
+    conf = os.path.join(work, "check-cwd.conf")
+    marker = os.path.join(work, "cwd-started")
+    with open(conf, "w") as f:
+        f.write(f"[agent]\ncwd = {work}/no-such-dir\ncommand = touch {marker}\n"
+                "[route c]\nlisten = 127.0.0.1:17893\nupstream = unix:/nonexistent.sock\npath = /x\n")
+    for args in (["--check"], []):
+        p = subprocess.run([a.ward, "-c", conf] + args, capture_output=True, timeout=20)
+        err = p.stderr.decode().strip().splitlines()
+        report(f"a cwd that does not exist{' (--check)' if args else ''}: exit 2, one line, nothing started",
+               p.returncode == 2 and len(err) == 1 and "cwd" in err[0] and not os.path.exists(marker),
+               f"rc {p.returncode}: {err}")
+
+
+def check_paths_case(a, work):
+    """--check judges where a rule's path leads, not its spelling: /tmp/..
+    and a symlink to / are the whole filesystem."""
+    link = os.path.join(work, "to-root")
+    if not os.path.islink(link):
+        os.symlink("/", link)
+    conf = os.path.join(work, "check-paths.conf")
+    with open(conf, "w") as f:
+        f.write(f"[agent]\nuser = {AGENT_UID}\n[landlock]\nread = {link}\nwrite = /tmp/..\n"
+                "scope = abstract signal\n[seccomp]\n")
+    p = subprocess.run([a.ward, "-c", conf, "--check"], capture_output=True, text=True, timeout=20)
+    warns = [l for l in p.stdout.splitlines() if l.startswith("warning:")]
+    ok = p.returncode == 0 and any("write = /tmp/..: the whole filesystem is writable" in l for l in warns) and \
+        any(f"read = {link}: every file" in l for l in warns)
+    report("--check: write = /tmp/.. and read = a symlink to / are warned as the whole filesystem", ok,
+           f"rc {p.returncode}: {warns}")
+
+
+def check_mcp_case(a, work):
+    """--check reads an [mcp] source that is a path: its servers' ports
+    clash with a [route] as at start, --explain knows them, --ini keeps them
+    under [mcp], and nothing is written."""
+    src, target = os.path.join(work, "check-mcp.json"), os.path.join(work, "check-home", "mcp.json")
+    with open(src, "w") as f:
+        f.write('{"mcpServers":{"paseo":{"url":"http://127.0.0.1:6767/mcp/agents?callerAgentId=a1",'
+                '"headers":{"Authorization":"Bearer check-secret"}},"local":{"command":"npx"}}}')
+    conf = os.path.join(work, "check-mcp.conf")
+
+    def run(route_port, *args, source=src):
+        with open(conf, "w") as f:
+            f.write(f"[agent]\nuser = {AGENT_UID}\n[landlock]\nread = /usr\n[seccomp]\n"
+                    f"[route r1]\nlisten = 127.0.0.1:{route_port}\nupstream = unix:/nonexistent.sock\npath = /x\n"
+                    f"[mcp]\nsource = {source}\ntarget = {target}\nupstream = unix:/nonexistent2.sock\n"
+                    "listen = 127.0.0.1:17880\n")
+        p = subprocess.run([a.ward, "-c", conf, "--check"] + list(args), capture_output=True, timeout=20)
+        return p.returncode, p.stdout.decode(), p.stderr.decode().strip().splitlines()
+
+    rc, out, err = run(17880)
+    report("--check with an [mcp] server on a [route]'s port: exit 2, one line, as a start",
+           rc == 2 and len(err) == 1 and "port 17880 of server mcp-paseo is also route r1's" in err[0], f"rc {rc}: {err}")
+    rc, out, err = run(17881, "--explain", "tcp:17880")
+    # below Landlock ABI 4 (or without Landlock) no port is restricted, and --explain says so
+    abi = kernel.landlock_abi()
+    said = "connect: allowed" if abi >= 4 else "connect and bind are not restricted" if abi >= 1 else "not in force"
+    report("--explain tcp:PORT of an [mcp] server: the bridge route, connect allowed",
+           rc == 0 and "bridge route mcp-paseo listens on 127.0.0.1:17880" in out and said in out,
+           f"rc {rc}: {out.strip()!r} {err}")
+    rc, out, err = run(17881, "--ini")
+    report("--check --ini: the [mcp] server stays under [mcp], no secret, nothing written",
+           rc == 0 and "[route mcp-paseo]" not in out and "[route r1]" in out and "[mcp]" in out and
+           "check-secret" not in out and not os.path.exists(target), f"rc {rc}: {err}")
+    rc, out, err = run(17881, "--json")
+    report("--check --json lists the [mcp] server as a route, its header value hidden",
+           rc == 0 and '"mcp-paseo"' in out and "check-secret" not in out, f"rc {rc}: {err}")
+    with open(src, "w") as f:
+        f.write('{"mcpServers":{"paseo":{"url":"http://127.0.0.1:6767/x","oauth":{"clientSecret":"s"}}}}')
+    rc, out, err = run(17881)
+    report("--check with an mcp.json a start refuses (OAuth): exit 2", rc == 2 and err and "oauth" in err[-1].lower(),
+           f"rc {rc}: {err}")
+    rc, out, err = run(17881, source="fd:7")
+    report("--check with [mcp] source = fd:N: exit 0, a note that it is checked at start",
+           rc == 0 and any("checked at start" in l for l in err), f"rc {rc}: {err}")
