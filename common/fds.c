@@ -93,3 +93,19 @@ void close_fds_except(const int *keep, int n_keep)
 	}
 	(void)fd_range(lo, ~0U, 0);
 }
+
+int fd_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}

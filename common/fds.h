@@ -3,6 +3,8 @@
 #ifndef WARD_FDS_H
 #define WARD_FDS_H
 
+#include <stddef.h>
+
 /* close_range(lo, hi, flags) (flags 0 or CLOSE_RANGE_CLOEXEC), and where
  * the kernel lacks it (before 5.9; its CLOEXEC before 5.11) or a filter
  * refuses it, the same descriptor by descriptor from /proc/self/fd (or up
@@ -14,5 +16,8 @@ int fd_range_by_proc(unsigned lo, unsigned hi, unsigned flags);
 
 /* Closes every descriptor above 2 except those listed. */
 void close_fds_except(const int *keep, int n_keep);
+
+/* write(2) until all of buf is written (EINTR retried): 0, or -1. */
+int fd_write_all(int fd, const void *buf, size_t len);
 
 #endif

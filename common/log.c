@@ -75,29 +75,36 @@ int log_enabled(enum log_level level)
 	return level <= settings.level;
 }
 
+/* Waits until the log's descriptor has room, until end (ms) at most: 0,
+ * or -1 when it has none by then. */
+static int wait_room(long long end)
+{
+	struct pollfd p = { .fd = settings.fd, .events = POLLOUT };
+	int r;
+
+	do {
+		long long left = end - (long long)now_ms();
+		r = left > 0 ? poll(&p, 1, (int)left) : 0;
+	} while (r < 0 && errno == EINTR);
+	return r > 0 ? 0 : -1;
+}
+
 int log_write(const char *buf, size_t len, int wait_ms)
 {
 	long long end = (long long)now_ms() + wait_ms;
+	size_t off = 0;
 
-	while (len > 0) {
-		ssize_t n = settings.sock ? send(settings.fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL)
-					  : write(settings.fd, buf, len);
-		if (n < 0 && errno == EINTR)
+	while (off < len) {
+		ssize_t n = settings.sock ? send(settings.fd, buf + off, len - off, MSG_DONTWAIT | MSG_NOSIGNAL)
+					  : write(settings.fd, buf + off, len - off);
+		int full = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+
+		if (n > 0)
+			off += (size_t)n;
+		else if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && wait_ms > 0) {
-			struct pollfd p = { .fd = settings.fd, .events = POLLOUT };
-			long long left = end - (long long)now_ms();
-			int r = left > 0 ? poll(&p, 1, (int)left) : 0;
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r <= 0)
-				return -1;
-			continue;
-		}
-		if (n <= 0)
+		else if (!full || wait_ms <= 0 || wait_room(end) != 0)
 			return -1;
-		buf += n;
-		len -= (size_t)n;
 	}
 	return 0;
 }

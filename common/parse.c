@@ -436,3 +436,21 @@ const char *fmt_duration(uint64_t ms, char *buf, size_t size)
 		snprintf(buf, size, "%llums", (unsigned long long)ms);
 	return buf;
 }
+
+int parse_digits(const char *s, size_t len, size_t max_digits, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (len == 0 || len > max_digits)
+		return -1;
+	for (i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (v > max)
+		return -1;
+	*out = v;
+	return 0;
+}

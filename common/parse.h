@@ -49,6 +49,10 @@ struct rlimit_value {
 	rlim_t soft, hard;
 };
 
+/* The len bytes at s as a decimal number: digits only, at most max_digits
+ * of them (no overflow for max_digits <= 19), at most max. 0 or -1. */
+int parse_digits(const char *s, size_t len, size_t max_digits, uint64_t max, uint64_t *out);
+
 /* Shell-like word splitting: blanks separate words, '...' is literal,
  * "..." allows \" \\ \$ \`, a backslash outside quotes escapes the next
  * character. Returns a NULL-terminated malloc'd vector (one block; free the

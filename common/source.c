@@ -53,7 +53,7 @@ int source_read(const char *source, size_t max, char **buf, size_t *len, char *e
 			char *nb;
 			/* room for one byte past the limit: 1 MiB exactly is fine */
 			if (n > max) {
-				if (max % 1024 == 0 && max >= 1024 * 1024)
+				if (max >= ((size_t)1 << 20) && max % ((size_t)1 << 20) == 0)
 					snprintf(err, errsize, "source %s: larger than %zu MiB", source, max >> 20);
 				else
 					snprintf(err, errsize, "source %s: larger than %zu bytes", source, max);

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/parse.h"
+
 #define MAX_FIELDS 8
 
 /* Splits one line (not NUL-terminated) at ':' into at most MAX_FIELDS
@@ -31,17 +33,10 @@ static int fields(const char *line, size_t len, const char **f, size_t *fl)
 
 static int parse_id(const char *s, size_t len, uint32_t *out)
 {
-	uint64_t v = 0;
-	size_t i;
+	uint64_t v;
 
-	if (len == 0 || len > 10)
-		return -1;
-	for (i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		v = v * 10 + (uint64_t)(s[i] - '0');
-	}
-	if (v >= UINT32_MAX) /* (uid_t)-1 is "no change" to setresuid */
+	/* (uid_t)-1 is "no change" to setresuid */
+	if (parse_digits(s, len, 10, UINT32_MAX - 1, &v) != 0)
 		return -1;
 	*out = (uint32_t)v;
 	return 0;

@@ -12,6 +12,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/parse.h"
+
 #ifndef __NR_landlock_create_ruleset
 #define __NR_landlock_create_ruleset 444
 #define __NR_landlock_add_rule 445
@@ -67,40 +69,38 @@ static const char *const fs_names[] = {
 	"make_sym",  "refer",	   "truncate",	 "ioctl_dev",
 };
 
-uint64_t ll_fs_rights(int abi)
+/* Everything of one kind the ABIs up to abi added, OR-ed together. */
+enum added { ADDED_FS, ADDED_NET, ADDED_SCOPES, ADDED_FLAGS };
+
+static uint64_t added_up_to(int abi, enum added what)
 {
 	uint64_t r = 0;
 	int i;
+
 	for (i = 0; i < N_ABI && abi_adds[i].abi <= abi; i++)
-		r |= abi_adds[i].fs;
+		r |= what == ADDED_FS ? abi_adds[i].fs : what == ADDED_NET ? abi_adds[i].net
+				      : what == ADDED_SCOPES ? abi_adds[i].scopes : abi_adds[i].flags;
 	return r;
+}
+
+uint64_t ll_fs_rights(int abi)
+{
+	return added_up_to(abi, ADDED_FS);
 }
 
 uint64_t ll_net_rights(int abi)
 {
-	uint64_t r = 0;
-	int i;
-	for (i = 0; i < N_ABI && abi_adds[i].abi <= abi; i++)
-		r |= abi_adds[i].net;
-	return r;
+	return added_up_to(abi, ADDED_NET);
 }
 
 uint64_t ll_scopes(int abi)
 {
-	uint64_t r = 0;
-	int i;
-	for (i = 0; i < N_ABI && abi_adds[i].abi <= abi; i++)
-		r |= abi_adds[i].scopes;
-	return r;
+	return added_up_to(abi, ADDED_SCOPES);
 }
 
 unsigned ll_restrict_flags(int abi)
 {
-	unsigned r = 0;
-	int i;
-	for (i = 0; i < N_ABI && abi_adds[i].abi <= abi; i++)
-		r |= abi_adds[i].flags;
-	return r;
+	return (unsigned)added_up_to(abi, ADDED_FLAGS);
 }
 
 int ll_fs_right_abi(uint64_t right)
@@ -436,19 +436,11 @@ void ll_free(struct ll_ruleset *rs)
 
 static int parse_port(const char *s, size_t len, unsigned *out)
 {
-	unsigned v = 0;
-	size_t i;
+	uint64_t v;
 
-	if (len == 0 || len > 5)
+	if (parse_digits(s, len, 5, 65535, &v) != 0)
 		return -1;
-	for (i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		v = v * 10 + (unsigned)(s[i] - '0');
-	}
-	if (v > 65535)
-		return -1;
-	*out = v;
+	*out = (unsigned)v;
 	return 0;
 }
 

@@ -7,29 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "mcp-bridge/http.h"
-#include "mcp-bridge/tls.h"
-#include "mcp-bridge/upstream.h"
-
-#define BRIDGE_MAX_CONNS 1024
-#define BRIDGE_HEAD_TIMEOUT_MS 10000 /* a request head must arrive in this time */
-
-struct bridge_route {
-	const char *name;
-	struct http_route http;
-	struct upstream up;
-	uint16_t port;	/* 127.0.0.1:port inside the sandbox */
-	int lfd;	/* the listening socket, opened by PID 1 */
-	char **headers; /* "Name: value", secrets resolved */
-	int n_headers;
-	int line;	/* config line, for messages */
-	struct tls_route *tls; /* tls: upstreams */
-};
-
-struct bridge_routes {
-	struct bridge_route *v;
-	int n;
-};
+#include "mcp-bridge/route.h"
 
 /* The bridge's event loop; returns only on a fatal setup error. */
 int bridge_run(const struct bridge_routes *r, int max_conns);

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "mcp-bridge/bridge.h"
+#include "mcp-bridge/route.h"
 
 /* Relay buffers, allocated with the first request. Request heads, chunked
  * and small bodies go through user space (their framing is checked); a

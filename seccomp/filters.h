@@ -5,18 +5,15 @@
 
 #include <linux/filter.h>
 
-extern const struct sock_filter ward_filter_agent[];
-extern const unsigned short ward_filter_agent_len;
-extern const int ward_filter_agent_rules;
-extern const struct sock_filter ward_filter_init[];
-extern const unsigned short ward_filter_init_len;
-extern const int ward_filter_init_rules;
-extern const struct sock_filter ward_filter_init_vm[];
-extern const unsigned short ward_filter_init_vm_len;
-extern const int ward_filter_init_vm_rules;
+/* Each filter: its program, its length, the rules it was built from. */
+#define WARD_FILTER(name)                                   \
+	extern const struct sock_filter ward_filter_##name[]; \
+	extern const unsigned short ward_filter_##name##_len; \
+	extern const int ward_filter_##name##_rules
 
-extern const struct sock_filter ward_filter_bridge[];
-extern const unsigned short ward_filter_bridge_len;
-extern const int ward_filter_bridge_rules;
+WARD_FILTER(agent);
+WARD_FILTER(init);
+WARD_FILTER(init_vm);
+WARD_FILTER(bridge);
 
 #endif

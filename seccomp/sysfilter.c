@@ -454,6 +454,18 @@ static int newer_prefix(struct sc_filter *f)
 	return 0;
 }
 
+/* The end of every build: the program exported into f (unless rc is
+ * already a failure), the context released, f freed on failure. 0 or -1. */
+static int finish(scmp_filter_ctx ctx, struct sc_filter *f, int rc, char *err, size_t errsize)
+{
+	if (rc == 0 && export(ctx, f, err, errsize) != 0)
+		rc = -1;
+	seccomp_release(ctx);
+	if (rc != 0)
+		sc_free(f);
+	return rc;
+}
+
 static int build(const struct sc_policy *p, int pid1, int vm, struct sc_filter *f, char *err,
 		 size_t errsize)
 {
@@ -494,18 +506,16 @@ static int build(const struct sc_policy *p, int pid1, int vm, struct sc_filter *
 		}
 		f->n_rules++;
 	}
-	if (export(ctx, f, err, errsize) != 0)
-		goto fail;
+	if (finish(ctx, f, 0, err, errsize) != 0)
+		return -1;
 	if (newer && newer_prefix(f) != 0) {
 		snprintf(err, errsize, "seccomp: the filter for newer system calls does not fit");
-		goto fail;
+		sc_free(f);
+		return -1;
 	}
-	seccomp_release(ctx);
 	return 0;
 fail:
-	seccomp_release(ctx);
-	sc_free(f);
-	return -1;
+	return finish(ctx, f, -1, err, errsize);
 }
 
 /* The bridge is small and fixed: everything else answers EPERM. */
@@ -562,14 +572,9 @@ int sc_compile_bridge(struct sc_filter *f, char *err, size_t errsize)
 		goto fail;
 	}
 	f->n_rules += 2;
-	if (export(ctx, f, err, errsize) != 0)
-		goto fail;
-	seccomp_release(ctx);
-	return 0;
+	return finish(ctx, f, 0, err, errsize);
 fail:
-	seccomp_release(ctx);
-	sc_free(f);
-	return -1;
+	return finish(ctx, f, -1, err, errsize);
 }
 
 int sc_compile(const struct sc_policy *p, int pid1, int vm, struct sc_filter *f, char *err, size_t errsize)

@@ -46,6 +46,7 @@ struct parse_ctx {
 	char err[600];
 	int key_line[CONFIG_KEY_LINES]; /* first line each single-valued key was set on */
 	const char *section; /* the current one, for [route NAME] */
+	enum section sec;    /* its kind */
 	int continued;	     /* this line is indented: it continues the value above */
 	int key_seen;	     /* a key came since the last section header (inih's prev_name) */
 	char *command_text;  /* [agent] command as written, continuation lines joined */

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <ini.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,65 +18,104 @@
 /* The keys of each section: one setter a key, each parsing its value once
  * into the config's types. */
 
+/* The entry of the array *v (*n entries of size bytes, each with its name,
+ * a char *, and its header's line, an int, at those offsets) named
+ * name[0..len), or a zeroed one with that name and line appended (*created
+ * set). NULL when out of memory. */
+static void *named_entry(void **v, int *n, size_t size, size_t name_at, size_t line_at, const char *name,
+			 size_t len, int line, int *created)
+{
+	char *base = *v, *e, *copy;
+	int i;
+
+	for (i = 0; i < *n; i++) {
+		char *have;
+		memcpy(&have, base + (size_t)i * size + name_at, sizeof have);
+		if (strlen(have) == len && strncmp(have, name, len) == 0)
+			return base + (size_t)i * size;
+	}
+	copy = strndup(name, len);
+	base = copy ? realloc(*v, (size_t)(*n + 1) * size) : NULL;
+	if (!base) {
+		free(copy);
+		return NULL;
+	}
+	*v = base;
+	e = base + (size_t)(*n)++ * size;
+	memset(e, 0, size);
+	memcpy(e + name_at, &copy, sizeof copy);
+	memcpy(e + line_at, &line, sizeof line);
+	*created = 1;
+	return e;
+}
+
 /* Finds or creates the route NAME (created with the line of its header). */
 struct config_route *route_named(struct ward_config *cfg, const char *name, size_t len, int line)
 {
-	struct config_route *nv;
-	int i;
+	void *v = cfg->routes;
+	int created = 0;
+	struct config_route *r = named_entry(&v, &cfg->n_routes, sizeof *r, offsetof(struct config_route, name),
+					     offsetof(struct config_route, line), name, len, line, &created);
 
-	for (i = 0; i < cfg->n_routes; i++)
-		if (strlen(cfg->routes[i].name) == len && strncmp(cfg->routes[i].name, name, len) == 0)
-			return &cfg->routes[i];
-	nv = realloc(cfg->routes, (size_t)(cfg->n_routes + 1) * sizeof *nv);
-	if (!nv)
-		return NULL;
-	cfg->routes = nv;
-	memset(&nv[cfg->n_routes], 0, sizeof *nv);
-	nv[cfg->n_routes].name = strndup(name, len);
-	nv[cfg->n_routes].line = line;
-	return nv[cfg->n_routes].name ? &nv[cfg->n_routes++] : NULL;
+	return cfg->routes = v, r;
 }
 
-/* Finds or creates the file NAME (created with the line of its header). */
+/* Finds or creates the file NAME (created with the line of its header and
+ * mode 0600). */
 struct config_file *file_named(struct ward_config *cfg, const char *name, size_t len, int line)
 {
-	struct config_file *nv;
+	void *v = cfg->files;
+	int created = 0;
+	struct config_file *f = named_entry(&v, &cfg->n_files, sizeof *f, offsetof(struct config_file, name),
+					    offsetof(struct config_file, line), name, len, line, &created);
+
+	cfg->files = v;
+	if (f && created)
+		f->mode = 0600;
+	return f;
+}
+
+
+/* Settings that name one of a few values: the spellings are names.c's,
+ * the value an int-sized enum of the config. */
+static const struct enum_key {
+	enum section section;
+	const char *key;
+	const char *const *names;
+	int n;
+	const char *expected;
+	size_t at; /* offsetof(struct ward_config, ...) */
+} enum_keys[] = {
+	{ SEC_WARD, "log_format", log_format_names, 2, "expected text or json",
+	  offsetof(struct ward_config, log_format) },
+	{ SEC_WARD, "log_level", log_level_names, 4, "expected error, warn, info or debug",
+	  offsetof(struct ward_config, log_level) },
+	{ SEC_SUPERVISE, "restart", restart_names, 3, "expected never, on-failure or always",
+	  offsetof(struct ward_config, restart) },
+	{ SEC_SUPERVISE, "forward_to", forward_names, 2, "expected child or group",
+	  offsetof(struct ward_config, forward_to) },
+	{ SEC_LANDLOCK, "mode", ll_mode_names, 3, "expected hard_requirement, best_effort or off",
+	  offsetof(struct ward_config, landlock.mode) },
+};
+
+_Static_assert(sizeof(enum log_format) == sizeof(int) && sizeof(enum log_level) == sizeof(int) &&
+		       sizeof(enum restart_policy) == sizeof(int) && sizeof(enum forward_target) == sizeof(int) &&
+		       sizeof(enum ll_mode) == sizeof(int),
+	       "the enumerated settings are written as int");
+
+static int set_enum(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	size_t e;
 	int i;
 
-	for (i = 0; i < cfg->n_files; i++)
-		if (strlen(cfg->files[i].name) == len && strncmp(cfg->files[i].name, name, len) == 0)
-			return &cfg->files[i];
-	nv = realloc(cfg->files, (size_t)(cfg->n_files + 1) * sizeof *nv);
-	if (!nv)
-		return NULL;
-	cfg->files = nv;
-	memset(&nv[cfg->n_files], 0, sizeof *nv);
-	nv[cfg->n_files].name = strndup(name, len);
-	nv[cfg->n_files].line = line;
-	nv[cfg->n_files].mode = 0600;
-	return nv[cfg->n_files].name ? &nv[cfg->n_files++] : NULL;
-}
-
-
-static int set_log_format(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
-{
-	int i = NAME_INDEX(log_format_names, v);
-
-	(void)k;
-	if (i < 0)
-		return *why = "expected text or json", -1;
-	ctx->cfg->log_format = (enum log_format)i;
-	return 0;
-}
-
-static int set_log_level(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
-{
-	int i = NAME_INDEX(log_level_names, v);
-
-	(void)k;
-	if (i < 0)
-		return *why = "expected error, warn, info or debug", -1;
-	ctx->cfg->log_level = (enum log_level)i;
+	for (e = 0; e < sizeof enum_keys / sizeof enum_keys[0]; e++)
+		if (enum_keys[e].section == ctx->sec && strcmp(enum_keys[e].key, k) == 0)
+			break;
+	if (e == sizeof enum_keys / sizeof enum_keys[0])
+		return *why = "not an enumerated setting", -1; /* the key table and this one disagree */
+	if ((i = name_index(enum_keys[e].names, enum_keys[e].n, v)) < 0)
+		return *why = enum_keys[e].expected, -1;
+	memcpy((char *)ctx->cfg + enum_keys[e].at, &i, sizeof i);
 	return 0;
 }
 
@@ -83,17 +123,6 @@ static int set_grace(struct parse_ctx *ctx, const char *k, const char *v, const 
 {
 	(void)k;
 	return parse_duration(v, &ctx->cfg->grace_ms, why);
-}
-
-static int set_restart(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
-{
-	int i = NAME_INDEX(restart_names, v);
-
-	(void)k;
-	if (i < 0)
-		return *why = "expected never, on-failure or always", -1;
-	ctx->cfg->restart = (enum restart_policy)i;
-	return 0;
 }
 
 static int set_restart_delay(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
@@ -133,17 +162,6 @@ static int set_rewrite(struct parse_ctx *ctx, const char *k, const char *v, cons
 	return 0;
 }
 
-static int set_forward_to(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
-{
-	int i = NAME_INDEX(forward_names, v);
-
-	(void)k;
-	if (i < 0)
-		return *why = "expected child or group", -1;
-	ctx->cfg->forward_to = (enum forward_target)i;
-	return 0;
-}
-
 /* A long command may go on over indented lines; they are joined with a
  * blank before the words are split. */
 static int set_command(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
@@ -166,13 +184,15 @@ static int set_command(struct parse_ctx *ctx, const char *k, const char *v, cons
 	return 0; /* split once the last continuation line is in (validate) */
 }
 
-static int set_cwd(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+/* [agent] cwd, [ward] evidence: an absolute path, kept as written. */
+static int set_abs_path(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
 {
-	(void)k;
+	char **dst = strcmp(k, "cwd") == 0 ? &ctx->cfg->cwd : &ctx->cfg->evidence;
+
 	if (v[0] != '/')
 		return *why = "must be an absolute path", -1;
-	ctx->cfg->cwd = strdup(v);
-	return ctx->cfg->cwd ? 0 : (*why = "out of memory", -1);
+	*dst = strdup(v);
+	return *dst ? 0 : (*why = "out of memory", -1);
 }
 
 static int set_umask(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
@@ -282,41 +302,25 @@ static int push(char ***v, int *n, const char *s, size_t len)
 	return 0;
 }
 
-static int set_evidence(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
-{
-	(void)k;
-	if (v[0] != '/')
-		return *why = "must be an absolute path", -1;
-	ctx->cfg->evidence = strdup(v);
-	return ctx->cfg->evidence ? 0 : (*why = "out of memory", -1);
-}
-
+/* [agent] user, [ward] bridge_user: a name, UID or UID:GID, resolved at
+ * start against the image's /etc/passwd; its line kept for messages. */
 static int set_user(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
 {
-	(void)k;
+	int agent = strcmp(k, "user") == 0;
+	char **dst = agent ? &ctx->cfg->user : &ctx->cfg->bridge_user;
+
 	if (strlen(v) >= 64 || strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 				      "0123456789_.-:$") != strlen(v))
 		return *why = "expected a user name, UID or UID:GID", -1;
-	ctx->cfg->user = strdup(v);
-	ctx->cfg->user_line = ctx->line;
-	return ctx->cfg->user ? 0 : (*why = "out of memory", -1);
+	*dst = strdup(v);
+	*(agent ? &ctx->cfg->user_line : &ctx->cfg->bridge_user_line) = ctx->line;
+	return *dst ? 0 : (*why = "out of memory", -1);
 }
 
 static int set_allow_root(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
 {
 	(void)k;
 	return parse_bool(v, &ctx->cfg->allow_root, why);
-}
-
-static int set_ll_mode(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
-{
-	int i = NAME_INDEX(ll_mode_names, v);
-
-	(void)k;
-	if (i < 0)
-		return *why = "expected hard_requirement, best_effort or off", -1;
-	ctx->cfg->landlock.mode = (enum ll_mode)i;
-	return 0;
 }
 
 /* A list of absolute paths, split like a command line (quotes allowed). */
@@ -418,17 +422,6 @@ static int set_sc_names(struct parse_ctx *ctx, const char *k, const char *v, con
 		p += strspn(p, " \t,");
 	}
 	return 0;
-}
-
-static int set_bridge_user(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
-{
-	(void)k;
-	if (strlen(v) >= 64 || strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-				      "0123456789_.-:$") != strlen(v))
-		return *why = "expected a user name, UID or UID:GID", -1;
-	ctx->cfg->bridge_user = strdup(v);
-	ctx->cfg->bridge_user_line = ctx->line;
-	return ctx->cfg->bridge_user ? 0 : (*why = "out of memory", -1);
 }
 
 static int set_source(char **dst, const char *v, const char **why);
@@ -625,18 +618,18 @@ static int set_mcp(struct parse_ctx *ctx, const char *k, const char *v, const ch
 }
 
 const struct key_def config_keys[] = {
-	{ SEC_WARD, "log_format", set_log_format, 0, 0 },
-	{ SEC_WARD, "log_level", set_log_level, 0, 0 },
-	{ SEC_WARD, "evidence", set_evidence, 0, 0 },
-	{ SEC_WARD, "bridge_user", set_bridge_user, 0, 0 },
+	{ SEC_WARD, "log_format", set_enum, 0, 0 },
+	{ SEC_WARD, "log_level", set_enum, 0, 0 },
+	{ SEC_WARD, "evidence", set_abs_path, 0, 0 },
+	{ SEC_WARD, "bridge_user", set_user, 0, 0 },
 	{ SEC_SUPERVISE, "grace", set_grace, 0, 0 },
-	{ SEC_SUPERVISE, "restart", set_restart, 0, 0 },
+	{ SEC_SUPERVISE, "restart", set_enum, 0, 0 },
 	{ SEC_SUPERVISE, "restart_delay", set_restart_delay, 0, 0 },
 	{ SEC_SUPERVISE, "restart_limit", set_restart_limit, 0, 0 },
 	{ SEC_SUPERVISE, "signal_rewrite", set_rewrite, 1, 0 },
-	{ SEC_SUPERVISE, "forward_to", set_forward_to, 0, 0 },
+	{ SEC_SUPERVISE, "forward_to", set_enum, 0, 0 },
 	{ SEC_AGENT, "command", set_command, 0, 1 },
-	{ SEC_AGENT, "cwd", set_cwd, 0, 0 },
+	{ SEC_AGENT, "cwd", set_abs_path, 0, 0 },
 	{ SEC_AGENT, "user", set_user, 0, 0 },
 	{ SEC_AGENT, "allow_root", set_allow_root, 0, 0 },
 	{ SEC_AGENT, "umask", set_umask, 0, 0 },
@@ -644,7 +637,7 @@ const struct key_def config_keys[] = {
 	{ SEC_AGENT, "env_pass", set_env_pass, 1, 0 },
 	{ SEC_AGENT, "rlimit_", set_rlimit, 1, 0 },
 	{ SEC_AGENT, "writable", set_paths, 1, 0 },
-	{ SEC_LANDLOCK, "mode", set_ll_mode, 0, 0 },
+	{ SEC_LANDLOCK, "mode", set_enum, 0, 0 },
 	{ SEC_LANDLOCK, "read", set_paths, 1, 0 },
 	{ SEC_LANDLOCK, "write", set_paths, 1, 0 },
 	{ SEC_LANDLOCK, "connect", set_ports, 1, 0 },

@@ -105,11 +105,34 @@ static json_t *fs_rights(uint64_t rights)
 	return a;
 }
 
+/* Landlock's bits of one kind by the names the evidence gives them. */
+struct bit_name {
+	uint64_t bit;
+	const char *name; /* NULL: the end */
+};
+
+static const struct bit_name net_bits[] = {
+	{ LL_NET_BIND_TCP, "bind_tcp" }, { LL_NET_CONNECT_TCP, "connect_tcp" }, { 0, NULL } };
+static const struct bit_name scope_bits[] = {
+	{ LL_SCOPE_ABSTRACT_UNIX, "abstract_unix_socket" }, { LL_SCOPE_SIGNAL, "signal" }, { 0, NULL } };
+static const struct bit_name restrict_bits[] = {
+	{ LL_LOG_SAME_EXEC_OFF, "log_same_exec_off" }, { LL_LOG_NEW_EXEC_ON, "log_new_exec_on" }, { 0, NULL } };
+
+static json_t *bit_names(uint64_t bits, const struct bit_name *t)
+{
+	json_t *a = json_array();
+
+	for (; t->name; t++)
+		if (bits & t->bit)
+			json_array_append_new(a, json_string(t->name));
+	return a;
+}
+
 static json_t *landlock_json(const struct evidence_src *e, json_t *degr)
 {
 	const struct ll_ruleset *ll = e->ll;
 	const struct ll_policy *p = &e->cfg->landlock;
-	json_t *o, *rules, *net, *scoped, *flags;
+	json_t *o, *rules;
 	int i;
 
 	if (!e->cfg->has_landlock || p->mode == LL_OFF) {
@@ -118,24 +141,9 @@ static json_t *landlock_json(const struct evidence_src *e, json_t *degr)
 	}
 	o = json_pack("{s:b,s:s,s:i}", "enabled", ll->fd >= 0, "mode", ll_mode_names[p->mode], "abi", ll->abi);
 	json_object_set_new(o, "handled_fs", fs_rights(ll->handled_fs));
-	net = json_array();
-	if (ll->handled_net & LL_NET_BIND_TCP)
-		json_array_append_new(net, json_string("bind_tcp"));
-	if (ll->handled_net & LL_NET_CONNECT_TCP)
-		json_array_append_new(net, json_string("connect_tcp"));
-	json_object_set_new(o, "handled_net", net);
-	scoped = json_array();
-	if (ll->scoped & LL_SCOPE_ABSTRACT_UNIX)
-		json_array_append_new(scoped, json_string("abstract_unix_socket"));
-	if (ll->scoped & LL_SCOPE_SIGNAL)
-		json_array_append_new(scoped, json_string("signal"));
-	json_object_set_new(o, "scoped", scoped);
-	flags = json_array();
-	if (ll->restrict_flags & LL_LOG_SAME_EXEC_OFF)
-		json_array_append_new(flags, json_string("log_same_exec_off"));
-	if (ll->restrict_flags & LL_LOG_NEW_EXEC_ON)
-		json_array_append_new(flags, json_string("log_new_exec_on"));
-	json_object_set_new(o, "restrict_flags", flags);
+	json_object_set_new(o, "handled_net", bit_names(ll->handled_net, net_bits));
+	json_object_set_new(o, "scoped", bit_names(ll->scoped, scope_bits));
+	json_object_set_new(o, "restrict_flags", bit_names(ll->restrict_flags, restrict_bits));
 	rules = json_array();
 	for (i = 0; i < ll->n_rules; i++)
 		json_array_append_new(rules, json_pack("{s:o,s:s,s:o}", "path", jstr(ll->rules[i].path), "type",

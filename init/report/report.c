@@ -280,25 +280,23 @@ static json_t *weak_settings(const struct confine *agent, const struct ll_rulese
 			warn(w, "landlock best_effort is degraded on this kernel (ABI %d): %s", ll->abi,
 			     ll->notes[i]);
 	if (cfg->has_landlock && p->mode != LL_OFF) {
-		for (i = 0; i < p->n_write; i++) {
-			/* judge where a path leads (/tmp/.., a symlink to /); "." that
-			 * is / was refused before this report */
+		/* judge where a path leads (/tmp/.., a symlink to /); "." that is
+		 * / was refused before this report. Writes first, then reads. */
+		for (i = 0; i < p->n_write + p->n_read; i++) {
+			int writes = i < p->n_write;
+			const char *rule = writes ? p->write[i] : p->read[i - p->n_write];
 			char real[PATH_MAX];
-			const char *path = realpath(p->write[i], real) ? real : p->write[i];
-			if (strcmp(path, "/") == 0)
+			const char *path = realpath(rule, real) ? real : rule;
+			if (strcmp(path, "/") == 0 && writes)
 				warn(w, "[landlock] write = %s: the whole filesystem is writable; list the workspace "
-					"and state directories instead", p->write[i]);
-			for (t = 0; t < sizeof trees / sizeof trees[0]; t++)
+					"and state directories instead", rule);
+			else if (strcmp(path, "/") == 0)
+				warn(w, "[landlock] read = %s: every file the agent's user can read is readable, "
+					"mounted secrets included; list the trees it needs", rule);
+			for (t = 0; writes && t < sizeof trees / sizeof trees[0]; t++)
 				if (is_root_of(path, trees[t]))
 					warn(w, "[landlock] write = %s: the agent may write all of %s; list single "
-						"files (e.g. /dev/null) or subdirectories", p->write[i], trees[t]);
-		}
-		for (i = 0; i < p->n_read; i++) {
-			char real[PATH_MAX];
-			const char *path = realpath(p->read[i], real) ? real : p->read[i];
-			if (strcmp(path, "/") == 0)
-				warn(w, "[landlock] read = %s: every file the agent's user can read is readable, "
-					"mounted secrets included; list the trees it needs", p->read[i]);
+						"files (e.g. /dev/null) or subdirectories", rule, trees[t]);
 		}
 		for (i = 0; i < p->n_connect; i++)
 			if (p->connect[i].lo <= 1 && p->connect[i].hi == 65535)

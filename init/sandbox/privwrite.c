@@ -9,19 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t w = write(fd, p, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
+#include "common/fds.h"
 
 /* A directory just made by mkdirat(0700): ward's, no rights for others.
  * Else (EEXIST) another was renamed into its name before it was opened.
@@ -121,7 +109,7 @@ static int write_private(const char *target, const char *data, size_t len, int n
 	snprintf(tmp, sizeof tmp, ".ward-%d.tmp", (int)getpid());
 	(void)unlinkat(dfd, tmp, 0);
 	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 || write_all(fd, data, len) != 0 || (nl && write_all(fd, "\n", 1) != 0) ||
+	if (fd < 0 || fd_write_all(fd, data, len) != 0 || (nl && fd_write_all(fd, "\n", 1) != 0) ||
 	    fchown(fd, uid, gid) != 0 || fchmod(fd, (mode_t)mode) != 0 || fsync(fd) != 0) {
 		snprintf(err, errsize, "target %s: %s", target, strerror(errno));
 		if (fd >= 0)

@@ -116,6 +116,7 @@ static int handler(void *user, const char *section, const char *name, const char
 	if (check_section(ctx, section, strlen(section)) != 0)
 		return 0;
 	ctx->section = section;
+	ctx->sec = sec;
 	for (i = 0; i < config_n_keys; i++) {
 		size_t kl = strlen(config_keys[i].key);
 		int prefix = config_keys[i].key[kl - 1] == '_';

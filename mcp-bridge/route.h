@@ -1,0 +1,33 @@
+/* route: the bridge's own copy of a route, as PID 1 hands it over:
+ * listener open, secrets resolved into the lines it sends, CA roots read.
+ * Everything in the bridge process works from these. */
+#ifndef WARD_ROUTE_H
+#define WARD_ROUTE_H
+
+#include <stdint.h>
+
+#include "mcp-bridge/http.h"
+#include "mcp-bridge/tls.h"
+#include "mcp-bridge/upstream.h"
+
+#define BRIDGE_MAX_CONNS 1024
+#define BRIDGE_HEAD_TIMEOUT_MS 10000 /* a request head must arrive in this time */
+
+struct bridge_route {
+	const char *name;
+	struct http_route http;
+	struct upstream up;
+	uint16_t port;	/* 127.0.0.1:port inside the sandbox */
+	int lfd;	/* the listening socket, opened by PID 1 */
+	char **headers; /* "Name: value", secrets resolved */
+	int n_headers;
+	int line;	/* config line, for messages */
+	struct tls_route *tls; /* tls: upstreams */
+};
+
+struct bridge_routes {
+	struct bridge_route *v;
+	int n;
+};
+
+#endif
