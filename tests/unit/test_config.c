@@ -1,4 +1,4 @@
-/* Unit tests for init/config.c: every key, every error, with the exact
+/* Unit tests for init/config/reader.c and keys.c: every key, every error, with the exact
  * one-line message a user sees. */
 #include <fcntl.h>
 #include <linux/close_range.h>

@@ -1,4 +1,4 @@
-/* Unit tests for init/evidence.c: what the evidence says about PID 1's own
+/* Unit tests for init/report/evidence.c: what the evidence says about PID 1's own
  * lock-down, which the kernel may refuse (the failure is not fatal, so the
  * evidence is where it shows). */
 #include <errno.h>

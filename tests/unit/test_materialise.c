@@ -1,4 +1,4 @@
-/* Unit tests for mcp-bridge/materialise.c: both mcp.json flavours, what
+/* Unit tests for mcp-bridge/mcpjson.c and init/sandbox/privwrite.c: both mcp.json flavours, what
  * passes through, where secrets go, every refusal. */
 #include <jansson.h>
 #include <stdlib.h>

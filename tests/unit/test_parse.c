@@ -1,4 +1,4 @@
-/* Unit tests for init/parse.c: every value parser, good and bad input. */
+/* Unit tests for common/parse.c: every value parser, good and bad input. */
 #include <signal.h>
 #include <stdlib.h>
 

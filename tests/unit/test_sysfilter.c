@@ -1,4 +1,4 @@
-/* Unit tests for init/sysfilter.c: the build-time filters equal what
+/* Unit tests for seccomp/sysfilter.c: the build-time filters equal what
  * libseccomp compiles now from the same table; allow/deny change them. */
 #include <errno.h>
 #include <linux/seccomp.h>

@@ -1,4 +1,4 @@
-/* Unit tests for init/users.c: passwd and group parsing without NSS. */
+/* Unit tests for common/users.c: passwd and group parsing without NSS. */
 #include "unit.h"
 #include "common/users.h"
 
