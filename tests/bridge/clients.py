@@ -21,6 +21,20 @@ from harness import (  # noqa: E402
 )
 
 
+
+def node_agent(home, node):
+    """The rest of an [agent] whose command is Node as the agent user, and
+    the confinement Node needs: its home writable, the tree readable."""
+    return f"""cwd = {home}
+env = PATH={os.path.dirname(node)}:/usr/bin:/bin
+env = HOME={home}
+[landlock]
+read = /usr /etc /proc {os.path.realpath(NODE_DIR)}
+write = {home} /dev/null
+scope = abstract signal
+[seccomp]
+"""
+
 def sdk_case(a, work):
     """The official MCP SDK client, as the confined agent (uid 4242) and
     without the token, through the bridge to the fixture server, which
@@ -45,15 +59,7 @@ def sdk_case(a, work):
         f.write(f"""[agent]
 user = {AGENT_UID}:{AGENT_UID}
 command = node {NODE_DIR}/mcp-client.mjs http://127.0.0.1:17811/mcp
-cwd = {home}
-env = PATH={os.path.dirname(node)}:/usr/bin:/bin
-env = HOME={home}
-[landlock]
-read = /usr /etc /proc {os.path.realpath(NODE_DIR)}
-write = {home} /dev/null
-scope = abstract signal
-[seccomp]
-[route mcp]
+{node_agent(home, node)}[route mcp]
 listen = 127.0.0.1:17811
 upstream = unix:{sock}
 path = /mcp
@@ -117,15 +123,7 @@ user = {AGENT_UID}:{AGENT_UID}
 command = sh -c 'cat {src} >/dev/null 2>&1; echo "source read: $?";
     [ -e /proc/self/fd/5 ] && echo "fd 5 open" || echo "fd 5 closed"; env | grep -c WARD_TEST_MCP_TOKEN;
     exec node {NODE_DIR}/mcp-client.mjs --config {target}'
-cwd = {home}
-env = PATH={os.path.dirname(node)}:/usr/bin:/bin
-env = HOME={home}
-[landlock]
-read = /usr /etc /proc {os.path.realpath(NODE_DIR)}
-write = {home} /dev/null
-scope = abstract signal
-[seccomp]
-[mcp]
+{node_agent(home, node)}[mcp]
 source = fd:5
 target = {target}
 upstream = unix:{sock}
