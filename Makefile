@@ -12,8 +12,9 @@ B        := build
 
 # Every production source, by the process that runs it (docs/design.md):
 # common/ and landlock/, seccomp/ everywhere; child/ between fork and exec;
-# mcp-bridge/ in the bridge (and its pure checks in PID 1); init/ in PID 1.
-INIT_SRCS := $(wildcard common/*.c landlock/*.c seccomp/*.c child/*.c mcp-bridge/*.c init/*/*.c)
+# mcp-bridge/ in the bridge (and its pure checks in PID 1); egress/ in the
+# egress guard; init/ in PID 1.
+INIT_SRCS := $(wildcard common/*.c landlock/*.c seccomp/*.c child/*.c mcp-bridge/*.c egress/*.c init/*/*.c)
 INIT_OBJS := $(INIT_SRCS:%.c=$(B)/%.o) $(B)/filters.o
 MAIN_OBJ  := $(B)/init/main.o
 
@@ -31,7 +32,7 @@ DYN_OBJS   := $(INIT_SRCS:%.c=$(B)/dyn/%.o) $(B)/dyn/filters.o
         check-e2e check-docs check-lint image bench clean demo demo-init install uninstall
 all: $(B)/ward
 
-HEADERS  := $(wildcard common/*.h landlock/*.h seccomp/*.h child/*.h mcp-bridge/*.h init/*/*.h)
+HEADERS  := $(wildcard common/*.h landlock/*.h seccomp/*.h child/*.h mcp-bridge/*.h egress/*.h init/*/*.h)
 
 $(B)/%.o: %.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)

@@ -10,8 +10,31 @@
 #include "child/privdrop.h"
 #include "common/fds.h"
 #include "common/record.h"
+#include "seccomp/notify.h"
 
 extern char **environ;
+
+/* The egress guard's filter, last of all (nothing of ward's makes a
+ * socket after it), and its listener handed to PID 1 and closed here: an
+ * agent holding it could answer its own calls. Without the filter, a
+ * required guard stops the start; a best-effort one is noted (Landlock's
+ * ports alone then). */
+static int install_egress(const struct confine *c, int errfd)
+{
+	int l = sc_load_egress(), rc;
+
+	if (l < 0) {
+		if (c->egress > 1)
+			return record_fail(errfd, STAGE_EGRESS, -l, 0), -1;
+		record_note(errfd, NOTE_EGRESS, -l, 0);
+		return 0;
+	}
+	rc = record_send_fd(errfd, RECORD_LISTENER, l);
+	close(l);
+	if (rc != 0) /* the filter is in: its calls would fail, so fail now */
+		return record_fail(errfd, STAGE_EGRESS, -rc, 1), -1;
+	return 0;
+}
 
 static int set_limits(const struct spawn_req *req, int errfd)
 {
@@ -73,6 +96,8 @@ void exec_child(const struct spawn_req *req, int errfd, int holdfd)
 		_exit(3);
 	}
 	if (req->confine && privdrop_lock(req->confine, errfd) != 0)
+		_exit(3);
+	if (req->confine && req->confine->egress && install_egress(req->confine, errfd) != 0)
 		_exit(3);
 
 	if (req->reset_signals) {

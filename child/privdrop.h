@@ -14,6 +14,8 @@ struct confine {
 	struct user_ids user;
 	const struct ll_ruleset *ll; /* NULL: no Landlock */
 	const struct sc_filter *sc;  /* NULL: no seccomp */
+	int egress;		     /* 1: inet sockets through the egress guard; 2: and
+				      * it is required (no start without it) */
 };
 
 /* Is cap in this thread's effective set, as capget(2) says? */

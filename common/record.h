@@ -11,6 +11,7 @@ enum record_kind {
 	RECORD_NOTE,   /* what: enum record_note; the child goes on */
 	RECORD_HELD,   /* every layer is in force; the agent waits to exec */
 	RECORD_READY,  /* the bridge serves; detail: upstreams that answered */
+	RECORD_LISTENER, /* the agent's seccomp listener rides along (SCM_RIGHTS) */
 };
 
 /* Where a start failed. */
@@ -30,12 +31,14 @@ enum record_stage {
 	STAGE_LANDLOCK,
 	STAGE_SECCOMP,
 	STAGE_EXEC,
+	STAGE_EGRESS, /* the egress guard's filter or its hand-over */
 };
 
 /* What a start noted and went on with. */
 enum record_note {
 	NOTE_BOUNDING,	 /* detail: how many caps stay in the bounding set */
 	NOTE_SECUREBITS, /* err: securebits could not be locked */
+	NOTE_EGRESS,	 /* err: the egress guard's filter failed (best effort: ports only) */
 };
 
 struct record {
@@ -49,6 +52,13 @@ struct record {
 void record_fail(int fd, enum record_stage stage, int err, int detail);
 void record_note(int fd, enum record_note note, int err, int detail);
 void record_send(int fd, enum record_kind kind, int detail);
+
+/* A record with a descriptor (a unix socket only). 0 or -errno. */
+int record_send_fd(int fd, enum record_kind kind, int passed);
+
+/* record_read() on a unix socket: *passed gets a descriptor that came
+ * with the record (CLOEXEC), else -1. */
+int record_read_fd(int fd, struct record *rec, int *passed);
 
 /* Reads one record: 1 = *rec filled, 0 = end of file (the child exec'd or
  * died), -1 = nothing yet (a non-blocking pipe). A short or failed read

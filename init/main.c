@@ -235,6 +235,23 @@ static int bridge_note(void *arg, int fd, pid_t pid)
 
 static const struct service_ops bridge_service = { "bridge", spawn_bridge, bridge_note };
 
+static pid_t spawn_guard(void *arg, int *note_fd)
+{
+	return guardproc_spawn(arg, note_fd);
+}
+
+static int guard_note(void *arg, int fd, pid_t pid)
+{
+	return guardproc_note(arg, fd, pid);
+}
+
+static const struct service_ops guard_service = { "egress guard", spawn_guard, guard_note };
+
+static void on_listener(void *arg, int fd)
+{
+	guardproc_attach(arg, fd);
+}
+
 /* 0, 1 and 2 that the runtime left closed get /dev/null (the lowest free
  * number is each one in turn): else the first descriptor ward opens would
  * take the number, and its log lines would go into the evidence file, or
@@ -255,6 +272,7 @@ int main(int argc, char **argv)
 	struct ward_config cfg;
 	struct supervisor sv;
 	struct service *bridge = NULL; /* the bridge as a service of the loop, when there are routes */
+	struct service *guard = NULL;  /* the egress guard, when the agent's sockets go through it */
 	struct sandbox sb;
 	struct options opt;
 	struct denials den;
@@ -372,7 +390,7 @@ int main(int argc, char **argv)
 	if (sb.bridge.active) {
 		/* the bridge listens (PID 1 opened its ports) and is confined
 		 * before the agent exists */
-		pid_t pid = bridgeproc_start(&sb.bridge);
+		pid_t pid = service_first_start(&bridge_service, &sb.bridge, BRIDGE_READY_MS);
 		if (pid < 0) {
 			rc = 3;
 			goto out;
@@ -383,6 +401,23 @@ int main(int argc, char **argv)
 			rc = 3;
 			goto out;
 		}
+	}
+	if (sb.guard.active) {
+		/* serving before the agent's first socket(): the listener the
+		 * agent's child sends is handed on as it arrives */
+		pid_t pid = service_first_start(&guard_service, &sb.guard, GUARD_READY_MS);
+		if (pid < 0) {
+			rc = 3;
+			goto out;
+		}
+		guard = supervisor_add_service(&sv, &guard_service, &sb.guard, GUARD_READY_MS, pid);
+		if (!guard) {
+			kill(pid, SIGKILL);
+			rc = 3;
+			goto out;
+		}
+		sv.on_listener = on_listener;
+		sv.on_listener_arg = &sb.guard;
 	}
 	/* log_level = debug: the agent's Landlock denials from the kernel's
 	 * audit log, where ward can read it (ABI 7; not in a container) */
@@ -395,13 +430,14 @@ int main(int argc, char **argv)
 	sv.on_start_arg = &sb.ev;
 	sb.ev.bridge = &sb.bridge;
 	sb.ev.bridge_pid = bridge ? &bridge->ready : NULL; /* a restarted bridge once it is confined */
+	sb.ev.guard_pid = guard ? &guard->ready : NULL;
 	if (supervisor_start(&sv) != 0)
 		goto out;
 	agent_forked = 1;
 
 	/* ward keeps nothing it inherited and does not pin any directory. */
 	/* room for the loop's, the log's, every bridge listener and the rest */
-	fds = calloc((size_t)sb.bridge.routes.n + 16, sizeof *fds);
+	fds = calloc((size_t)sb.bridge.routes.n + 19, sizeof *fds);
 	if (!fds) {
 		log_error("out of memory");
 		rc = 1;
@@ -410,6 +446,7 @@ int main(int argc, char **argv)
 	nfds = supervisor_fds(&sv, fds, 12);
 	fds[nfds++] = log_fd();
 	nfds += bridgeproc_fds(&sb.bridge, fds + nfds, sb.bridge.routes.n + 1);
+	nfds += guardproc_fds(&sb.guard, fds + nfds, 3);
 	if (sb.ll.fd >= 0)
 		fds[nfds++] = sb.ll.fd;
 	if (sb.ev.fd >= 0)

@@ -15,5 +15,6 @@ WARD_FILTER(agent);
 WARD_FILTER(init);
 WARD_FILTER(init_vm);
 WARD_FILTER(bridge);
+WARD_FILTER(guard);
 
 #endif

@@ -21,6 +21,9 @@
 
 enum restart_policy { RESTART_NEVER, RESTART_ON_FAILURE, RESTART_ALWAYS };
 enum forward_target { FORWARD_CHILD, FORWARD_GROUP };
+/* [landlock] egress: loopback (the guard binds every inet socket of the
+ * agent to lo) or ports (Landlock's port rules only, on any address). */
+enum egress_mode { EGRESS_LOOPBACK, EGRESS_PORTS };
 
 /* [route NAME]: one loopback listener relayed to one upstream. */
 struct config_route {
@@ -88,6 +91,7 @@ struct ward_config {
 	/* [landlock] */
 	int has_landlock;
 	struct ll_policy landlock;
+	enum egress_mode egress;
 
 	/* [seccomp] */
 	int has_seccomp;

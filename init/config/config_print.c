@@ -169,6 +169,7 @@ void config_print(const struct ward_config *cfg, FILE *out)
 				ll->scopes & LL_SCOPE_SIGNAL ? " signal" : "");
 		else
 			fputs("; scope: none\n", out);
+		fprintf(out, "egress = %s\n", egress_names[cfg->egress]);
 	}
 	if (!cfg->has_seccomp) {
 		fputs("\n; [seccomp] absent: no system call filter\n", out);

@@ -11,6 +11,7 @@
 
 #include "mcp-bridge/http.h"
 #include "mcp-bridge/tls.h"
+#include "common/addr.h"
 #include "common/parse.h"
 #include "common/source.h"
 #include "init/config/names.h"
@@ -96,11 +97,13 @@ static const struct enum_key {
 	  offsetof(struct ward_config, forward_to) },
 	{ SEC_LANDLOCK, "mode", ll_mode_names, 3, "expected hard_requirement, best_effort or off",
 	  offsetof(struct ward_config, landlock.mode) },
+	{ SEC_LANDLOCK, "egress", egress_names, 2, "expected loopback or ports",
+	  offsetof(struct ward_config, egress) },
 };
 
 _Static_assert(sizeof(enum log_format) == sizeof(int) && sizeof(enum log_level) == sizeof(int) &&
 		       sizeof(enum restart_policy) == sizeof(int) && sizeof(enum forward_target) == sizeof(int) &&
-		       sizeof(enum ll_mode) == sizeof(int),
+		       sizeof(enum ll_mode) == sizeof(int) && sizeof(enum egress_mode) == sizeof(int),
 	       "the enumerated settings are written as int");
 
 static int set_enum(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
@@ -353,7 +356,24 @@ static int set_paths(struct parse_ctx *ctx, const char *k, const char *v, const 
 static int set_ports(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
 {
 	struct ll_policy *ll = &ctx->cfg->landlock;
+	const char *w = v;
 
+	/* An address (10.0.0.5:5432, [fd00::5]:80) is not a port list: said
+	 * so, rather than "expected ports". Landlock knows ports only, and
+	 * the guard holds every socket to lo, so no address can be let out. */
+	while (*w) {
+		size_t len = strcspn(w, " \t,");
+		struct tcp_dest d;
+		const char *ignored;
+		if (len && memchr(w, ':', len) && addr_parse(w, len, &d, &ignored) == 0 && d.has_addr)
+			return *why = addr_loopback(&d)
+					      ? "a loopback address: give the port alone (ports are on loopback)"
+					      : "addresses other than loopback cannot be allowed: the egress guard holds "
+						"every socket to lo (egress = ports lets the ports reach any address)",
+			       -1;
+		w += len;
+		w += strspn(w, " \t,");
+	}
 	if (strcmp(k, "connect") == 0)
 		return ll_parse_ports(v, &ll->connect, &ll->n_connect, why);
 	return ll_parse_ports(v, &ll->bind, &ll->n_bind, why);
@@ -643,6 +663,7 @@ const struct key_def config_keys[] = {
 	{ SEC_LANDLOCK, "connect", set_ports, 1, 0 },
 	{ SEC_LANDLOCK, "bind", set_ports, 1, 0 },
 	{ SEC_LANDLOCK, "scope", set_scope, 0, 0 },
+	{ SEC_LANDLOCK, "egress", set_enum, 0, 0 },
 	{ SEC_SECCOMP, "mode", set_sc_mode, 0, 0 },
 	{ SEC_SECCOMP, "deny", set_sc_names, 1, 0 },
 	{ SEC_SECCOMP, "allow", set_sc_names, 1, 0 },

@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "init/supervise/bridgeproc.h"
+#include "init/supervise/guardproc.h"
+#include "init/config/names.h"
 #include "common/log.h"
 #include "common/parse.h"
 #include "child/privdrop.h"
@@ -248,6 +250,55 @@ static json_t *bridge_json(const struct evidence_src *e)
 	return o;
 }
 
+/* How the agent's TCP and UDP egress is held, from the kernel where it
+ * can be read: the listener PID 1 holds is the kernel's "seccomp notify"
+ * file, the guard's credentials and filters are its /proc status (the
+ * agent's Seccomp_filters counts the guard's filter too). */
+static json_t *egress_json(const struct evidence_src *e, const struct start_notes *notes, json_t *degr)
+{
+	const struct guardproc *g = e->guard;
+	int level = e->confine ? e->confine->egress : 0;
+	json_t *o = json_pack("{s:s,s:b}", "mode", egress_names[e->cfg->egress], "required", level > 1);
+
+	if (!level || !g || !g->active) {
+		json_object_set_new(o, "enforced_by", json_string("landlock ports (any address)"));
+		if (e->confine && e->cfg->has_landlock && e->cfg->landlock.mode != LL_OFF)
+			json_array_append_new(degr, json_string("egress: by port only (egress = ports): the "
+								"agent's TCP reaches any address on an allowed port"));
+		return o;
+	}
+	if (notes->egress_err || !notes->egress_listener || g->listener < 0) {
+		json_object_set_new(o, "enforced_by", json_string("landlock ports (any address)"));
+		json_object_set_new(o, "error", json_string(notes->egress_err ? strerror(notes->egress_err)
+									 : "no listener arrived"));
+		json_array_append_new(degr, json_string("egress: the guard's filter is not in force (best_effort): "
+							"by port only, on any address"));
+		return o;
+	}
+	{
+		char link[64], target[128];
+		ssize_t n;
+		snprintf(link, sizeof link, "/proc/self/fd/%d", g->listener);
+		n = readlink(link, target, sizeof target - 1);
+		target[n > 0 ? n : 0] = '\0';
+		json_object_set_new(o, "enforced_by", json_string("guard: every inet socket made by it, bound to lo"));
+		json_object_set_new(o, "device", json_string("lo"));
+		json_object_set_new(o, "listener", json_string(target));
+		json_object_set_new(o, "agent_starts", json_integer(g->handed));
+	}
+	if (e->guard_pid && *e->guard_pid > 0) {
+		char h[65];
+		json_t *gs = json_pack("{s:i,s:i,s:o}", "pid", (int)*e->guard_pid, "uid", (int)g->confine.user.uid,
+				       "status", proc_status(*e->guard_pid));
+		digest_hex(&g->sc, h);
+		json_object_set_new(gs, "seccomp_sha256", json_string(h));
+		json_object_set_new(o, "guard", gs);
+	} else {
+		json_object_set_new(o, "guard", json_null()); /* restarting: calls wait for it */
+	}
+	return o;
+}
+
 char *evidence_json(const struct evidence_src *e, pid_t agent, const struct start_notes *notes)
 {
 	json_t *root, *degr = json_array(), *groups;
@@ -277,6 +328,7 @@ char *evidence_json(const struct evidence_src *e, pid_t agent, const struct star
 		json_array_append_new(degr, json_string("capabilities: securebits not locked"));
 	json_object_set_new(root, "landlock", landlock_json(e, degr));
 	json_object_set_new(root, "seccomp", seccomp_json(e, degr));
+	json_object_set_new(root, "egress", egress_json(e, notes, degr));
 	if (e->sc_init) {
 		/* the hash only of a filter that was loaded: /proc says the rest */
 		json_t *self = json_pack("{s:o}", "status", proc_status(getpid()));

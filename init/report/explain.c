@@ -12,6 +12,7 @@
 
 #include "init/config/names.h"
 #include "landlock/landlock.h"
+#include "common/addr.h"
 #include "common/parse.h"
 
 /* Runs access(2) as the agent user in a child: bit 0 read, 1 write, 2
@@ -126,7 +127,7 @@ static int in_ranges(const struct port_range *v, int n, unsigned port)
 	return 0;
 }
 
-static int explain_port(const struct ll_ruleset *ll, const struct route_table *routes, const struct ward_config *cfg,
+static int explain_port(const struct confine *agent, const struct ll_ruleset *ll, const struct route_table *routes, const struct ward_config *cfg,
 			unsigned port, FILE *out)
 {
 	const struct route *route;
@@ -154,8 +155,33 @@ static int explain_port(const struct ll_ruleset *ll, const struct route_table *r
 		fprintf(out, "  bind: allowed\n");
 	else
 		fprintf(out, "  bind: DENIED (EACCES); to allow it add under [landlock]: bind = %u\n", port);
-	fprintf(out, "  (UDP is not restricted by Landlock)\n");
+	fprintf(out, "  (UDP is not restricted by Landlock%s)\n",
+		agent && agent->egress ? "; the guard holds UDP sockets to lo too" : "");
 	return 0;
+}
+
+/* Where an address is let out, before what its port gets. */
+static void explain_address(const struct confine *agent, const struct ward_config *cfg, const struct tcp_dest *d,
+			    FILE *out)
+{
+	char a[64];
+	int guarded = agent && agent->egress;
+
+	addr_text(d, a, sizeof a);
+	if (addr_loopback(d)) {
+		fprintf(out, "address %s: loopback: Landlock's port rules decide (below)\n", a);
+		return;
+	}
+	if (guarded)
+		fprintf(out, "address %s: NEVER REACHED: the egress guard makes every inet socket of the "
+			"agent and binds it to lo, so nothing goes out but on loopback (a connect there times out; "
+			"egress = loopback under [landlock]%s)\n",
+			a, agent->egress > 1 ? ", required" : ", best_effort: ports only if the guard cannot be installed");
+	else
+		fprintf(out, "address %s: reached on any port Landlock allows (below): %s\n", a,
+			!cfg->has_landlock || cfg->landlock.mode == LL_OFF ? "Landlock is not in force"
+			: cfg->egress == EGRESS_PORTS ? "egress = ports under [landlock]"
+						       : "no [agent] user, so no guard");
 }
 
 static int explain_syscall(const struct ward_config *cfg, const char *name, FILE *out)
@@ -196,17 +222,19 @@ int explain(const struct confine *agent, const struct ll_ruleset *ll, const stru
 	    const struct ward_config *cfg, const char *what, FILE *out)
 {
 	const char *why = NULL;
-	uint64_t port;
 
 	if (what[0] == '/' || what[0] == '.')
 		return explain_path(agent, ll, cfg, what, out);
 	if (strncmp(what, "tcp:", 4) == 0 || (what[0] >= '0' && what[0] <= '9')) {
 		const char *p = strncmp(what, "tcp:", 4) == 0 ? what + 4 : what;
-		if (parse_uint(p, 0, 65535, &port, &why) != 0) {
+		struct tcp_dest d;
+		if (addr_parse(p, strlen(p), &d, &why) != 0) {
 			fprintf(stderr, "ward: --explain %s: %s\n", what, why);
 			return 2;
 		}
-		return explain_port(ll, routes, cfg, (unsigned)port, out);
+		if (d.has_addr)
+			explain_address(agent, cfg, &d, out);
+		return explain_port(agent, ll, routes, cfg, d.port, out);
 	}
 	if (sc_known_syscall(what) || sc_default_has(what) || sc_optin_has(what)) /* or a group */
 		return explain_syscall(cfg, what, out);

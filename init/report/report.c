@@ -112,7 +112,7 @@ static json_t *agent_json(const struct confine *agent, const struct ward_config 
 	return o;
 }
 
-static json_t *landlock(const struct ll_ruleset *ll, const struct ward_config *cfg)
+static json_t *landlock(const struct confine *agent, const struct ll_ruleset *ll, const struct ward_config *cfg)
 {
 	const struct ll_policy *p = &cfg->landlock;
 	const struct ll_ruleset *rs = ll;
@@ -129,6 +129,11 @@ static json_t *landlock(const struct ll_ruleset *ll, const struct ward_config *c
 	/* as put in force: the bridge's ports are added to connect */
 	json_object_set_new(o, "connect", json_ports(rs->connect, rs->n_connect));
 	json_object_set_new(o, "bind", json_ports(rs->bind, rs->n_bind));
+	json_object_set_new(o, "egress", jstr(egress_names[cfg->egress]));
+	json_object_set_new(o, "egress_enforced_by",
+			    jstr(agent && agent->egress ? (agent->egress > 1 ? "guard (required): inet sockets held to lo"
+									      : "guard (best_effort): inet sockets held to lo")
+							: "landlock ports only: any address"));
 	if (p->scopes & LL_SCOPE_ABSTRACT_UNIX)
 		json_array_append_new(scope, jstr("abstract"));
 	if (p->scopes & LL_SCOPE_SIGNAL)
@@ -275,6 +280,9 @@ static json_t *weak_settings(const struct confine *agent, const struct ll_rulese
 		warn(w, "landlock is %s: the agent reaches every path and port its user can; add [landlock] "
 			"mode = hard_requirement with read/write lists",
 		     cfg->has_landlock ? "off" : "absent");
+	if (agent && cfg->has_landlock && p->mode != LL_OFF && !agent->egress)
+		warn(w, "[landlock] egress = ports: the agent's TCP reaches any address on the ports it may "
+			"connect to (the bridge's among them); egress = loopback holds it to lo");
 	if (cfg->has_landlock && p->mode == LL_BEST_EFFORT)
 		for (i = 0; i < ll->n_notes; i++)
 			warn(w, "landlock best_effort is degraded on this kernel (ABI %d): %s", ll->abi,
@@ -340,7 +348,7 @@ json_t *report_policy(const struct confine *agent, const struct ll_ruleset *ll, 
 	json_object_set_new(o, "kernel", json_pack("{s:i}", "landlock_abi", ll_abi()));
 	json_object_set_new(o, "supervise", supervise(cfg));
 	json_object_set_new(o, "agent", agent_json(agent, cfg));
-	json_object_set_new(o, "landlock", landlock(ll, cfg));
+	json_object_set_new(o, "landlock", landlock(agent, ll, cfg));
 	json_object_set_new(o, "seccomp", seccomp(sc, cfg));
 	json_object_set_new(o, "bridge", routes->n || cfg->has_mcp ? bridge(routes, cfg) : json_null());
 	if (cfg->has_mcp) {

@@ -79,6 +79,14 @@ void sandbox_init(struct sandbox *sb)
 	sb->ll.fd = -1;
 	sb->ev.fd = -1;
 	sb->bridge.ll.fd = -1;
+	sb->guard.ll.fd = sb->guard.ctl = sb->guard.listener = -1;
+}
+
+int sandbox_egress(const struct ward_config *cfg, int confining)
+{
+	if (!confining || !cfg->has_landlock || cfg->landlock.mode == LL_OFF || cfg->egress != EGRESS_LOOPBACK)
+		return 0;
+	return cfg->landlock.mode == LL_HARD ? 2 : 1;
 }
 
 int sandbox_prepare(struct sandbox *sb, const struct ward_config *cfg, int vm, int check)
@@ -189,6 +197,11 @@ int sandbox_prepare(struct sandbox *sb, const struct ward_config *cfg, int vm, i
 			sb->confine.ll = &sb->ll;
 		sb->ev.ll = &sb->ll;
 	}
+	/* the agent's inet sockets are made by the guard, held to lo */
+	sb->confine.egress = sandbox_egress(cfg, sb->confining);
+	if (sb->confine.egress && !check && (rc = guardproc_prepare(&sb->guard, &sb->confine.user)) != 0)
+		goto out;
+	sb->ev.guard = &sb->guard;
 	if ((rc = preflight_writable(sb->confining ? &sb->confine : NULL, &sb->ll, cfg, check)) != 0)
 		goto out;
 	sb->ev.path = cfg->evidence;
@@ -282,6 +295,7 @@ void sandbox_lock_pid1(struct sandbox *sb, const struct ward_config *cfg, int vm
 void sandbox_free(struct sandbox *sb)
 {
 	bridgeproc_free(&sb->bridge);
+	guardproc_free(&sb->guard);
 	routes_free(&sb->routes);
 	if (sb->ev.fd >= 0)
 		close(sb->ev.fd);

@@ -5,6 +5,7 @@
 #define WARD_SANDBOX_H
 
 #include "init/supervise/bridgeproc.h"
+#include "init/supervise/guardproc.h"
 #include "init/config/config.h"
 #include "init/report/evidence.h"
 #include "child/privdrop.h"
@@ -17,6 +18,7 @@ struct sandbox {
 	struct evidence_src ev;
 	struct route_table routes; /* the bridge's: [route]s and mcp.json's servers */
 	struct bridgeproc bridge;
+	struct guardproc guard; /* the egress guard ([landlock] egress = loopback) */
 	int keep_audit_read; /* PID 1 reads the audit log for denials */
 	int files_written;   /* private targets written ([file], [mcp]) */
 };
@@ -41,6 +43,10 @@ void sandbox_print(const struct sandbox *sb, const struct ward_config *cfg, FILE
  * needs and loads its own filter. Failures are logged, never fatal, and
  * recorded for the evidence (sb->ev), which is written after this. */
 void sandbox_lock_pid1(struct sandbox *sb, const struct ward_config *cfg, int vm);
+
+/* How the agent's egress is held: 0 by Landlock's ports alone, 1 the
+ * guard as best effort, 2 the guard required ([landlock] mode). */
+int sandbox_egress(const struct ward_config *cfg, int confining);
 
 void sandbox_free(struct sandbox *sb);
 

@@ -4,14 +4,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -279,36 +277,6 @@ int bridgeproc_note(struct bridgeproc *b, int fd, pid_t pid)
 		log_info("bridge: pid %d serves %d route(s) again", (int)pid, b->routes.n);
 	b->started = 1;
 	return 1;
-}
-
-pid_t bridgeproc_start(struct bridgeproc *b)
-{
-	struct pollfd p = { .events = POLLIN };
-	struct timespec t0, t;
-	int r = 0, left = BRIDGE_READY_MS;
-	pid_t pid = bridgeproc_spawn(b, &p.fd);
-
-	if (pid < 0)
-		return -1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (r == 0 && left > 0) {
-		int n = poll(&p, 1, left);
-
-		if (n < 0 && errno != EINTR)
-			break;
-		if (n > 0)
-			r = bridgeproc_note(b, p.fd, pid);
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		left = BRIDGE_READY_MS - (int)((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
-	}
-	close(p.fd);
-	if (r != 1) {
-		if (r == 0)
-			log_error("bridge: not ready after %d ms; stopping it", BRIDGE_READY_MS);
-		kill(pid, SIGKILL); /* reaped by the loop, as any child */
-		return -1;
-	}
-	return pid;
 }
 
 int bridgeproc_fds(const struct bridgeproc *b, int *fds, int max)

@@ -44,11 +44,6 @@ pid_t bridgeproc_spawn(struct bridgeproc *b, int *note_fd);
  * more yet, -1 it failed or ended (logged; the caller kills it). */
 int bridgeproc_note(struct bridgeproc *b, int fd, pid_t pid);
 
-/* bridgeproc_spawn(), then waits up to BRIDGE_READY_MS until it is ready:
- * the first start, before the agent. Returns its pid, or -1 after
- * logging why (and killing it). */
-pid_t bridgeproc_start(struct bridgeproc *b);
-
 /* The listening descriptors PID 1 keeps for restarts. */
 int bridgeproc_fds(const struct bridgeproc *b, int *fds, int max);
 

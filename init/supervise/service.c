@@ -2,6 +2,7 @@
 #include "init/supervise/service.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/timerfd.h>
@@ -192,4 +193,32 @@ void service_free(struct service *s)
 		close(s->tfd);
 	s->tfd = -1;
 	end_notes(s);
+}
+
+pid_t service_first_start(const struct service_ops *ops, void *arg, int ready_ms)
+{
+	struct pollfd p = { .events = POLLIN };
+	uint64_t t0 = now_ms(), spent = 0;
+	int r = 0;
+	pid_t pid = ops->spawn(arg, &p.fd);
+
+	if (pid < 0)
+		return -1;
+	while (r == 0 && spent < (uint64_t)ready_ms) {
+		int n = poll(&p, 1, (int)((uint64_t)ready_ms - spent));
+
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n > 0)
+			r = ops->note(arg, p.fd, pid);
+		spent = now_ms() - t0;
+	}
+	close(p.fd);
+	if (r != 1) {
+		if (r == 0)
+			log_error("%s: not ready after %d ms; stopping it", ops->name, ready_ms);
+		kill(pid, SIGKILL); /* reaped by the loop, as any child */
+		return -1;
+	}
+	return pid;
 }

@@ -1,5 +1,5 @@
-/* service: a process PID 1 keeps running beside the agent (the MCP bridge;
- * the next, an egress guard, is one more of these). Its first start comes
+/* service: a process PID 1 keeps running beside the agent (the MCP bridge,
+ * the egress guard). Its first start comes
  * before the agent's and is waited for by its owner; after that PID 1
  * restarts it when it dies, with a backoff (250 ms doubling to 10 s, back
  * to 250 ms after a run of a minute), without holding up the loop: a
@@ -36,6 +36,10 @@ struct service {
 	uint64_t started, delay;
 	struct event_source on_timer, on_notes;
 };
+
+/* The first start, before the agent: spawns it and waits up to ready_ms
+ * until it is ready. Its pid, or -1 after logging why (and killing it). */
+pid_t service_first_start(const struct service_ops *ops, void *arg, int ready_ms);
 
 /* Its timer, in the loop's set; pid: the first start, already ready.
  * 0, or -1 after logging. */

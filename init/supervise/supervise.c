@@ -209,12 +209,23 @@ static void report_start(struct supervisor *sv)
 static void check_started(struct supervisor *sv)
 {
 	struct record rec;
-	int r;
+	int r, passed = -1;
 
 	if (sv->errfd < 0)
 		return;
-	while ((r = record_read(sv->errfd, &rec)) == 1) {
-		if (rec.kind == RECORD_NOTE && rec.what == NOTE_BOUNDING) {
+	while ((r = record_read_fd(sv->errfd, &rec, &passed)) == 1) {
+		if (rec.kind == RECORD_LISTENER && passed >= 0) {
+			sv->notes.egress_listener = 1;
+			if (sv->on_listener)
+				sv->on_listener(sv->on_listener_arg, passed);
+			else
+				close(passed);
+			passed = -1;
+		} else if (rec.kind == RECORD_NOTE && rec.what == NOTE_EGRESS) {
+			sv->notes.egress_err = rec.err;
+			log_warn("egress: the guard's filter could not be loaded (%s): the agent's TCP "
+				 "reaches any address on the ports Landlock allows (best_effort)", strerror(rec.err));
+		} else if (rec.kind == RECORD_NOTE && rec.what == NOTE_BOUNDING) {
 			sv->notes.bounding_kept = rec.detail;
 			log_warn("the bounding set keeps %d capabilities: no CAP_SETPCAP to drop them "
 				 "(harmless under no_new_privs: nothing can be gained through exec)",
@@ -230,6 +241,10 @@ static void check_started(struct supervisor *sv)
 			start_failed(sv, &rec);
 		} else {
 			log_warn("the agent's child sent a record of an unknown kind %d", rec.kind);
+		}
+		if (passed >= 0) { /* a descriptor on a record that carries none */
+			close(passed);
+			passed = -1;
 		}
 	}
 	if (r < 0)

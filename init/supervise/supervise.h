@@ -20,6 +20,8 @@ struct confine;
 struct start_notes {
 	int bounding_kept; /* capabilities left in the bounding set (no CAP_SETPCAP) */
 	int securebits_err; /* errno if securebits could not be locked, else 0 */
+	int egress_err;	    /* errno if the egress guard's filter could not be loaded */
+	int egress_listener; /* the guard's listener arrived for this start */
 };
 
 /* Called once per start, right after the agent's exec succeeded. */
@@ -40,6 +42,9 @@ struct supervisor {
 	start_hook on_start;
 	void *on_start_arg;
 	struct start_notes notes;
+	/* the agent's child sent its egress listener: takes the descriptor */
+	void (*on_listener)(void *arg, int fd);
+	void *on_listener_arg;
 
 	/* the processes kept beside the agent (the bridge), restarted when
 	 * they die, stopped after it */

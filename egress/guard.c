@@ -1,0 +1,187 @@
+#define _GNU_SOURCE
+#include "egress/guard.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <net/if.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "child/privdrop.h"
+#include "common/fds.h"
+#include "common/log.h"
+#include "common/record.h"
+
+#ifndef SECCOMP_ADDFD_FLAG_SEND
+#define SECCOMP_ADDFD_FLAG_SEND (1UL << 1)
+#endif
+
+#define LOOPBACK_DEVICE "lo"
+
+/* Answers the call with an error (ENOENT: the caller is gone already). */
+static int answer_error(int listener, __u64 id, int err)
+{
+	struct seccomp_notif_resp resp = { .id = id, .error = -err };
+
+	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) != 0)
+		return -errno;
+	return 0;
+}
+
+/* The socket the caller asked for, made here and held to lo. Its device
+ * is read back: a socket the kernel did not pin is never handed over. */
+static int make_socket(int domain, int type, int protocol)
+{
+	char dev[IFNAMSIZ] = { 0 };
+	socklen_t len = sizeof dev;
+	int s = socket(domain, type | SOCK_CLOEXEC, protocol), e;
+
+	if (s < 0)
+		return -errno;
+	if (setsockopt(s, SOL_SOCKET, SO_BINDTODEVICE, LOOPBACK_DEVICE, sizeof LOOPBACK_DEVICE) != 0 ||
+	    getsockopt(s, SOL_SOCKET, SO_BINDTODEVICE, dev, &len) != 0 || strcmp(dev, LOOPBACK_DEVICE) != 0) {
+		e = errno ? errno : EACCES;
+		close(s);
+		return -(e == ENODEV ? ENETUNREACH : EACCES);
+	}
+	return s;
+}
+
+int guard_answer(int listener, const struct seccomp_notif *req)
+{
+	/* the kernel reads each argument as an int */
+	int domain = (int)req->data.args[0], type = (int)req->data.args[1], protocol = (int)req->data.args[2];
+	struct seccomp_notif_addfd add = { .id = req->id, .flags = SECCOMP_ADDFD_FLAG_SEND };
+	int s, r;
+
+	if (req->data.nr != __NR_socket || (domain != AF_INET && domain != AF_INET6))
+		return answer_error(listener, req->id, EACCES); /* not ours: the filter sends no other */
+	s = make_socket(domain, type, protocol);
+	if (s < 0)
+		return answer_error(listener, req->id, -s);
+	add.srcfd = (__u32)s;
+	add.newfd_flags = (type & SOCK_CLOEXEC) ? O_CLOEXEC : 0;
+	/* installs it at the caller's lowest free descriptor and makes that
+	 * number socket()'s return value, in one step */
+	r = ioctl(listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+	close(s);
+	if (r >= 0)
+		return 0;
+	r = errno;
+	if (r == ENOENT)
+		return -ENOENT; /* the caller went away (a signal, its death) */
+	return answer_error(listener, req->id, r == EMFILE ? EMFILE : EACCES);
+}
+
+/* One waiting notification. A failure to receive (the caller died in
+ * between) is no failure of the guard's. */
+static void serve_one(int listener)
+{
+	struct seccomp_notif req;
+
+	memset(&req, 0, sizeof req); /* RECV wants it zeroed */
+	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) != 0)
+		return;
+	(void)guard_answer(listener, &req);
+}
+
+/* A listener sent by PID 1 (one per agent start); -1 at end of file. */
+static int take_listener(int ctl)
+{
+	struct record rec;
+	int fd = -1, r = record_read_fd(ctl, &rec, &fd);
+
+	if (r == 0 || (r == 1 && rec.kind == RECORD_FAILED))
+		return -1;
+	if (r == 1 && (rec.kind != RECORD_LISTENER || fd < 0)) {
+		if (fd >= 0)
+			close(fd);
+		return -2; /* not a listener: ignored */
+	}
+	return r == 1 ? fd : -2;
+}
+
+static void serve(int ctl)
+{
+	struct pollfd p[GUARD_MAX_LISTENERS + 1];
+	int n = 0, i;
+
+	p[0] = (struct pollfd){ .fd = ctl, .events = POLLIN };
+	for (;;) {
+		if (poll(p, (nfds_t)n + 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			_exit(1);
+		}
+		for (i = 1; i <= n; i++) {
+			if (p[i].revents & POLLIN)
+				serve_one(p[i].fd);
+			else if (p[i].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+				/* every process of that agent is gone */
+				close(p[i].fd);
+				p[i] = p[n--];
+				i--;
+			}
+		}
+		if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+			int l = take_listener(ctl);
+			if (l == -1)
+				_exit(0); /* PID 1 is gone */
+			if (l >= 0) {
+				if (n == GUARD_MAX_LISTENERS) {
+					/* the oldest agent's: its calls now fail (ENOSYS), never pass */
+					close(p[1].fd);
+					memmove(&p[1], &p[2], (size_t)(n - 1) * sizeof p[0]);
+					n--;
+				}
+				p[++n] = (struct pollfd){ .fd = l, .events = POLLIN };
+			}
+		}
+	}
+}
+
+void guard_main(const struct guard_start *s, int rfd, pid_t parent)
+{
+	extern char **environ;
+	int keep[4], nk = 0, null, i;
+	sigset_t none;
+
+	prctl(PR_SET_NAME, "ward-guard", 0, 0, 0);
+	keep[nk++] = s->ctl;
+	keep[nk++] = rfd;
+	keep[nk++] = log_fd();
+	if (s->ll_fd >= 0)
+		keep[nk++] = s->ll_fd;
+	close_fds_except(keep, nk);
+	for (i = 0; environ && environ[i]; i++)
+		explicit_bzero(environ[i], strlen(environ[i]));
+	clearenv();
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || (log_fd() != 2 && dup2(null, 2) < 0))
+		_exit(3);
+	if (null > 2)
+		close(null);
+	signal(SIGPIPE, SIG_IGN);
+	if (setsid() < 0 && errno != EPERM)
+		_exit(3);
+	if (privdrop_credentials(s->confine, rfd) != 0)
+		_exit(3);
+	/* after the change of user, which clears it (as the bridge does) */
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (getppid() != parent || privdrop_lock(s->confine, rfd) != 0)
+		_exit(3);
+	record_send(rfd, RECORD_READY, 0);
+	close(rfd);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL); /* TERM ends it */
+	serve(s->ctl);
+	_exit(1);
+}

@@ -1,0 +1,17 @@
+/* notify: the agent's second seccomp filter, which hands every inet and
+ * inet6 socket() to the egress guard (egress/guard.c) through a
+ * user-notification listener. A separate program, so the deny list's
+ * answers (raw sockets, MPTCP, SCTP, ...: ERRNO) still come first: the
+ * kernel takes the strongest action of all the filters, and ERRNO beats
+ * USER_NOTIF. */
+#ifndef WARD_NOTIFY_H
+#define WARD_NOTIFY_H
+
+/* Loads the filter into the calling thread (needs no_new_privs) and
+ * returns its listener (CLOEXEC), or -errno. */
+int sc_load_egress(void);
+
+/* The filter's length in instructions, for the evidence. */
+unsigned sc_egress_len(void);
+
+#endif
