@@ -17,7 +17,7 @@
 
 static json_t *evidence(const struct evidence_src *e)
 {
-	struct start_notes notes = { 0, 0 };
+	struct start_notes notes = { 0 };
 	char *text = evidence_json(e, getpid(), &notes);
 	json_t *j = text ? json_loads(text, 0, NULL) : NULL;
 

@@ -1,0 +1,199 @@
+/* Unit tests for common/addr.c (the destinations --explain and connect
+ * lines read), seccomp/notify.c (the filter that hands socket() to the
+ * guard) and egress/guard.c (the answer): a child under the filter, this
+ * process as its guard, the child's sockets read back from the kernel. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <net/if.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/addr.h"
+#include "common/record.h"
+#include "egress/guard.h"
+#include "seccomp/notify.h"
+#include "seccomp/sysfilter.h"
+#include "unit.h"
+
+static int parses(const char *s, struct tcp_dest *d)
+{
+	const char *why = NULL;
+	return addr_parse(s, strlen(s), d, &why) == 0;
+}
+
+static void test_addr(void)
+{
+	struct tcp_dest d;
+	char buf[64];
+	const char *bad[] = { "", ":80", "1.2.3.4:", "1.2.3.4:65536", "1.2.3:80", "::1:80", "[::1]80",
+			      "[::1]", "[1.2.3.4]:80", "[]:80", "[::1]:x", "a.b.c.d:80", "1.2.3.4:80:1",
+			      "01.2.3.4.5:1", "-1", "65536", "[::1]:80]" };
+	size_t i;
+
+	CHECK(parses("7900", &d) && !d.has_addr && d.port == 7900 && !addr_loopback(&d));
+	CHECK(parses("127.0.0.1:7900", &d) && d.has_addr && d.family == AF_INET && d.port == 7900 &&
+	      addr_loopback(&d));
+	CHECK(parses("127.255.0.9:1", &d) && addr_loopback(&d)); /* all of 127/8 */
+	CHECK(parses("128.0.0.1:1", &d) && !addr_loopback(&d));
+	CHECK(parses("10.9.0.5:0", &d) && !addr_loopback(&d) && d.port == 0);
+	CHECK(parses("[::1]:443", &d) && d.family == AF_INET6 && addr_loopback(&d) && d.port == 443);
+	CHECK(parses("[fd00::5]:80", &d) && d.family == AF_INET6 && !addr_loopback(&d));
+	CHECK_STR(addr_text(&d, buf, sizeof buf), "fd00::5");
+	/* an IPv4-mapped address is the IPv4 one: outside stays outside */
+	CHECK(parses("[::ffff:10.9.0.5]:7900", &d) && d.family == AF_INET && !addr_loopback(&d));
+	CHECK_STR(addr_text(&d, buf, sizeof buf), "10.9.0.5");
+	CHECK(parses("[::ffff:127.0.0.1]:7900", &d) && d.family == AF_INET && addr_loopback(&d));
+	CHECK(parses("[::]:1", &d) && !addr_loopback(&d));
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		int ok = parses(bad[i], &d);
+		if (ok)
+			fprintf(stderr, "accepted: '%s'\n", bad[i]);
+		CHECK(!ok);
+	}
+	/* a length, not a terminator, bounds it */
+	{
+		const char *why = NULL;
+		CHECK(addr_parse("127.0.0.1:80junk", 12, &d, &why) == 0 && d.port == 80);
+		CHECK(addr_parse("1.2.3.4:8\0" "0", 10, &d, &why) != 0 && why);
+	}
+}
+
+/* In the child: what it saw, as bits of its exit status. */
+enum {
+	SAW_LO4 = 1,	   /* an inet socket, held to lo */
+	SAW_LO6 = 2,	   /* an inet6 socket, held to lo */
+	SAW_STUCK = 4,	   /* unprivileged, it could not take lo off */
+	SAW_FLAGS = 8,	   /* CLOEXEC and NONBLOCK as asked, both ways */
+	SAW_UNIX = 16,	   /* a unix socket made without the guard */
+	SAW_NOGUARD = 32,  /* with the listener closed: ENOSYS, no socket */
+};
+
+static int held_to_lo(int fd)
+{
+	char dev[IFNAMSIZ] = { 0 };
+	socklen_t len = sizeof dev;
+	return fd >= 0 && getsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, dev, &len) == 0 && strcmp(dev, "lo") == 0;
+}
+
+static int child(int sock, int go)
+{
+	int l, s4, s6, a, b, u, bits = 0;
+	char c;
+
+	/* no CAP_NET_RAW, as the agent */
+	if (getuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
+		return 100;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || (l = sc_load_egress()) < 0)
+		return 101;
+	if (record_send_fd(sock, RECORD_LISTENER, l) != 0)
+		return 102;
+	close(l);
+	s4 = socket(AF_INET, SOCK_STREAM, 0);
+	s6 = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (held_to_lo(s4))
+		bits |= SAW_LO4;
+	if (held_to_lo(s6))
+		bits |= SAW_LO6;
+	if (s4 >= 0 && setsockopt(s4, SOL_SOCKET, SO_BINDTODEVICE, "", 0) != 0 && errno == EPERM && held_to_lo(s4))
+		bits |= SAW_STUCK;
+	a = fcntl(s4, F_GETFD);
+	b = fcntl(s6, F_GETFD);
+	if (a == 0 && b == FD_CLOEXEC && !(fcntl(s4, F_GETFL) & O_NONBLOCK) && (fcntl(s6, F_GETFL) & O_NONBLOCK))
+		bits |= SAW_FLAGS;
+	u = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (u >= 0 && !held_to_lo(u))
+		bits |= SAW_UNIX;
+	/* the guard lets go of the listener (it is the last holder) */
+	if (write(sock, "x", 1) != 1 || read(go, &c, 1) != 1)
+		return 103;
+	errno = 0;
+	if (socket(AF_INET, SOCK_STREAM, 0) < 0 && errno == ENOSYS)
+		bits |= SAW_NOGUARD;
+	return bits;
+}
+
+static void test_guard(void)
+{
+	int sv[2], gp[2], status = 0, l = -1, served = 0;
+	struct record rec;
+	pid_t pid;
+
+	CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0 && pipe(gp) == 0);
+	pid = fork();
+	if (pid == 0) {
+		close(sv[0]);
+		_exit(child(sv[1], gp[0]));
+	}
+	close(sv[1]);
+	close(gp[0]);
+	/* this process is the guard: the listener first, then two sockets */
+	{
+		struct pollfd p = { sv[0], POLLIN, 0 };
+		int r = -1;
+		if (poll(&p, 1, 5000) == 1)
+			r = record_read_fd(sv[0], &rec, &l);
+		CHECK(r == 1 && rec.kind == RECORD_LISTENER && l >= 0);
+	}
+	while (l >= 0 && served < 2) {
+		struct pollfd p = { l, POLLIN, 0 };
+		struct seccomp_notif req;
+		if (poll(&p, 1, 5000) != 1)
+			break;
+		memset(&req, 0, sizeof req);
+		if (ioctl(l, SECCOMP_IOCTL_NOTIF_RECV, &req) != 0)
+			break;
+		CHECK(guard_answer(l, &req) == 0);
+		served++;
+	}
+	CHECK(served == 2); /* the unix socket never came here */
+	{
+		char c;
+		struct pollfd p = { sv[0], POLLIN, 0 };
+		CHECK(poll(&p, 1, 5000) == 1 && read(sv[0], &c, 1) == 1);
+	}
+	if (l >= 0)
+		close(l);
+	CHECK(write(gp[1], "g", 1) == 1);
+	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status));
+	status = WEXITSTATUS(status);
+	if (status >= 100)
+		fprintf(stderr, "egress child failed at step %d\n", status);
+	CHECK(status < 100 && (status & SAW_LO4));
+	CHECK(status < 100 && (status & SAW_LO6));
+	CHECK(status < 100 && (status & SAW_STUCK));
+	CHECK(status < 100 && (status & SAW_FLAGS));
+	CHECK(status < 100 && (status & SAW_UNIX));
+	CHECK(status < 100 && (status & SAW_NOGUARD));
+	close(sv[0]);
+	close(gp[1]);
+}
+
+static void test_guard_filter(void)
+{
+	struct sc_filter pre, now;
+	char err[256];
+
+	CHECK(sc_build_guard(&pre, err, sizeof err) == 0);
+	CHECK(sc_compile_guard(&now, err, sizeof err) == 0 && now.len == pre.len &&
+	      memcmp(now.prog, pre.prog, pre.len * sizeof *pre.prog) == 0 && now.n_rules > 20);
+	sc_free(&now);
+	sc_free(&pre);
+	CHECK(sc_egress_len() > 0);
+}
+
+int main(void)
+{
+	test_addr();
+	test_guard();
+	test_guard_filter();
+	return unit_done("test_egress");
+}
