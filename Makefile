@@ -19,7 +19,7 @@ INIT_OBJS := $(INIT_SRCS:%.c=$(B)/%.o) $(B)/filters.o
 MAIN_OBJ  := $(B)/init/main.o
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_*.c))
-HELPERS    := $(B)/tests/helper $(B)/tests/escape $(B)/tests/filtercheck
+HELPERS    := $(B)/tests/helper $(B)/tests/escape $(B)/tests/egress $(B)/tests/filtercheck
 
 # Sanitizer build (dynamic: ASan cannot be static) and a plain dynamic build
 # for valgrind, which cannot see malloc in a static binary.
@@ -88,6 +88,10 @@ $(B)/tests/escape: tests/sandbox/escape.c
 	@mkdir -p $(dir $@)
 	$(CC) -static $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
 
+$(B)/tests/egress: tests/sandbox/egress.c
+	@mkdir -p $(dir $@)
+	$(CC) -static -pthread $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
+
 $(B)/tests/filtercheck: tests/sandbox/filtercheck.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
@@ -128,7 +132,7 @@ $(PI_CLI): rootfs/pi/package.json rootfs/pi/package-lock.json
 	@touch $@
 
 check-sandbox: $(B)/ward $(HELPERS) $(NODE22)
-	/usr/bin/python3 tests/sandbox/sandbox.py --ward $(B)/ward --probe $(B)/tests/escape --node $(NODE22)
+	/usr/bin/python3 tests/sandbox/sandbox.py --ward $(B)/ward --probe $(B)/tests/escape --egress-probe $(B)/tests/egress --node $(NODE22)
 
 # The bridge: routes relayed to a unix-socket upstream, hostile clients,
 # streaming, faults, and the MCP SDK client as the confined agent.

@@ -264,8 +264,8 @@ void sandbox_lock_pid1(struct sandbox *sb, const struct ward_config *cfg, int vm
 	 * CAP_AUDIT_READ (log_level = debug, denials reported) */
 	int want[7] = { 1, 0, 0, 0, 0, vm, sb->keep_audit_read }, k;
 
-	/* restarting the agent or the bridge means dropping to a user again */
-	if (cfg->restart != RESTART_NEVER || sb->bridge.active)
+	/* restarting the agent, the bridge or the guard means dropping to a user again */
+	if (cfg->restart != RESTART_NEVER || sb->bridge.active || sb->guard.active)
 		want[1] = want[2] = want[3] = 1;
 	/* only agent restarts set rlimits, and may raise them */
 	want[4] = cfg->restart != RESTART_NEVER && cfg->n_rlimits;

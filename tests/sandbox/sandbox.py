@@ -26,6 +26,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from dockerd import Dockerd  # noqa: E402
 from proctree import alive, child_running, children  # noqa: E402
+import netns  # noqa: E402
 
 AGENT_UID = 4242
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -603,6 +604,162 @@ scope = abstract signal
     shutil.rmtree(root, ignore_errors=True)
 
 
+# ---------------------------------------------------------------- egress
+
+PORT_A, PORT_B = 7900, 7800  # the image's bridge ports: what a leak would use
+
+
+class Listen:
+    """netlisten.py in a namespace: what arrived there, by its own count."""
+
+    def __init__(self, pair, ns, ports):
+        self.p = subprocess.Popen(pair.cmd(ns, [sys.executable, os.path.join(HERE, "netlisten.py"),
+                                                *map(str, ports)]),
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        if self.p.stdout.readline().strip() != "ready":
+            raise RuntimeError(f"netlisten in {ns} did not start")
+
+    def done(self):
+        self.p.stdin.close()
+        line = self.p.stdout.readline()
+        self.p.wait(timeout=10)
+        return json.loads(line)
+
+
+def egress_policy(root, egress, extra=""):
+    return f"""[agent]
+user = {AGENT_UID}:{AGENT_UID}
+env = PATH=/usr/bin:/bin
+[landlock]
+mode = hard_requirement
+read = {root} /proc /usr /etc
+connect = {PORT_A} {PORT_B}
+egress = {egress}
+scope = abstract signal
+[seccomp]
+mode = default
+{extra}"""
+
+
+def arrived(pair, before, out_listen):
+    """What reached the outside namespace: its listener's count and the
+    kernel's (TCP segments, UDP datagrams, any IP packet but ND's)."""
+    after = pair.counters(pair.outside)
+    d = {k: after.get(k, 0) - before.get(k, 0) for k in ("TcpInSegs", "UdpInDatagrams", "UdpNoPorts")}
+    got = out_listen.done()
+    return d, got, d["TcpInSegs"] == 0 and d["UdpInDatagrams"] == 0 and d["UdpNoPorts"] == 0 and \
+        got["connections"] == 0 and got["datagrams"] == 0 and got["bytes"] == 0
+
+
+def egress(a):
+    if not a.egress_probe:
+        report("egress: routed namespace", "SKIP", "no --egress-probe")
+        return
+    root = tempfile.mkdtemp(prefix="ward-egress-")
+    os.chmod(root, 0o755)
+    shutil.copy(a.egress_probe, os.path.join(root, "egress"))
+    node = None
+    if a.node and os.path.exists(a.node):
+        node = os.path.join(root, "node")
+        shutil.copy(a.node, node)
+    try:
+        with netns.RoutedPair("we") as pair:
+            egress_cases(a, pair, root, node)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def egress_run(a, pair, root, egress_mode, argv, timeout=120):
+    conf = os.path.join(root, f"ward-{egress_mode}.conf")
+    with open(conf, "w") as f:
+        f.write(egress_policy(root, egress_mode))
+    return subprocess.run(pair.cmd(pair.inside, [a.ward, "-c", conf, "--", *argv]), capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def egress_cases(a, pair, root, node):
+    probe = [os.path.join(root, "egress"), "tries", netns.OUT4, netns.OUT6, str(PORT_A), str(PORT_B), "20000"]
+    # the control: Landlock's ports alone let the agent out (else this test could not fail)
+    inside = Listen(pair, pair.inside, [PORT_A])
+    outside = Listen(pair, pair.outside, [PORT_A, PORT_B])
+    before = pair.counters(pair.outside)
+    p = egress_run(a, pair, root, "ports", probe[:6] + ["200"])
+    d, got, none = arrived(pair, before, outside)
+    inside.done()
+    report("egress: control, egress = ports: the agent reaches the outside host on the bridge's port",
+           "pass" if not none and got["connections"] > 0 else "FAIL",
+           f"outside got {got}, kernel {d}")
+
+    # the guard: nothing arrives, whatever the agent tries
+    inside = Listen(pair, pair.inside, [PORT_A])
+    outside = Listen(pair, pair.outside, [PORT_A, PORT_B])
+    before = pair.counters(pair.outside)
+    p = egress_run(a, pair, root, "loopback", probe)
+    d, got, none = arrived(pair, before, outside)
+    loop_in = inside.done()
+    fails = [l for l in p.stdout.splitlines() if l.startswith("FAIL")]
+    report("egress: static probe: direct, IPv6, IPv4-mapped, Fast Open, UDP, device undone, 20000 raced connects",
+           "pass" if p.returncode == 0 and not fails and none else "FAIL",
+           f"outside got {got}, kernel {d}; loopback listener got {loop_in['connections']} connections; "
+           f"{[l for l in p.stdout.splitlines() if l.startswith('egress:')]}" + (f"; {fails}" if fails else "") +
+           (f"; rc={p.returncode} {p.stderr[-400:]}" if p.returncode else ""))
+    report("egress: the agent still reaches loopback on its port (the bridge's)",
+           "pass" if loop_in["connections"] >= 2 else "FAIL", f"{loop_in['connections']} connections arrived")
+
+    if node:
+        js = ("const net=require('net');let out=[];function t(h,p){return new Promise(r=>{const s=net.connect({host:h,port:p});"
+              "s.setTimeout(1500);s.on('connect',()=>{s.write('leak');s.end();r(h+':connected')});"
+              "s.on('timeout',()=>{s.destroy();r(h+':timeout')});s.on('error',e=>r(h+':'+e.code))})}"
+              f"(async()=>{{for(const h of ['127.0.0.1','{netns.OUT4}','::ffff:{netns.OUT4}','{netns.OUT6}'])"
+              f"out.push(await t(h,{PORT_A}));console.log(out.join(' '))}})()")
+        inside = Listen(pair, pair.inside, [PORT_A])
+        outside = Listen(pair, pair.outside, [PORT_A])
+        before = pair.counters(pair.outside)
+        p = egress_run(a, pair, root, "loopback", [node, "-e", js])
+        d, got, none = arrived(pair, before, outside)
+        loop_in = inside.done()
+        words = p.stdout.split()
+        ok = p.returncode == 0 and words[:1] == ["127.0.0.1:connected"] and none and \
+            not any(w.endswith(":connected") for w in words[1:])
+        report("egress: real Node 22: loopback connects, the outside host (v4, mapped, v6) never hears of it",
+               "pass" if ok else "FAIL", f"{p.stdout.strip()}; outside got {got}, kernel {d}" +
+               (f"; rc={p.returncode} {p.stderr[-300:]}" if p.returncode else ""))
+    else:
+        report("egress: real Node 22 in the routed namespace", "SKIP", "no Node 22 at --node")
+
+    # the guard killed mid-session: sockets wait for the next one, none is unguarded
+    outside = Listen(pair, pair.outside, [PORT_A])
+    before = pair.counters(pair.outside)
+    conf = os.path.join(root, "ward-kill.conf")
+    with open(conf, "w") as f:
+        f.write(egress_policy(root, "loopback"))
+    w = subprocess.Popen(pair.cmd(pair.inside, [a.ward, "-c", conf, "--", os.path.join(root, "egress"), "loop",
+                                                netns.OUT4, str(PORT_A), "4"]),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    net = pair.netns_inode(pair.inside)
+    killed = []
+    for pid in os.listdir("/proc"):
+        try:
+            if pid.isdigit() and open(f"/proc/{pid}/comm").read().strip() == "ward-guard" and \
+                    os.stat(f"/proc/{pid}/ns/net").st_ino == net:
+                os.kill(int(pid), signal.SIGKILL)
+                killed.append(int(pid))
+        except OSError:
+            pass
+    try:
+        out, err = w.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        w.kill()
+        out, err = w.communicate()
+    d, got, none = arrived(pair, before, outside)
+    ok = killed and w.returncode == 0 and "0 not held to lo" in out and "egress guard died" in err and \
+        "again" in err and none
+    report("egress: the guard killed mid-session: the agent's sockets wait for the next one, none unguarded",
+           "pass" if ok else "FAIL", f"killed {killed}; {out.strip()}; outside got {got}, kernel {d}" +
+           ("" if ok else f"; rc={w.returncode} {err[-500:]}"))
+
+
 # ---------------------------------------------------------------- containers
 
 def make_rootfs(a, rootfs, allowed):
@@ -761,18 +918,21 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ward", required=True)
     ap.add_argument("--probe", required=True)
-    ap.add_argument("--runtimes", default="host,cli,node,runc,docker")
+    ap.add_argument("--runtimes", default="host,cli,node,egress,runc,docker")
+    ap.add_argument("--egress-probe", help="the static egress probe (tests/sandbox/egress.c)")
     ap.add_argument("--node", help="a Node 22 binary for the workload test")
     ap.add_argument("--label", default="", help="suffix of the summary line")
     a = ap.parse_args()
     a.ward = os.path.abspath(a.ward)
     a.probe = os.path.abspath(a.probe)
+    a.egress_probe = a.egress_probe and os.path.abspath(a.egress_probe)
     if os.geteuid() != 0:
         print("sandbox: needs root")
         return 2
     for rt in a.runtimes.split(","):
         try:
-            {"host": host, "cli": cli, "node": node_workload, "runc": runc, "docker": docker}[rt](a)
+            {"host": host, "cli": cli, "node": node_workload, "egress": egress, "runc": runc,
+             "docker": docker}[rt](a)
         except Exception as e:  # a harness error is a failure
             report(f"{rt}: harness", "FAIL", repr(e))
     return RESULTS.summary("sandbox", a.label)

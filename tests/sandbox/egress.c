@@ -1,0 +1,259 @@
+/* egress: a static probe run as ward's agent in a network namespace that
+ * has a route to a second one ("outside"), which listens on the agent's
+ * allowed ports. It tries every way out it knows and prints one line per
+ * try; the harness (tests/sandbox/sandbox.py) counts, in the outside
+ * namespace, what arrived: the proof is there, not in these lines.
+ *
+ *   egress tries OUT4 OUT6 PORT_A PORT_B RACES
+ *       connect to loopback on PORT_A (must work); to OUT4 and OUT6 on
+ *       both ports, IPv4-mapped, Fast Open, UDP; undo the device; a
+ *       thread flipping the address between loopback and OUT4 while
+ *       the main thread connects RACES times
+ *   egress loop OUT4 PORT_A SECONDS
+ *       sockets and connects for SECONDS (the guard is killed meanwhile):
+ *       how many sockets came back, how many were not held to lo */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static int passed, failed;
+
+static void result(const char *name, int ok, const char *detail)
+{
+	if (ok)
+		passed++;
+	else
+		failed++;
+	printf("%s %-34s %s\n", ok ? "ok  " : "FAIL", name, detail);
+	fflush(stdout);
+}
+
+static int held_to_lo(int fd)
+{
+	char dev[IFNAMSIZ] = { 0 };
+	socklen_t len = sizeof dev;
+	return getsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, dev, &len) == 0 && strcmp(dev, "lo") == 0;
+}
+
+static socklen_t addr_of(const char *ip, int port, struct sockaddr_storage *ss)
+{
+	struct sockaddr_in *a = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *b = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof *ss);
+	if (inet_pton(AF_INET, ip, &a->sin_addr) == 1) {
+		a->sin_family = AF_INET;
+		a->sin_port = htons((uint16_t)port);
+		return sizeof *a;
+	}
+	if (inet_pton(AF_INET6, ip, &b->sin6_addr) == 1) {
+		b->sin6_family = AF_INET6;
+		b->sin6_port = htons((uint16_t)port);
+		return sizeof *b;
+	}
+	fprintf(stderr, "egress: not an address: %s\n", ip);
+	exit(2);
+}
+
+/* A non-blocking connect, given 300 ms: 1 connected, 0 not, with why. */
+static int try_connect(const char *ip, int port, int type, char *why, size_t size)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = addr_of(ip, port, &ss);
+	int s = socket(ss.ss_family, type | SOCK_NONBLOCK, 0), err = 0, r;
+	struct pollfd p;
+	socklen_t el = sizeof err;
+
+	if (s < 0) {
+		snprintf(why, size, "socket: %s", strerrorname_np(errno));
+		return 0;
+	}
+	if (!held_to_lo(s)) {
+		snprintf(why, size, "socket NOT held to lo");
+		close(s);
+		return 1; /* counts as a way out */
+	}
+	r = connect(s, (struct sockaddr *)&ss, len);
+	if (r != 0 && errno != EINPROGRESS) {
+		snprintf(why, size, "connect: %s", strerrorname_np(errno));
+		close(s);
+		return 0;
+	}
+	if (type == SOCK_DGRAM) {
+		ssize_t n = send(s, "leak", 4, 0);
+		snprintf(why, size, "send: %s", n < 0 ? strerrorname_np(errno) : "sent (held to lo)");
+		close(s);
+		return 0;
+	}
+	p = (struct pollfd){ s, POLLOUT, 0 };
+	if (r != 0 && poll(&p, 1, 300) != 1) {
+		snprintf(why, size, "no answer in 300 ms");
+		close(s);
+		return 0;
+	}
+	getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &el);
+	if (err) {
+		snprintf(why, size, "%s", strerrorname_np(err));
+		close(s);
+		return 0;
+	}
+	(void)send(s, "leak", 4, MSG_NOSIGNAL);
+	snprintf(why, size, "CONNECTED");
+	close(s);
+	return 1;
+}
+
+static void expect_out(const char *name, const char *ip, int port, int type)
+{
+	char why[128];
+	int got = try_connect(ip, port, type, why, sizeof why);
+	result(name, !got, why);
+}
+
+/* The race: one shared sockaddr, flipped by a thread between loopback
+ * and the outside host while the main thread connects with it. */
+static struct sockaddr_in race_addr;
+static struct in_addr race_in, race_out;
+static volatile int racing = 1;
+
+static void *flipper(void *arg)
+{
+	(void)arg;
+	while (racing) {
+		race_addr.sin_addr = race_out;
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		race_addr.sin_addr = race_in;
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	}
+	return NULL;
+}
+
+static void race(const char *out4, int port, int n)
+{
+	pthread_t t;
+	int i, made = 0, unheld = 0, inprogress = 0;
+	char d[160];
+
+	race_addr.sin_family = AF_INET;
+	race_addr.sin_port = htons((uint16_t)port);
+	inet_pton(AF_INET, "127.0.0.1", &race_in);
+	inet_pton(AF_INET, out4, &race_out);
+	race_addr.sin_addr = race_in;
+	pthread_create(&t, NULL, flipper, NULL);
+	for (i = 0; i < n; i++) {
+		int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		if (s < 0)
+			continue;
+		made++;
+		unheld += !held_to_lo(s);
+		if (connect(s, (struct sockaddr *)&race_addr, sizeof race_addr) != 0 && errno == EINPROGRESS)
+			inprogress++;
+		close(s);
+	}
+	racing = 0;
+	pthread_join(t, NULL);
+	snprintf(d, sizeof d, "%d sockets, %d not held to lo, %d connects left pending (the outside ones)", made,
+		 unheld, inprogress);
+	result("race: flipped address", made == n && unheld == 0, d);
+}
+
+static int tries(char **argv)
+{
+	const char *out4 = argv[2], *out6 = argv[3];
+	int pa = atoi(argv[4]), pb = atoi(argv[5]), n = atoi(argv[6]), s;
+	char why[128], mapped[64];
+
+	result("loopback on the allowed port", try_connect("127.0.0.1", pa, SOCK_STREAM, why, sizeof why), why);
+	result("IPv6 loopback on the allowed port", try_connect("::1", pa, SOCK_STREAM, why, sizeof why), why);
+	expect_out("outside IPv4, allowed port A", out4, pa, SOCK_STREAM);
+	expect_out("outside IPv4, allowed port B", out4, pb, SOCK_STREAM);
+	snprintf(mapped, sizeof mapped, "::ffff:%s", out4);
+	expect_out("outside IPv4-mapped IPv6", mapped, pa, SOCK_STREAM);
+	expect_out("outside IPv6", out6, pa, SOCK_STREAM);
+	expect_out("outside UDP", out4, pa, SOCK_DGRAM);
+	expect_out("outside UDP over IPv6", out6, pa, SOCK_DGRAM);
+	{
+		/* Fast Open: the deny list refuses MSG_FASTOPEN; were it let
+		 * through, the socket is held to lo all the same */
+		struct sockaddr_storage ss;
+		socklen_t len = addr_of(out4, pa, &ss);
+		int one = 1;
+		ssize_t r;
+		s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		r = sendto(s, "leak", 4, MSG_FASTOPEN, (struct sockaddr *)&ss, len);
+		snprintf(why, sizeof why, "sendto MSG_FASTOPEN: %s", r < 0 ? strerrorname_np(errno) : "sent");
+		result("outside by Fast Open", r < 0 && held_to_lo(s), why);
+		close(s);
+		s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		setsockopt(s, IPPROTO_TCP, TCP_FASTOPEN_CONNECT, &one, sizeof one);
+		r = connect(s, (struct sockaddr *)&ss, len);
+		snprintf(why, sizeof why, "TCP_FASTOPEN_CONNECT connect: %s", r < 0 ? strerrorname_np(errno) : "0");
+		result("outside by Fast Open connect", held_to_lo(s), why);
+		close(s);
+	}
+	{
+		/* the device cannot be taken off or changed without CAP_NET_RAW */
+		int zero = 0, r1, r2, r3, e1, e2, e3;
+		s = socket(AF_INET, SOCK_STREAM, 0);
+		r1 = setsockopt(s, SOL_SOCKET, SO_BINDTODEVICE, "", 0);
+		e1 = errno;
+		r2 = setsockopt(s, SOL_SOCKET, SO_BINDTOIFINDEX, &zero, sizeof zero);
+		e2 = errno;
+		r3 = setsockopt(s, SOL_SOCKET, SO_BINDTODEVICE, "veth0", 6);
+		e3 = errno;
+		snprintf(why, sizeof why, "%s, %s, %s", r1 ? strerrorname_np(e1) : "cleared",
+			 r2 ? strerrorname_np(e2) : "cleared", r3 ? strerrorname_np(e3) : "changed");
+		result("undo the device", r1 && r2 && r3 && held_to_lo(s), why);
+		close(s);
+	}
+	race(out4, pa, n);
+	printf("egress: %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
+
+static int loop(char **argv)
+{
+	const char *out4 = argv[2];
+	int pa = atoi(argv[3]), secs = atoi(argv[4]), made = 0, unheld = 0, failures = 0;
+	struct sockaddr_storage ss;
+	socklen_t len = addr_of(out4, pa, &ss);
+	time_t end = time(NULL) + secs;
+
+	while (time(NULL) < end) {
+		int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		if (s < 0) {
+			failures++;
+			continue;
+		}
+		made++;
+		unheld += !held_to_lo(s);
+		(void)connect(s, (struct sockaddr *)&ss, len);
+		close(s);
+		usleep(1000);
+	}
+	printf("loop: %d sockets, %d not held to lo, %d refused\n", made, unheld, failures);
+	return unheld ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 7 && strcmp(argv[1], "tries") == 0)
+		return tries(argv);
+	if (argc == 5 && strcmp(argv[1], "loop") == 0)
+		return loop(argv);
+	fprintf(stderr, "usage: egress tries OUT4 OUT6 PORT_A PORT_B RACES | egress loop OUT4 PORT SECONDS\n");
+	return 2;
+}
