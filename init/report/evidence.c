@@ -364,7 +364,7 @@ int evidence_open(struct evidence_src *e)
 	slash = strrchr(dir, '/');
 	if (slash && slash != dir) {
 		*slash = '\0';
-		if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+		if (mkdir(dir, 0700) != 0 && errno != EEXIST)
 			return -errno;
 	}
 	/* Not blocking on a FIFO planted there, and only a regular file

@@ -205,10 +205,13 @@ def host_cases(a, root, conf, allowed, denied):
                "pass" if ok else "FAIL", f"open files {lim.get('Max open files')}, core {lim.get('Max core file size')}")
         with open(f"/proc/{w.pid}/status") as f:
             wstat = {k: v.strip() for k, _, v in (l.partition(":") for l in f)}
-        ok = int(wstat["CapEff"], 16) == 1 << 5 and int(wstat["CapPrm"], 16) == 1 << 5 and \
+        # CAP_KILL; and CAP_SETGID, CAP_SETUID, CAP_SETPCAP (6, 7, 8): the
+        # egress guard, restarted when it dies, drops to the agent's user
+        kept = 1 << 5 | 1 << 6 | 1 << 7 | 1 << 8
+        ok = int(wstat["CapEff"], 16) == kept and int(wstat["CapPrm"], 16) == kept and \
             int(wstat["CapInh"], 16) == 0 and int(wstat["CapAmb"], 16) == 0 and \
             wstat["NoNewPrivs"] == "1" and wstat["Seccomp"] == "2"
-        report("host: PID 1 keeps only CAP_KILL (effective and permitted) and runs its own filter",
+        report("host: PID 1 keeps only CAP_KILL and the guard's restart (SETUID/SETGID/SETPCAP), and runs its own filter",
                "pass" if ok else "FAIL", f"ward CapEff {wstat['CapEff']} CapPrm {wstat['CapPrm']} "
                f"CapInh {wstat['CapInh']} CapAmb {wstat['CapAmb']} NoNewPrivs {wstat['NoNewPrivs']} Seccomp {wstat['Seccomp']}")
         # The probe's EPERMs for mount, kexec_load and the like would come
@@ -350,8 +353,9 @@ def host_cases(a, root, conf, allowed, denied):
             compiles = text.count("memfd_create(")
             rulesets = sum(1 for l in text.splitlines() if "landlock_create_ruleset(0x" in l or
                            "landlock_create_ruleset({" in l)
-            ok = starts == 3 and compiles == want and rulesets == 1
-            report(f"host: {'custom' if extra else 'default'} filter compiled {want}x, ruleset built once, 3 starts",
+            # two rulesets: the agent's and the egress guard's, each built once
+            ok = starts == 3 and compiles == want and rulesets == 2
+            report(f"host: {'custom' if extra else 'default'} filter compiled {want}x, rulesets built once, 3 starts",
                    "pass" if ok else "FAIL", f"starts={starts}, seccomp compiles={compiles}, rulesets={rulesets}")
     else:
         report("host: filters and ruleset built once for 3 starts", "SKIP", "strace is not installed")
