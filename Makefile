@@ -104,6 +104,10 @@ $(B)/bench/bare-relay: tests/bench/bare_relay.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
 
+$(B)/bench/connect-lat: tests/bench/connect_lat.c
+	@mkdir -p $(dir $@)
+	$(CC) -static $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
+
 $(B)/bench/seccomp-load: tests/bench/seccomp_load.c $(B)/filters.o seccomp/filters.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(B)/filters.o
@@ -178,7 +182,7 @@ check-valgrind: $(UNIT_TESTS) $(B)/dyn/ward $(HELPERS)
 
 # One run of every comparison, written to docs/benchmarks.md (tables) and
 # docs/bench/*.svg (plots, gnuplot); the samples stay in build/bench/.
-bench: $(B)/ward $(HELPERS) $(B)/bench/seccomp-load $(B)/bench/bare-relay
+bench: $(B)/ward $(HELPERS) $(B)/bench/seccomp-load $(B)/bench/bare-relay $(B)/bench/connect-lat
 	scripts/install-deps.sh bench image test
 	$(MAKE) image $(NODE22)
 	/usr/bin/python3 tests/bench/init_bench.py --ward $(B)/ward --helper $(B)/tests/helper \
@@ -188,6 +192,8 @@ bench: $(B)/ward $(HELPERS) $(B)/bench/seccomp-load $(B)/bench/bare-relay
 		--json $(B)/bench/bridge.json
 	/usr/bin/python3 tests/bench/load_bench.py --ward $(B)/ward --out docs/benchmarks.md \
 		--json $(B)/bench/load.json
+	/usr/bin/python3 tests/bench/egress_bench.py --ward $(B)/ward --connect-lat $(B)/bench/connect-lat \
+		--node $(NODE22) --out docs/benchmarks.md --json $(B)/bench/egress.json
 	/usr/bin/python3 tests/bench/image_bench.py --image-dir $(B)/image --node $(NODE22) --tests tests \
 		--out docs/benchmarks.md --json $(B)/bench/image.json
 	/usr/bin/python3 tests/bench/plot.py --data $(B)/bench --out docs/bench --md docs/benchmarks.md

@@ -121,11 +121,32 @@ static int child(int sock, int go)
 	return bits;
 }
 
-static void test_guard(void)
+/* Can a child load the filter here? 0, or its errno (valgrind does not
+ * know seccomp(2): ENOSYS). */
+static int filter_loads(void)
+{
+	int status = 0;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int l;
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+			_exit(errno);
+		l = sc_load_egress();
+		_exit(l < 0 ? -l : 0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return EIO;
+	return WEXITSTATUS(status);
+}
+
+static void test_guard(int e)
 {
 	int sv[2], gp[2], status = 0, l = -1, served = 0;
 	struct record rec;
 	pid_t pid;
+
+	CHECK(e == 0);
 
 	CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0 && pipe(gp) == 0);
 	pid = fork();
@@ -192,8 +213,15 @@ static void test_guard_filter(void)
 
 int main(void)
 {
+	int e = filter_loads();
+
 	test_addr();
-	test_guard();
+	if (e == ENOSYS) {
+		SKIP(18, "the guard and its filter: seccomp(2) answers ENOSYS here (valgrind does not know "
+			 "it, nor libseccomp then); check-unit runs these natively");
+		return unit_done("test_egress");
+	}
+	test_guard(e);
 	test_guard_filter();
 	return unit_done("test_egress");
 }

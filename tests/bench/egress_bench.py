@@ -1,0 +1,144 @@
+#!/usr/bin/python3
+"""What the egress guard costs, side by side in one run.
+
+  egress_bench.py --ward build/ward --connect-lat build/bench/connect-lat [--node N] [--out F] [--json F]
+
+Three ways of running the same client: bare (no ward), under ward with
+`egress = ports` (Landlock's ports alone) and with `egress = loopback`
+(the guard makes every socket). The client (tests/bench/connect_lat.c)
+opens N loopback connections one after another and times socket() and
+connect() apart; the guard's cost is in socket(). Then a Node workload
+opens 10 000 loopback connections, timed whole, under ports and under the
+guard. Medians, p99 and spreads (interquartile), and ratios; nothing is
+asserted.
+"""
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import write_results  # noqa: E402
+
+AGENT = 4242
+
+
+def listener():
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", 0))
+    s.listen(4096)
+
+    def run():
+        while True:
+            c, _ = s.accept()
+            c.close()
+    threading.Thread(target=run, daemon=True).start()
+    return s.getsockname()[1]
+
+
+def conf(work, port, egress):
+    path = os.path.join(work, f"{egress}.conf")
+    with open(path, "w") as f:
+        f.write(f"""[agent]
+user = {AGENT}:{AGENT}
+env = PATH=/usr/bin:/bin
+[landlock]
+mode = hard_requirement
+read = {work} /usr /etc /proc
+connect = {port}
+egress = {egress}
+[seccomp]
+mode = default
+""")
+    return path
+
+
+def pct(v, q):
+    v = sorted(v)
+    return v[min(len(v) - 1, int(q * len(v)))]
+
+
+def run_lat(cmd):
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if out.returncode:
+        raise RuntimeError(f"{cmd}: {out.stderr[-300:]}")
+    rows = [tuple(map(int, l.split())) for l in out.stdout.splitlines() if l and l[0].isdigit()]
+    return [r[0] / 1000 for r in rows], [r[1] / 1000 for r in rows]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ward", required=True)
+    ap.add_argument("--connect-lat", required=True)
+    ap.add_argument("--node")
+    ap.add_argument("--n", type=int, default=20000)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--out")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    work = tempfile.mkdtemp(prefix="ward-egress-bench-")
+    os.chmod(work, 0o755)
+    probe = os.path.join(work, "connect-lat")
+    subprocess.run(["cp", a.connect_lat, probe], check=True)
+    port = listener()
+    ways = {
+        "bare": [probe, str(port), str(a.n)],
+        "ports": [a.ward, "-c", conf(work, port, "ports"), "--", probe, str(port), str(a.n)],
+        "guard": [a.ward, "-c", conf(work, port, "loopback"), "--", probe, str(port), str(a.n)],
+    }
+    res = {k: ([], []) for k in ways}
+    for _ in range(a.rounds):  # interleaved, so drift hits all three alike
+        for k, cmd in ways.items():
+            s, c = run_lat(cmd)
+            res[k][0].extend(s)
+            res[k][1].extend(c)
+    lines = ["\n## Egress guard: the cost of one connection\n",
+             f"{a.n} loopback connections per run, {a.rounds} runs of each, interleaved; microseconds. "
+             "`socket()` under the guard is a round trip to the guard process (seccomp user "
+             "notification, the socket made and bound to lo there, installed with ADDFD); "
+             "`connect()` is the kernel's alone in every column.\n",
+             "| | socket() p50 | p99 | IQR | connect() p50 | p99 | socket+connect p50 vs bare | vs ports |",
+             "|---|---|---|---|---|---|---|---|"]
+    data = {}
+    base = {k: statistics.median([s + c for s, c in zip(*res[k])]) for k in res}
+    for k in ways:
+        s, c = res[k]
+        data[k] = {"socket_p50": statistics.median(s), "socket_p99": pct(s, 0.99),
+                   "connect_p50": statistics.median(c), "connect_p99": pct(c, 0.99)}
+        lines.append(f"| {k} | {statistics.median(s):.1f} | {pct(s, 0.99):.1f} | "
+                     f"{pct(s, 0.75) - pct(s, 0.25):.1f} | {statistics.median(c):.1f} | {pct(c, 0.99):.1f} | "
+                     f"{base[k] / base['bare']:.2f}x | {base[k] / base['ports']:.2f}x |")
+    lines.append(f"\nAdded by the guard at p50: {statistics.median(res['guard'][0]) - statistics.median(res['ports'][0]):.1f} us "
+                 "per socket() (the goal: under 50 us).\n")
+    if a.node and os.path.exists(a.node):
+        node = os.path.join(work, "node")
+        subprocess.run(["cp", a.node, node], check=True)
+        js = ("const net=require('net');let n=0;const t0=process.hrtime.bigint();"
+              f"function one(){{if(n++===10000){{console.log(Number(process.hrtime.bigint()-t0)/1e6);return}}"
+              f"const s=net.connect({port},'127.0.0.1',()=>{{s.destroy();one()}});s.on('error',e=>{{console.error(e);process.exit(1)}})}}one()")
+        times = {"ports": [], "guard": []}
+        for _ in range(a.rounds):
+            for k, eg in (("ports", "ports"), ("guard", "loopback")):
+                out = subprocess.run([a.ward, "-c", conf(work, port, eg), "--", node, "-e", js],
+                                     capture_output=True, text=True, timeout=600)
+                if out.returncode:
+                    raise RuntimeError(out.stderr[-300:])
+                times[k].append(float(out.stdout.split()[-1]))
+        mp, mg = statistics.median(times["ports"]), statistics.median(times["guard"])
+        lines.append("| Node 22, 10 000 loopback connections, one after another | median ms | spread (min-max) |\n|---|---|---|")
+        for k in times:
+            lines.append(f"| {k} | {statistics.median(times[k]):.0f} | {min(times[k]):.0f}-{max(times[k]):.0f} |")
+        lines.append(f"\nUnder the guard / under ports only: {mg / mp:.2f}x (the goal: at most 1.2x).\n")
+        data["node"] = times
+    write_results("\n".join(lines) + "\n", a.out, a.json, data)
+    subprocess.run(["rm", "-rf", work])
+
+
+if __name__ == "__main__":
+    main()
