@@ -587,8 +587,10 @@ static const char *const guard_allow[] = {
 
 int sc_compile_guard(struct sc_filter *f, char *err, size_t errsize)
 {
+	/* SECCOMP_IOCTL_NOTIF_SET_FLAGS (Linux 6.6) spelled out: Debian 12's headers predate it */
 	static const unsigned long ioctls[] = { SECCOMP_IOCTL_NOTIF_RECV, SECCOMP_IOCTL_NOTIF_SEND,
-						SECCOMP_IOCTL_NOTIF_ADDFD, SECCOMP_IOCTL_NOTIF_ID_VALID };
+						SECCOMP_IOCTL_NOTIF_ADDFD, SECCOMP_IOCTL_NOTIF_ID_VALID,
+						SECCOMP_IOW(4, __u64) };
 	static const int families[] = { AF_INET, AF_INET6 };
 	scmp_filter_ctx ctx;
 	size_t i;
@@ -607,7 +609,7 @@ int sc_compile_guard(struct sc_filter *f, char *err, size_t errsize)
 			goto fail;
 		f->n_rules++;
 	}
-	/* the listener's four requests, read as 32 bits as the kernel does */
+	/* the listener's five requests, read as 32 bits as the kernel does */
 	for (i = 0; i < sizeof ioctls / sizeof ioctls[0]; i++, f->n_rules++)
 		if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
 				     cmp(1, SCMP_CMP_MASKED_EQ, 0xffffffffUL, ioctls[i] & 0xffffffffUL)) != 0)
