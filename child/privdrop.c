@@ -3,14 +3,18 @@
 
 #include <cap-ng.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
 #include <linux/securebits.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "common/record.h"
 
 int cap_effective(int cap)
@@ -133,5 +137,24 @@ int privdrop_lock(const struct confine *c, int errfd)
 		return record_fail(errfd, STAGE_LANDLOCK, -rc, 0), -1;
 	if (c->sc && (rc = sc_load(c->sc)) != 0)
 		return record_fail(errfd, STAGE_SECCOMP, -rc, 0), -1;
+	return 0;
+}
+
+int privdrop_detach(void)
+{
+	extern char **environ;
+	int i, null;
+
+	for (i = 0; environ && environ[i]; i++)
+		explicit_bzero(environ[i], strlen(environ[i]));
+	clearenv();
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || (log_fd() != 2 && dup2(null, 2) < 0))
+		return -1;
+	if (null > 2)
+		close(null);
+	signal(SIGPIPE, SIG_IGN);
+	if (setsid() < 0 && errno != EPERM)
+		return -1;
 	return 0;
 }

@@ -26,6 +26,13 @@ int cap_effective(int cap);
  * First: become the agent user with no capability left (as root). */
 int privdrop_credentials(const struct confine *c, int errfd);
 
+/* A service's child (the bridge, the guard), after closing what it does
+ * not serve with: nothing of PID 1's left, no environment (wiped: /proc
+ * shows its strings), /dev/null for stdin, stdout and, unless the log is
+ * there, stderr (not the agent's RPC channel), SIGPIPE ignored, a session
+ * of its own. 0, or -1. */
+int privdrop_detach(void);
+
 /* Then, after chdir as that user: no_new_privs, Landlock, seccomp. */
 int privdrop_lock(const struct confine *c, int errfd);
 

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "common/record.h"
+#include "common/log.h"
 
 #include <errno.h>
 #include <string.h>
@@ -132,6 +133,30 @@ int record_read_fd(int fd, struct record *rec, int *passed)
 		*passed = -1;
 	}
 	return r;
+}
+
+int record_ready(int fd, const char *name, int *detail)
+{
+	struct record rec;
+
+	for (;;) {
+		int r = record_read(fd, &rec);
+
+		if (r < 0)
+			return 0;
+		if (r == 0 || (rec.kind == RECORD_FAILED && rec.what == STAGE_NONE)) {
+			log_error("%s: ended before it was ready", name);
+			return -1;
+		}
+		if (rec.kind == RECORD_NOTE)
+			continue;
+		if (rec.kind != RECORD_READY) {
+			log_error("%s: cannot start: %s: %s", name, record_stage_name(rec.what), strerror(rec.err));
+			return -1;
+		}
+		*detail = rec.detail;
+		return 1;
+	}
 }
 
 int record_exit_code(const struct record *rec)

@@ -65,6 +65,11 @@ int record_read_fd(int fd, struct record *rec, int *passed);
  * is given as a failure at STAGE_NONE. */
 int record_read(int fd, struct record *rec);
 
+/* A starting service's reports (its pipe, non-blocking): 1 it is ready
+ * (*detail: the ready record's), 0 nothing more yet, -1 it failed or
+ * ended, logged as "NAME: ...". Notes are passed over. */
+int record_ready(int fd, const char *name, int *detail);
+
 /* "setuid", "landlock_restrict_self", ... for a failure's stage. */
 const char *record_stage_name(int stage);
 

@@ -162,8 +162,7 @@ static void serve(int ctl)
 
 void guard_main(const struct guard_start *s, int rfd, pid_t parent)
 {
-	extern char **environ;
-	int keep[4], nk = 0, null, i;
+	int keep[4], nk = 0;
 	sigset_t none;
 
 	prctl(PR_SET_NAME, "ward-guard", 0, 0, 0);
@@ -173,16 +172,7 @@ void guard_main(const struct guard_start *s, int rfd, pid_t parent)
 	if (s->ll_fd >= 0)
 		keep[nk++] = s->ll_fd;
 	close_fds_except(keep, nk);
-	for (i = 0; environ && environ[i]; i++)
-		explicit_bzero(environ[i], strlen(environ[i]));
-	clearenv();
-	null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || (log_fd() != 2 && dup2(null, 2) < 0))
-		_exit(3);
-	if (null > 2)
-		close(null);
-	signal(SIGPIPE, SIG_IGN);
-	if (setsid() < 0 && errno != EPERM)
+	if (privdrop_detach() != 0)
 		_exit(3);
 	if (privdrop_credentials(s->confine, rfd) != 0)
 		_exit(3);

@@ -15,7 +15,6 @@
 #include "common/log.h"
 #include "common/record.h"
 
-extern char **environ;
 
 /* Before the bridge is locked down: raises its soft RLIMIT_NOFILE to the
  * hard one and returns how many connections fit (a client, an upstream and
@@ -43,7 +42,7 @@ static int conn_limit(int n_routes)
 void bridge_main(const struct bridge_start *s, int rfd, pid_t parent)
 {
 	const struct bridge_routes *r = s->routes;
-	int *keep = calloc((size_t)r->n + 3, sizeof *keep), nk = 0, i, max_conns, null, health_ok = 0;
+	int *keep = calloc((size_t)r->n + 3, sizeof *keep), nk = 0, i, max_conns, health_ok = 0;
 	sigset_t none;
 
 	prctl(PR_SET_NAME, "ward-bridge", 0, 0, 0);
@@ -58,21 +57,10 @@ void bridge_main(const struct bridge_start *s, int rfd, pid_t parent)
 		keep[nk++] = s->ll_fd;
 	close_fds_except(keep, nk);
 	free(keep);
-	/* Nothing of PID 1's but what it serves with: no environment, and not
-	 * the agent's stdin and stdout (its RPC channel), which it cannot
-	 * need; stderr only if that is where the log goes. */
-	for (i = 0; environ && environ[i]; i++) /* /proc/PID/environ shows the strings */
-		explicit_bzero(environ[i], strlen(environ[i]));
-	clearenv();
-	null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || (log_fd() != 2 && dup2(null, 2) < 0))
+	/* nothing of PID 1's but what it serves with */
+	if (privdrop_detach() != 0)
 		_exit(3);
-	if (null > 2)
-		close(null);
-	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&none);
-	if (setsid() < 0 && errno != EPERM)
-		_exit(3);
 	for (i = 0; i < r->n; i++)
 		if (r->v[i].tls && tls_route_reseed(r->v[i].tls) != 0) {
 			log_error("bridge: route %s: cannot reseed its random generator", r->v[i].name);

@@ -250,26 +250,10 @@ pid_t bridgeproc_spawn(struct bridgeproc *b, int *note_fd)
 
 int bridgeproc_note(struct bridgeproc *b, int fd, pid_t pid)
 {
-	struct record rec;
+	int r = record_ready(fd, "bridge", &b->health_ok);
 
-	for (;;) {
-		int r = record_read(fd, &rec);
-
-		if (r < 0)
-			return 0;
-		if (r == 0 || (rec.kind == RECORD_FAILED && rec.what == STAGE_NONE)) {
-			log_error("bridge: ended before it was ready");
-			return -1;
-		}
-		if (rec.kind == RECORD_NOTE)
-			continue;
-		if (rec.kind != RECORD_READY) {
-			log_error("bridge: cannot start: %s: %s", record_stage_name(rec.what), strerror(rec.err));
-			return -1;
-		}
-		b->health_ok = rec.detail;
-		break;
-	}
+	if (r != 1)
+		return r;
 	if (!b->started)
 		log_info("bridge: pid %d serves %d route(s), %d upstream(s) answer", (int)pid, b->routes.n,
 			 b->health_ok);

@@ -103,26 +103,10 @@ pid_t guardproc_spawn(struct guardproc *g, int *note_fd)
 
 int guardproc_note(struct guardproc *g, int fd, pid_t pid)
 {
-	struct record rec;
+	int ignored, r = record_ready(fd, "egress guard", &ignored);
 
-	for (;;) {
-		int r = record_read(fd, &rec);
-
-		if (r < 0)
-			return 0;
-		if (r == 0 || (rec.kind == RECORD_FAILED && rec.what == STAGE_NONE)) {
-			log_error("egress guard: ended before it was ready");
-			return -1;
-		}
-		if (rec.kind == RECORD_NOTE)
-			continue;
-		if (rec.kind != RECORD_READY) {
-			log_error("egress guard: cannot start: %s: %s", record_stage_name(rec.what),
-				  strerror(rec.err));
-			return -1;
-		}
-		break;
-	}
+	if (r != 1)
+		return r;
 	log_info("egress guard: pid %d holds the agent's inet sockets to lo%s", (int)pid,
 		 g->started ? " again" : "");
 	g->started = 1;
