@@ -10,7 +10,8 @@
 
 struct header {
 	char *name;
-	char *value;  /* as sent; NULL while it is still to be read from source */
+	char *value;  /* as sent; with a source, what goes before the secret
+		       * ("Bearer "), or NULL for the secret alone */
 	char *source; /* "fd:N" or an absolute path; NULL when the value is written */
 };
 

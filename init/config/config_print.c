@@ -191,7 +191,9 @@ void config_print(const struct ward_config *cfg, FILE *out)
 		fprintf(out, "\npath = %s\nhost = %s\n", r->path, r->host ? r->host : r->up.default_host);
 		for (h = 0; h < r->n_headers; h++)
 			/* never print a secret: only where it comes from */
-			fprintf(out, "header = %s: %s%s\n", r->headers[h].name, r->headers[h].source ? "@" : "",
+			fprintf(out, "header = %s: %s%s%s\n", r->headers[h].name,
+				r->headers[h].source && r->headers[h].value ? r->headers[h].value : "",
+				r->headers[h].source ? "@" : "",
 				r->headers[h].source ? r->headers[h].source : "(value hidden)");
 	}
 	if (cfg->has_mcp)

@@ -509,7 +509,7 @@ static int set_route(struct parse_ctx *ctx, const char *k, const char *v, const 
 			return *why = "expected HOST, HOST:PORT or [IPV6]:PORT", -1;
 		r->host = strdup(v);
 	} else {
-		const char *colon = strchr(v, ':'), *val;
+		const char *colon = strchr(v, ':'), *val, *at;
 		struct header *nv, one;
 		int rc;
 		if (!colon || colon == v || strcspn(v, " \t") < (size_t)(colon - v) || !colon[1])
@@ -517,14 +517,24 @@ static int set_route(struct parse_ctx *ctx, const char *k, const char *v, const 
 		if (http_header_reserved(v, (size_t)(colon - v)))
 			return *why = "the bridge writes this header itself (framing, Host, hop-by-hop)", -1;
 		val = colon + 1 + strspn(colon + 1, " \t");
-		if (*val == '@') {
+		/* the secret: the value, or its last word after a prefix
+		 * ("Bearer @/run/secrets/token") */
+		at = *val == '@' ? val : strrchr(val, ' ');
+		if (at && at != val)
+			at = at[1] == '@' ? at + 1 : NULL;
+		if (at) {
 			/* read at start: checked as a source now, written as ward
 			 * compares it (@fd:03 is @fd:3) */
-			char *src;
-			if (set_source(&src, val + 1, why) != 0)
-				return *why = "expected Name: @fd:N (N >= 3) or Name: @/absolute/path", -1;
-			rc = header_set(&one, v, (size_t)(colon - v), NULL, src);
+			char *src, *prefix = at > val ? strndup(val, (size_t)(at - val)) : NULL;
+			if (set_source(&src, at + 1, why) != 0) {
+				free(prefix);
+				return *why = "expected @fd:N (N >= 3) or @/absolute/path as the value or after a "
+					      "prefix (Name: Bearer @/path)",
+				       -1;
+			}
+			rc = at > val && !prefix ? -1 : header_set(&one, v, (size_t)(colon - v), prefix, src);
 			free(src);
+			free(prefix);
 		} else {
 			rc = header_set(&one, v, (size_t)(colon - v), val, NULL);
 		}

@@ -200,7 +200,9 @@ static json_t *bridge(const struct route_table *t, const struct ward_config *cfg
 		json_object_set_new(ro, "host", jstr(r->host ? r->host : r->up->default_host));
 		for (h = 0; h < r->n_headers; h++) {
 			/* never a secret: only where it comes from */
-			snprintf(line, sizeof line, "%s: %s%s", r->headers[h].name, r->headers[h].source ? "@" : "",
+			snprintf(line, sizeof line, "%s: %s%s%s", r->headers[h].name,
+				r->headers[h].source && r->headers[h].value ? r->headers[h].value : "",
+				r->headers[h].source ? "@" : "",
 				 r->headers[h].source ? r->headers[h].source : "(value hidden)");
 			json_array_append_new(hdrs, jstr(line));
 		}

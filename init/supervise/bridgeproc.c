@@ -73,7 +73,9 @@ static int build_routes(struct bridgeproc *b, const struct route_table *t, const
 					return 2;
 				}
 			}
-			if (asprintf(&r->headers[h], "%s: %s", hd->name, secret ? secret : hd->value) < 0)
+			/* with a source, value is the prefix before the secret (or none) */
+			if (asprintf(&r->headers[h], "%s: %s%s", hd->name, secret && hd->value ? hd->value : "",
+				     secret ? secret : hd->value) < 0)
 				r->headers[h] = NULL;
 			if (secret) {
 				explicit_bzero(secret, strlen(secret));

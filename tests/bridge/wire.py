@@ -92,10 +92,13 @@ def good_post(e):
     h = seen.get("headers", {})
     ok = status(r) == 200 and h.get("authorization") == ["Bearer route-secret"] and \
         h.get("host") == ["upstream.test:6767"] and h.get("x-custom") == ["kept"] and \
+        h.get("x-api-key") == ["Token bare-key"] and \
         h.get("connection") == ["close"] and seen.get("body") == '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' \
         and b"Connection: close\r\n" in r and b"keep-alive" not in r
-    report("POST relayed: token injected (agent's dropped), Host rewritten, other headers kept", ok,
-           f"status {status(r)}, upstream saw Authorization {h.get('authorization')}, Host {h.get('host')}")
+    report("POST relayed: token injected (agent's dropped), a prefix before a secret (Token @PATH), Host "
+           "rewritten, other headers kept", ok,
+           f"status {status(r)}, upstream saw Authorization {h.get('authorization')}, X-Api-Key "
+           f"{h.get('x-api-key')}, Host {h.get('host')}")
 
 
 def wrong_target_or_method(e):
@@ -722,6 +725,8 @@ def wire_cases(a, work):
     secret = os.path.join(work, "token")
     with open(secret, "w") as f:
         f.write("Bearer route-secret\n")
+    with open(secret + "-bare", "w") as f:  # a secret alone, its scheme written in the config
+        f.write("bare-key\n")
     ports = {n: p for n, p in zip(["echo", "sse", "die", "garbage", "down", "prefix", "stall", "big", "busy",
                                    "early", "bulk", "hold", "mute", "fill", "rst"], range(17801, 17816))}
     conf = os.path.join(work, "bridge.conf")
@@ -730,7 +735,8 @@ def wire_cases(a, work):
         upstream = {"down": f"unix:{work}/nobody-listens.sock", "busy": f"unix:{work}/busy.sock"}.get(
             name, f"unix:{up.path}")
         path = {"echo": "/echo?agent=a1", "prefix": "/api/"}.get(name, f"/{name}")
-        extra = f"header = Authorization: @{secret}\nhost = upstream.test:6767\n" if name == "echo" else ""
+        extra = (f"header = Authorization: @{secret}\nheader = X-Api-Key: Token @{secret}-bare\n"
+                 "host = upstream.test:6767\n") if name == "echo" else ""
         routes += f"[route {name}]\nlisten = 127.0.0.1:{port}\nupstream = {upstream}\npath = {path}\n{extra}"
     # more routes than PID 1 once kept descriptors for across a bridge
     # restart, and than the bridge once kept listeners for (60)

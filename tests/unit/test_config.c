@@ -224,13 +224,14 @@ static void test_errors(void)
 	CHECK(ok("[route m]\nlisten = 127.0.0.1:7900\nupstream = unix:/s\npath = /\n"));
 	{
 		/* a header read at start is a source: checked now, as at start */
-		static const char *const bad[] = { "@fd:abc", "@fd:2", "@fd:70000", "@", "@rel/k" };
+		static const char *const bad[] = { "@fd:abc", "@fd:2", "@fd:70000", "@", "@rel/k", "Bearer @rel/k",
+						   "Bearer @fd:1", "Bearer @" };
 		char text[128], want[256];
 		size_t i;
 		for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 			snprintf(text, sizeof text, "[route m]\nheader = A: %s\n", bad[i]);
-			snprintf(want, sizeof want, "ward: t.conf:2: header: 'A: %s': expected Name: @fd:N (N >= 3) or "
-				 "Name: @/absolute/path", bad[i]);
+			snprintf(want, sizeof want, "ward: t.conf:2: header: 'A: %s': expected @fd:N (N >= 3) or "
+				 "@/absolute/path as the value or after a prefix", bad[i]);
 			CHECK(err(text, want));
 		}
 	}
@@ -290,9 +291,17 @@ static void test_errors(void)
 		struct ward_config cfg;
 		CHECK(load(&cfg, "[ward]\nbridge_user = 4243\n[agent]\nuser = 1000\n[route model]\nlisten = 127.0.0.1:7900\nupstream = tcp:127.0.0.1:8080\n"
 				 "methods = POST\npath = /v1/\nheader = Authorization: @/run/secrets/k\nheader = X-A: b\nheader = X-F: @fd:007\n"
+				 "header = X-B: Bearer @/run/secrets/b\nheader = X-C: a@b c\n"
 				 "[route mcp]\nlisten = 127.0.0.1:7901\nupstream = vsock:2:5000\npath = /mcp?a=1\nhost = h:1\n") == 0);
 		CHECK(cfg.n_routes == 2 && cfg.routes[0].port == 7900 && cfg.routes[0].up.kind == UP_TCP);
-		CHECK(cfg.routes[0].methods == (1u << HTTP_POST) && cfg.routes[0].n_headers == 3);
+		CHECK(cfg.routes[0].methods == (1u << HTTP_POST) && cfg.routes[0].n_headers == 5);
+		/* a prefix before the secret is kept as the value, the secret's source beside it */
+		CHECK_STR(cfg.routes[0].headers[3].value, "Bearer ");
+		CHECK_STR(cfg.routes[0].headers[3].source, "/run/secrets/b");
+		CHECK_STR(hline(&cfg.routes[0].headers[3]), "X-B: Bearer @/run/secrets/b");
+		/* an @ inside a word is no source: a value as written */
+		CHECK(!cfg.routes[0].headers[4].source);
+		CHECK_STR(cfg.routes[0].headers[4].value, "a@b c");
 		CHECK_STR(hline(&cfg.routes[0].headers[0]), "Authorization: @/run/secrets/k");
 		CHECK_STR(hline(&cfg.routes[0].headers[2]), "X-F: @fd:7"); /* as ward compares it */
 		CHECK_STR(cfg.routes[0].up.default_host, "127.0.0.1:8080");

@@ -48,7 +48,8 @@ static inline const char *hline(const struct header *h)
 	static int k;
 	char *b = buf[k++ % 4];
 
-	snprintf(b, sizeof buf[0], "%s: %s%s", h->name, h->source ? "@" : "", h->source ? h->source : h->value);
+	snprintf(b, sizeof buf[0], "%s: %s%s%s", h->name, h->source && h->value ? h->value : "", h->source ? "@" : "",
+		 h->source ? h->source : h->value);
 	return b;
 }
 #endif
