@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <ini.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -259,6 +260,15 @@ static void validate(struct parse_ctx *ctx)
 				     r->port, cfg->routes[j].name);
 				return;
 			}
+		if ((r->up.kind == UP_TCP || r->up.kind == UP_TLS) &&
+		    ntohs(((const struct sockaddr_in *)&r->up.addr)->sin_port) == r->port) {
+			/* the agent may connect to every listen port: one that is
+			 * the upstream's too would let it past the bridge */
+			config_fail(ctx, r->line, "[route %s]: listen port %u is the upstream's port too: the agent, "
+				    "which may connect to it, could skip the bridge; pick another listen port",
+				    r->name, r->port);
+			return;
+		}
 		if (!r->methods)
 			r->methods = HTTP_DEFAULT_METHODS;
 		if ((r->tls_ca || r->tls_pin) && r->up.kind != UP_TLS) {

@@ -286,6 +286,12 @@ static void test_errors(void)
 	CHECK(err("[route a.b]\nlisten = 127.0.0.1:1\nupstream = unix:/s\npath = /\n", "ward: t.conf:1: [route a.b]: route names are"));
 	CHECK(err("[route a]\nlisten = 127.0.0.1:7900\nupstream = unix:/s\npath = /\n[route b]\nlisten = 127.0.0.1:7900\nupstream = unix:/s\npath = /\n",
 		  "ward: t.conf:5: [route b]: listen: port 7900 is also route a's"));
+	/* the upstream's port as the listen port: the agent could go around the bridge */
+	CHECK(err("[route m]\nlisten = 127.0.0.1:7900\nupstream = tcp:10.0.0.5:7900\npath = /\n",
+		  "ward: t.conf:1: [route m]: listen port 7900 is the upstream's port too"));
+	CHECK(err("[route m]\nlisten = 127.0.0.1:443\nupstream = tls:10.0.0.5:443\npath = /\n",
+		  "ward: t.conf:1: [route m]: listen port 443 is the upstream's port too"));
+	CHECK(ok("[route m]\nlisten = 127.0.0.1:7901\nupstream = tcp:10.0.0.5:7900\npath = /\n"));
 	CHECK(err("[ward]\nbridge_user = a/b\n", "ward: t.conf:2: bridge_user: 'a/b': expected a user name"));
 	{
 		struct ward_config cfg;
