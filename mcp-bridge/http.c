@@ -76,6 +76,34 @@ static int separator_code(char a, char b)
 	return (a == '2' && (b == 'e' || b == 'f')) || (a == '5' && b == 'c') || (a == '0' && b == '0');
 }
 
+/* The hex byte at p ("%c0"), or -1. */
+static int pct_byte(const char *p, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	const char *a, *b;
+
+	if (n < 3 || p[0] != '%' || !isxdigit((unsigned char)p[1]) || !isxdigit((unsigned char)p[2]))
+		return -1;
+	a = strchr(hex, tolower((unsigned char)p[1]));
+	b = strchr(hex, tolower((unsigned char)p[2]));
+	return (int)((a - hex) * 16 + (b - hex));
+}
+
+/* An overlong UTF-8 start, percent-encoded: %c0 and %c1 always (a two-byte
+ * '/' or '.'), %e0 followed by %80-%9f, %f0 followed by %80-%8f. A server
+ * with a lax decoder reads them as the ASCII they spell. */
+static int overlong_utf8(const char *p, size_t n)
+{
+	int b = pct_byte(p, n), c;
+
+	if (b == 0xc0 || b == 0xc1)
+		return 1;
+	if (b != 0xe0 && b != 0xf0)
+		return 0;
+	c = pct_byte(p + 3, n - 3);
+	return c >= 0x80 && c <= (b == 0xe0 ? 0x9f : 0x8f);
+}
+
 /* Dot segments (also with parameters: "..;x", which servers that strip
  * ";params" before normalising take as ".."), encoded dots, slashes,
  * backslashes and NULs, and the same encoded twice ("%252e"): anything a
@@ -101,8 +129,11 @@ static int path_suspicious(const char *p, size_t n)
 			return 1;
 		if (p[i] == '%' && i + 2 < n && separator_code(p[i + 1], p[i + 2]))
 			return 1;
-		if (p[i] == '%' && i + 4 < n && p[i + 1] == '2' && p[i + 2] == '5' && separator_code(p[i + 3], p[i + 4]))
+		if (p[i] == '%' && i + 4 < n && p[i + 1] == '2' && p[i + 2] == '5' && isxdigit((unsigned char)p[i + 3]) &&
+		    isxdigit((unsigned char)p[i + 4]))
 			return 1; /* "%25" is '%': "%252e" is "%2e" to a server that decodes twice */
+		if (p[i] == '%' && overlong_utf8(p + i, n - i))
+			return 1;
 	}
 	return 0;
 }
@@ -459,6 +490,21 @@ void http_req_body_skipped(struct http_req *q, uint64_t n)
 		q->done = 1;
 }
 
+/* Headers with which a server or a proxy behind the bridge would take
+ * another method or another path than the one the route pinned, or
+ * believe the request came from elsewhere: not forwarded. */
+static int retargets(const struct span *f)
+{
+	static const char *const names[] = { "X-HTTP-Method-Override", "X-HTTP-Method", "X-Method-Override",
+					      "X-Original-URL", "X-Rewrite-URL", "Forwarded", "X-Real-IP" };
+	size_t i;
+
+	for (i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (field_is(f, names[i]))
+			return 1;
+	return f->n >= 12 && strncasecmp(f->p, "X-Forwarded-", 12) == 0;
+}
+
 static int hop_by_hop(const struct span *f)
 {
 	static const char *const names[] = { "Host", "Connection", "Keep-Alive", "Proxy-Connection",
@@ -513,7 +559,7 @@ ssize_t http_req_upstream_head(const struct http_req *q, char *out, size_t size)
 	PUT("%s %.*s HTTP/%u.%u\r\n", http_method_str(q->parser.method), (int)q->target.n, q->target.p,
 	    q->parser.http_major, q->parser.http_minor);
 	for (i = 0; i < q->n_fields; i++) {
-		if (hop_by_hop(&q->fields[i]) || injected(r, &q->fields[i]))
+		if (hop_by_hop(&q->fields[i]) || retargets(&q->fields[i]) || injected(r, &q->fields[i]))
 			continue;
 		PUT("%.*s: %.*s\r\n", (int)q->fields[i].n, q->fields[i].p, (int)q->values[i].n, q->values[i].p);
 	}

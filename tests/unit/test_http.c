@@ -38,7 +38,9 @@ static void test_good(void)
 	struct http_req q;
 	const char *post = "POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD
 			   "Content-Type: application/json\r\nContent-Length: 40\r\n"
-			   "Mcp-Session-Id: abc\r\nAuthorization: Bearer agent-made-up\r\nConnection: keep-alive\r\n\r\n"
+			   "Mcp-Session-Id: abc\r\nAuthorization: Bearer agent-made-up\r\nConnection: keep-alive\r\n"
+			   "X-HTTP-Method-Override: DELETE\r\nX-Original-URL: /admin\r\nX-Forwarded-For: 1.2.3.4\r\n"
+			   "forwarded: for=1.2.3.4\r\nX-Rewrite-URL: /admin\r\n\r\n"
 			   "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"
 			   "GET /admin HTTP/1.1\r\nHost: x\r\n\r\n"; /* pipelined: not ours */
 	char out[4096], m[64];
@@ -59,6 +61,8 @@ static void test_good(void)
 	CHECK(strstr(out, "agent-made-up") == NULL);
 	CHECK(strstr(out, "Mcp-Session-Id: abc\r\n") != NULL);
 	CHECK(strstr(out, "keep-alive") == NULL);
+	/* what would take another method or path, or another origin, is not forwarded */
+	CHECK(strstr(out, "DELETE") == NULL && strstr(out, "/admin") == NULL && strstr(out, "1.2.3.4") == NULL);
 	CHECK(strstr(out, "Connection: close\r\n\r\n") != NULL);
 
 	/* GET without a body ends with its head */
@@ -156,7 +160,14 @@ static void test_refusals(void)
 		static const struct { const char *target; int refused; } t[] = {
 			{ "/v1/..;/admin", 1 }, { "/v1/.;x/a", 1 }, { "/v1/a/..;x=1", 1 },
 			{ "/v1/%252e%252e/admin", 1 }, { "/v1/a%252Fb", 1 },
-			{ "/v1/a;b/c", 0 }, { "/v1/..x/.a", 0 }, { "/v1/100%2520", 0 },
+			{ "/v1/a;b/c", 0 }, { "/v1/..x/.a", 0 }, { "/v1/100%25", 0 }, { "/v1/a%25zz", 0 },
+			/* an encoded percent before hex: decoded twice, it is another byte */
+			{ "/v1/100%2520", 1 }, { "/v1/%2541", 1 },
+			/* overlong UTF-8, which a lax decoder reads as '/' or '.' */
+			{ "/v1/%c0%af", 1 }, { "/v1/%C1%9C", 1 }, { "/v1/%e0%80%af", 1 }, { "/v1/%f0%80%80%af", 1 },
+			/* real UTF-8 stays a name; in the query nothing is judged */
+			{ "/v1/caf%c3%a9", 0 }, { "/v1/%e0%a0%80", 0 }, { "/v1/%f0%90%80%80", 0 },
+			{ "/v1/x?q=%c0%af", 0 },
 		};
 		struct http_req q;
 		char req[256];
