@@ -387,32 +387,17 @@ int main(int argc, char **argv)
 	if (cfg.has_agent)
 		sigemptyset(&sv.child_mask);
 	sv.confine = sb.confining ? &sb.confine : NULL;
-	if (sb.bridge.active) {
-		/* the bridge listens (PID 1 opened its ports) and is confined
-		 * before the agent exists */
-		pid_t pid = service_first_start(&bridge_service, &sb.bridge, BRIDGE_READY_MS);
-		if (pid < 0) {
-			rc = 3;
-			goto out;
-		}
-		bridge = supervisor_add_service(&sv, &bridge_service, &sb.bridge, BRIDGE_READY_MS, pid);
-		if (!bridge) {
-			kill(pid, SIGKILL);
-			rc = 3;
-			goto out;
-		}
+	/* the bridge listens (PID 1 opened its ports) and is confined before
+	 * the agent exists; the guard serves before the agent's first
+	 * socket(): the listener the agent's child sends is handed on as it
+	 * arrives */
+	if (sb.bridge.active &&
+	    !(bridge = supervisor_start_service(&sv, &bridge_service, &sb.bridge, BRIDGE_READY_MS))) {
+		rc = 3;
+		goto out;
 	}
 	if (sb.guard.active) {
-		/* serving before the agent's first socket(): the listener the
-		 * agent's child sends is handed on as it arrives */
-		pid_t pid = service_first_start(&guard_service, &sb.guard, GUARD_READY_MS);
-		if (pid < 0) {
-			rc = 3;
-			goto out;
-		}
-		guard = supervisor_add_service(&sv, &guard_service, &sb.guard, GUARD_READY_MS, pid);
-		if (!guard) {
-			kill(pid, SIGKILL);
+		if (!(guard = supervisor_start_service(&sv, &guard_service, &sb.guard, GUARD_READY_MS))) {
 			rc = 3;
 			goto out;
 		}

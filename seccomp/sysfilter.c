@@ -528,11 +528,32 @@ static const char *const bridge_allow[] = {
 	"fstat", "newfstatat", "tgkill", "sched_yield", "sigaltstack", "pipe2", "splice",
 };
 
+/* Every call of names[] that this arch has: allowed. The number of rules
+ * added, or -1 with err naming the one that failed. */
+static int allow_names(scmp_filter_ctx ctx, const char *const *names, size_t n, char *err, size_t errsize)
+{
+	size_t i;
+	int added = 0;
+
+	for (i = 0; i < n; i++) {
+		int nr = seccomp_syscall_resolve_name(names[i]);
+		if (nr == __NR_SCMP_ERROR)
+			continue;
+		if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0) != 0) {
+			snprintf(err, errsize, "seccomp: allowlist rule for %s", names[i]);
+			return -1;
+		}
+		added++;
+	}
+	return added;
+}
+
 int sc_compile_bridge(struct sc_filter *f, char *err, size_t errsize)
 {
 	static const int families[] = { AF_UNIX, AF_INET, AF_VSOCK };
 	scmp_filter_ctx ctx;
 	size_t i;
+	int n;
 
 	memset(f, 0, sizeof *f);
 	ctx = new_ctx(SCMP_ACT_ERRNO(EPERM));
@@ -540,16 +561,9 @@ int sc_compile_bridge(struct sc_filter *f, char *err, size_t errsize)
 		snprintf(err, errsize, "seccomp: cannot start the bridge filter");
 		return -1;
 	}
-	for (i = 0; i < sizeof bridge_allow / sizeof bridge_allow[0]; i++) {
-		int nr = seccomp_syscall_resolve_name(bridge_allow[i]);
-		if (nr == __NR_SCMP_ERROR)
-			continue;
-		if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0) != 0) {
-			snprintf(err, errsize, "seccomp: bridge rule for %s", bridge_allow[i]);
-			goto fail;
-		}
-		f->n_rules++;
-	}
+	if ((n = allow_names(ctx, bridge_allow, sizeof bridge_allow / sizeof bridge_allow[0], err, errsize)) < 0)
+		goto fail;
+	f->n_rules += n;
 	/* Sockets: its upstreams' families only, stream sockets only, and on
 	 * inet TCP itself: Landlock's connect rules see neither MPTCP nor
 	 * SCTP, nor a Fast Open send, which connects from sendto/sendmsg. */
@@ -594,6 +608,7 @@ int sc_compile_guard(struct sc_filter *f, char *err, size_t errsize)
 	static const int families[] = { AF_INET, AF_INET6 };
 	scmp_filter_ctx ctx;
 	size_t i;
+	int n;
 
 	memset(f, 0, sizeof *f);
 	ctx = new_ctx(SCMP_ACT_ERRNO(EPERM));
@@ -601,14 +616,9 @@ int sc_compile_guard(struct sc_filter *f, char *err, size_t errsize)
 		snprintf(err, errsize, "seccomp: cannot start the guard filter");
 		return -1;
 	}
-	for (i = 0; i < sizeof guard_allow / sizeof guard_allow[0]; i++) {
-		int nr = seccomp_syscall_resolve_name(guard_allow[i]);
-		if (nr == __NR_SCMP_ERROR)
-			continue;
-		if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0) != 0)
-			goto fail;
-		f->n_rules++;
-	}
+	if ((n = allow_names(ctx, guard_allow, sizeof guard_allow / sizeof guard_allow[0], err, errsize)) < 0)
+		return finish(ctx, f, -1, err, errsize);
+	f->n_rules += n;
 	/* the listener's five requests, read as 32 bits as the kernel does */
 	for (i = 0; i < sizeof ioctls / sizeof ioctls[0]; i++, f->n_rules++)
 		if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,

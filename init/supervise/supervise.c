@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -611,18 +612,23 @@ int supervisor_init(struct supervisor *sv, const struct ward_config *cfg, char *
 	return 0;
 }
 
-struct service *supervisor_add_service(struct supervisor *sv, const struct service_ops *ops, void *arg,
-				       uint64_t ready_ms, pid_t pid)
+struct service *supervisor_start_service(struct supervisor *sv, const struct service_ops *ops, void *arg,
+					 uint64_t ready_ms)
 {
 	struct service *s;
+	pid_t pid;
 
 	if (sv->n_services == WARD_MAX_SERVICES) {
 		log_error("%s: no room for another service", ops->name);
 		return NULL;
 	}
+	pid = service_first_start(ops, arg, (int)ready_ms);
+	if (pid < 0)
+		return NULL;
 	s = &sv->services[sv->n_services];
 	if (service_init(s, ops, arg, ready_ms, sv->epfd, pid) != 0) {
 		service_free(s);
+		kill(pid, SIGKILL); /* reaped by the loop, as any child */
 		return NULL;
 	}
 	sv->n_services++;

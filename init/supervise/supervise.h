@@ -88,10 +88,11 @@ struct supervisor {
 int supervisor_init(struct supervisor *sv, const struct ward_config *cfg, char *const *argv,
 		    char *const *envp, const sigset_t *child_mask, int cwd_fd);
 
-/* A service, its first start done (pid, ready): restarted from now on
- * when it dies, stopped after the agent. NULL after logging. */
-struct service *supervisor_add_service(struct supervisor *sv, const struct service_ops *ops, void *arg,
-				       uint64_t ready_ms, pid_t pid);
+/* A service's first start, waited for until it is ready (ready_ms at
+ * most): restarted from then on when it dies, stopped after the agent.
+ * NULL after logging (and killing a started one). */
+struct service *supervisor_start_service(struct supervisor *sv, const struct service_ops *ops, void *arg,
+					 uint64_t ready_ms);
 
 /* Polls fd too: fn(arg, the pids of the recent agents) when it is
  * readable. 0 or -1. */
