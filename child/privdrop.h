@@ -5,6 +5,8 @@
 #ifndef WARD_PRIVDROP_H
 #define WARD_PRIVDROP_H
 
+#include <stdint.h>
+
 #include "landlock/landlock.h"
 #include "seccomp/sysfilter.h"
 #include "common/users.h"
@@ -16,6 +18,8 @@ struct confine {
 	const struct sc_filter *sc;  /* NULL: no seccomp */
 	int egress;		     /* 1: inet sockets through the egress guard; 2: and
 				      * it is required (no start without it) */
+	uint32_t port_range;	     /* the guard's sockets' own ephemeral ports (lo | hi << 16,
+				      * init/sandbox/ephemeral.h), or 0: the namespace's */
 };
 
 /* Is cap in this thread's effective set, as capget(2) says? */

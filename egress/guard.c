@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <linux/seccomp.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -34,6 +35,10 @@
 #define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
 #endif
 
+#ifndef IP_LOCAL_PORT_RANGE
+#define IP_LOCAL_PORT_RANGE 51 /* Linux 6.3 */
+#endif
+
 #define LOOPBACK_DEVICE "lo"
 
 /* Answers the call with an error (ENOENT: the caller is gone already). */
@@ -46,9 +51,22 @@ static int answer_error(int listener, __u64 id, int err)
 	return 0;
 }
 
-/* The socket the caller asked for, made here and held to lo. Its device
- * is read back: a socket the kernel did not pin is never handed over. */
-static int make_socket(int domain, int type, int protocol)
+/* The socket's own ephemeral ports, read back. */
+static int set_port_range(int s, uint32_t range)
+{
+	uint32_t got = 0;
+	socklen_t len = sizeof got;
+
+	return setsockopt(s, IPPROTO_IP, IP_LOCAL_PORT_RANGE, &range, sizeof range) == 0 &&
+			       getsockopt(s, IPPROTO_IP, IP_LOCAL_PORT_RANGE, &got, &len) == 0 && got == range
+		       ? 0
+		       : -1;
+}
+
+/* The socket the caller asked for, made here, held to lo and kept off the
+ * upstreams' ports. Each setting is read back: a socket the kernel did
+ * not pin is never handed over. */
+static int make_socket(int domain, int type, int protocol, uint32_t port_range)
 {
 	char dev[IFNAMSIZ] = { 0 };
 	socklen_t len = sizeof dev;
@@ -56,8 +74,10 @@ static int make_socket(int domain, int type, int protocol)
 
 	if (s < 0)
 		return -errno;
+	errno = 0;
 	if (setsockopt(s, SOL_SOCKET, SO_BINDTODEVICE, LOOPBACK_DEVICE, sizeof LOOPBACK_DEVICE) != 0 ||
-	    getsockopt(s, SOL_SOCKET, SO_BINDTODEVICE, dev, &len) != 0 || strcmp(dev, LOOPBACK_DEVICE) != 0) {
+	    getsockopt(s, SOL_SOCKET, SO_BINDTODEVICE, dev, &len) != 0 || strcmp(dev, LOOPBACK_DEVICE) != 0 ||
+	    (port_range && set_port_range(s, port_range) != 0)) {
 		e = errno ? errno : EACCES;
 		close(s);
 		return -(e == ENODEV ? ENETUNREACH : EACCES);
@@ -65,7 +85,7 @@ static int make_socket(int domain, int type, int protocol)
 	return s;
 }
 
-int guard_answer(int listener, const struct seccomp_notif *req)
+int guard_answer(int listener, const struct seccomp_notif *req, uint32_t port_range)
 {
 	/* the kernel reads each argument as an int */
 	int domain = (int)req->data.args[0], type = (int)req->data.args[1], protocol = (int)req->data.args[2];
@@ -74,7 +94,7 @@ int guard_answer(int listener, const struct seccomp_notif *req)
 
 	if (req->data.nr != __NR_socket || (domain != AF_INET && domain != AF_INET6))
 		return answer_error(listener, req->id, EACCES); /* not ours: the filter sends no other */
-	s = make_socket(domain, type, protocol);
+	s = make_socket(domain, type, protocol, port_range);
 	if (s < 0)
 		return answer_error(listener, req->id, -s);
 	add.srcfd = (__u32)s;
@@ -93,14 +113,14 @@ int guard_answer(int listener, const struct seccomp_notif *req)
 
 /* One waiting notification. A failure to receive (the caller died in
  * between) is no failure of the guard's. */
-static void serve_one(int listener)
+static void serve_one(int listener, uint32_t port_range)
 {
 	struct seccomp_notif req;
 
 	memset(&req, 0, sizeof req); /* RECV wants it zeroed */
 	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) != 0)
 		return;
-	(void)guard_answer(listener, &req);
+	(void)guard_answer(listener, &req, port_range);
 }
 
 /* A listener sent by PID 1 (one per agent start); -1 at end of file. */
@@ -119,7 +139,7 @@ static int take_listener(int ctl)
 	return r == 1 ? fd : -2;
 }
 
-static void serve(int ctl)
+static void serve(int ctl, uint32_t port_range)
 {
 	struct pollfd p[GUARD_MAX_LISTENERS + 1];
 	int n = 0, i;
@@ -133,7 +153,7 @@ static void serve(int ctl)
 		}
 		for (i = 1; i <= n; i++) {
 			if (p[i].revents & POLLIN)
-				serve_one(p[i].fd);
+				serve_one(p[i].fd, port_range);
 			else if (p[i].revents & (POLLHUP | POLLERR | POLLNVAL)) {
 				/* every process of that agent is gone */
 				close(p[i].fd);
@@ -184,6 +204,6 @@ void guard_main(const struct guard_start *s, int rfd, pid_t parent)
 	close(rfd);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL); /* TERM ends it */
-	serve(s->ctl);
+	serve(s->ctl, s->port_range);
 	_exit(1);
 }

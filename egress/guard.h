@@ -11,6 +11,7 @@
 #ifndef WARD_GUARD_H
 #define WARD_GUARD_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 struct confine;
@@ -24,15 +25,17 @@ struct guard_start {
 	const struct confine *confine; /* the agent's user, its own Landlock and seccomp */
 	int ll_fd;		       /* its Landlock ruleset, until it is applied */
 	int ctl;		       /* listeners come from PID 1 on this socket */
+	uint32_t port_range;	       /* IP_LOCAL_PORT_RANGE for each socket, or 0 (init/sandbox/ephemeral.h) */
 };
 
 /* In the forked child: confine, report ready on rfd, serve. Never returns. */
 void guard_main(const struct guard_start *s, int rfd, pid_t parent) __attribute__((noreturn));
 
-/* One notification, already received: the socket made, bound to lo and
- * installed, or the call answered with an error. 0, or -errno when the
- * answer could not be given (the caller went away). For tests. */
+/* One notification, already received: the socket made, bound to lo (and
+ * given port_range, unless 0) and installed, or the call answered with an
+ * error. 0, or -errno when the answer could not be given (the caller went
+ * away). For tests. */
 struct seccomp_notif;
-int guard_answer(int listener, const struct seccomp_notif *req);
+int guard_answer(int listener, const struct seccomp_notif *req, uint32_t port_range);
 
 #endif

@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <sys/personality.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -27,6 +28,11 @@
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
 #endif
+/* Linux 6.3 (glibc 2.36's headers predate it) */
+#ifndef IP_LOCAL_PORT_RANGE
+#define IP_LOCAL_PORT_RANGE 51
+#endif
+
 #ifndef AF_VSOCK
 #define AF_VSOCK 40
 #endif
@@ -40,6 +46,7 @@ enum rule_kind {
 	R_FASTOPEN,	/* MSG_FASTOPEN: a TCP connect Landlock does not see */
 	R_NEWER,	/* every number past the newest call the table knows */
 	R_UDP,		/* datagram sockets on inet and inet6: UDP, ping */
+	R_SOCKOPT,	/* the agent's own ephemeral ports (IP_LOCAL_PORT_RANGE), a TCP upper layer (TCP_ULP) */
 };
 
 /* The newest system call this table judges is file_setattr (469, Linux
@@ -134,6 +141,16 @@ static const struct rule {
 	{ "ioperm", EPERM, R_ALL, 1 },
 	{ "lookup_dcookie", EPERM, R_ALL, 1 },
 	{ "uselib", EPERM, R_ALL, 1 },
+	/* x86's per-process segment table: 16-bit code and old threading
+	 * libraries only, and a history of kernel bugs */
+	{ "modify_ldt", EPERM, R_ALL, 1 },
+	/* memory hidden from the kernel's own direct map (Linux 5.14): no
+	 * agent tool uses it, and what is in it no dump can show */
+	{ "memfd_secret", ENOSYS, R_ALL, 1 },
+	/* Linux 6.8: a process's LSM attributes (its AppArmor or SELinux
+	 * label) set by a call, where the /proc/self/attr files it replaces
+	 * are writes Landlock judges */
+	{ "lsm_set_self_attr", ENOSYS, R_ALL, 1 },
 	/* NUMA placement of other processes' memory */
 	{ "mbind", EPERM, R_ALL, 0 },
 	{ "migrate_pages", EPERM, R_ALL, 0 },
@@ -148,6 +165,12 @@ static const struct rule {
 	{ "sendto", EOPNOTSUPP, R_FASTOPEN, 0 },
 	{ "sendmsg", EOPNOTSUPP, R_FASTOPEN, 0 },
 	{ "sendmmsg", EOPNOTSUPP, R_FASTOPEN, 0 },
+	/* The egress guard narrows each socket's ephemeral ports so that a
+	 * listen() on a socket never bound cannot take a tcp: upstream's
+	 * port (init/sandbox/ephemeral.h): the agent may not widen them
+	 * again. TCP_ULP attaches kTLS or another upper layer to a socket,
+	 * kernel code no agent tool needs. */
+	{ "setsockopt", EPERM, R_SOCKOPT, 0 },
 	/* Landlock governs TCP ports only: an agent that needs no DNS (its
 	 * model and MCP reached by address or through the bridge) can be
 	 * kept from every UDP and ICMP send with deny = udp */
@@ -192,6 +215,7 @@ const char *sc_default_describe(const char *name, char *buf, size_t size)
 		[R_PERSONALITY] = "unless it only reads the persona (0xffffffff): setting it could turn ASLR off or make data executable",
 		[R_FASTOPEN] = "with MSG_FASTOPEN (a TCP connect that Landlock's connect rules do not see)",
 		[R_UDP] = "for datagram sockets on inet and inet6: UDP and ICMP (ping), which Landlock does not cover",
+		[R_SOCKOPT] = "for IP_LOCAL_PORT_RANGE (the egress guard sets the socket's ephemeral ports) and TCP_ULP (kTLS and other upper layers in the kernel)",
 		[R_NEWER] = "for every system call number from 470 up: calls added after file_setattr (Linux 6.17), which this list cannot judge", // NOLINT(bugprone-suspicious-missing-comma)
 	};
 	const struct rule *r = find_rule(name);
@@ -242,8 +266,9 @@ static int newer_nr(const char *name)
 	static const struct {
 		const char *name;
 		int nr;
-	} newer[] = { { "statmount", 457 },    { "listmount", 458 },	 { "open_tree_attr", 467 },
-		      { "file_getattr", 468 }, { "file_setattr", 469 } };
+	} newer[] = { { "statmount", 457 },	 { "listmount", 458 },	  { "open_tree_attr", 467 },
+		      { "file_getattr", 468 },	 { "file_setattr", 469 }, { "lsm_set_self_attr", 460 },
+		      { "memfd_secret", 447 } };
 	size_t i;
 
 	for (i = 0; i < sizeof newer / sizeof newer[0]; i++)
@@ -353,6 +378,17 @@ static int add_rule(scmp_filter_ctx ctx, const struct rule *r)
 					      cmp(1, SCMP_CMP_MASKED_EQ, 0xffffffffUL, TIOCLINUX));
 		n = 2;
 		break;
+	case R_SOCKOPT: {
+		/* level and name, each read by the kernel as an int */
+		static const struct {
+			int level, name;
+		} opts[] = { { IPPROTO_IP, IP_LOCAL_PORT_RANGE }, { IPPROTO_TCP, TCP_ULP } };
+		for (i = 0; i < sizeof opts / sizeof opts[0] && rc == 0; i++, n++)
+			rc = seccomp_rule_add(ctx, act, nr, 2,
+					      cmp(1, SCMP_CMP_MASKED_EQ, 0xffffffffUL, (scmp_datum_t)opts[i].level),
+					      cmp(2, SCMP_CMP_MASKED_EQ, 0xffffffffUL, (scmp_datum_t)opts[i].name));
+		break;
+	}
 	case R_PERSONALITY:
 		/* Only the query (0xffffffff) is let through: the persona is
 		 * read, never changed. Refusing the flags that weaken ASLR or

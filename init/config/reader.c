@@ -223,6 +223,23 @@ static char *reader(char *str, int num, void *stream)
 }
 
 /* Rules that span keys, checked once the whole file is read. */
+/* A tcp: or tls: upstream's port that [landlock] bind lets the agent
+ * take: while that upstream is down (or before it starts), the agent
+ * could listen there and be sent the route's secret headers. 0 if none. */
+static unsigned bound_upstream_port(const struct ward_config *cfg, const struct upstream *u)
+{
+	unsigned port;
+	int i;
+
+	if (!cfg->has_landlock || (u->kind != UP_TCP && u->kind != UP_TLS))
+		return 0;
+	port = ntohs(((const struct sockaddr_in *)&u->addr)->sin_port);
+	for (i = 0; i < cfg->landlock.n_bind; i++)
+		if (port >= cfg->landlock.bind[i].lo && port <= cfg->landlock.bind[i].hi)
+			return port;
+	return 0;
+}
+
 static void validate(struct parse_ctx *ctx)
 {
 	struct ward_config *cfg = ctx->cfg;
@@ -269,6 +286,12 @@ static void validate(struct parse_ctx *ctx)
 				    r->name, r->port);
 			return;
 		}
+		if (bound_upstream_port(cfg, &r->up)) {
+			config_fail(ctx, r->line, "[route %s]: the upstream's port %u is in [landlock] bind: the agent "
+				    "could listen there while the upstream is down and be sent what the bridge adds; "
+				    "take it out of bind", r->name, bound_upstream_port(cfg, &r->up));
+			return;
+		}
 		if (!r->methods)
 			r->methods = HTTP_DEFAULT_METHODS;
 		if ((r->tls_ca || r->tls_pin) && r->up.kind != UP_TLS) {
@@ -313,6 +336,12 @@ static void validate(struct parse_ctx *ctx)
 				    : !cfg->mcp_has_up ? "upstream" : NULL;
 		if (missing) {
 			config_fail(ctx, cfg->mcp_line, "[mcp]: %s is required", missing);
+			return;
+		}
+		if (bound_upstream_port(cfg, &cfg->mcp_up)) {
+			config_fail(ctx, cfg->mcp_line, "[mcp]: the upstream's port %u is in [landlock] bind: the agent "
+				    "could listen there while the upstream is down and be sent mcp.json's headers; "
+				    "take it out of bind", bound_upstream_port(cfg, &cfg->mcp_up));
 			return;
 		}
 	}

@@ -285,6 +285,10 @@ static json_t *egress_json(const struct evidence_src *e, const struct start_note
 		json_object_set_new(o, "device", json_string("lo"));
 		json_object_set_new(o, "listener", json_string(target));
 		json_object_set_new(o, "agent_starts", json_integer(g->handed));
+		/* the guard reads each socket's range back before handing it over */
+		if (g->port_range)
+			json_object_set_new(o, "ephemeral_ports", json_pack("[i,i]", (int)(g->port_range & 0xffff),
+									    (int)(g->port_range >> 16)));
 	}
 	if (e->guard_pid && *e->guard_pid > 0) {
 		char h[65];

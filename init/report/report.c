@@ -134,6 +134,9 @@ static json_t *landlock(const struct confine *agent, const struct ll_ruleset *ll
 			    jstr(agent && agent->egress ? (agent->egress > 1 ? "guard (required): inet sockets held to lo"
 									      : "guard (best_effort): inet sockets held to lo")
 							: "landlock ports only: any address"));
+	if (agent && agent->egress && agent->port_range)
+		json_object_set_new(o, "ephemeral_ports", json_pack("[i,i]", (int)(agent->port_range & 0xffff),
+								    (int)(agent->port_range >> 16)));
 	if (p->scopes & LL_SCOPE_ABSTRACT_UNIX)
 		json_array_append_new(scope, jstr("abstract"));
 	if (p->scopes & LL_SCOPE_SIGNAL)
@@ -284,7 +287,8 @@ static json_t *weak_settings(const struct confine *agent, const struct ll_rulese
 		     cfg->has_landlock ? "off" : "absent");
 	if (agent && cfg->has_landlock && p->mode != LL_OFF && !agent->egress)
 		warn(w, "[landlock] egress = ports: the agent's TCP reaches any address on the ports it may "
-			"connect to (the bridge's among them); egress = loopback holds it to lo");
+			"connect to (the bridge's among them), and a listen() on a socket it never bound may take "
+			"a tcp: upstream's port; egress = loopback holds it to lo and off those ports");
 	if (cfg->has_landlock && p->mode == LL_BEST_EFFORT)
 		for (i = 0; i < ll->n_notes; i++)
 			warn(w, "landlock best_effort is degraded on this kernel (ABI %d): %s", ll->abi,

@@ -89,6 +89,28 @@ int sandbox_egress(const struct ward_config *cfg, int confining)
 	return cfg->landlock.mode == LL_HARD ? 2 : 1;
 }
 
+/* The guard's sockets kept off the tcp: and tls: upstreams' ports
+ * (ephemeral.h). A kernel that cannot: hard_requirement refuses, as for
+ * the guard itself; best_effort says so (and the evidence). */
+static int keep_off_upstreams(struct sandbox *sb)
+{
+	int rc = ephemeral_prepare(&sb->eph, &sb->routes);
+
+	if (rc || !sb->eph.unsupported)
+		return rc;
+	if (sb->confine.egress > 1) {
+		log_error("egress: upstream port %u is in the ephemeral range (%u-%u) and this kernel cannot keep "
+			  "the agent's listen() off it (IP_LOCAL_PORT_RANGE needs Linux 6.3): move the upstream to "
+			  "a port outside the range, or set [landlock] mode = best_effort", sb->eph.kept[0],
+			  sb->eph.ns_lo, sb->eph.ns_hi);
+		return 3;
+	}
+	log_warn("egress: upstream port %u is in the ephemeral range (%u-%u) and this kernel cannot keep the "
+		 "agent's listen() off it (Linux 6.3): the agent could take it while the upstream is down",
+		 sb->eph.kept[0], sb->eph.ns_lo, sb->eph.ns_hi);
+	return 0;
+}
+
 int sandbox_prepare(struct sandbox *sb, const struct ward_config *cfg, int vm, int check)
 {
 	struct privfiles pf;
@@ -199,7 +221,11 @@ int sandbox_prepare(struct sandbox *sb, const struct ward_config *cfg, int vm, i
 	}
 	/* the agent's inet sockets are made by the guard, held to lo */
 	sb->confine.egress = sandbox_egress(cfg, sb->confining);
-	if (sb->confine.egress && !check && (rc = guardproc_prepare(&sb->guard, &sb->confine.user)) != 0)
+	if (sb->confine.egress && (rc = keep_off_upstreams(sb)) != 0)
+		goto out;
+	sb->confine.port_range = sb->confine.egress ? ephemeral_sockopt(&sb->eph) : 0;
+	if (sb->confine.egress && !check &&
+	    (rc = guardproc_prepare(&sb->guard, &sb->confine.user, sb->confine.port_range)) != 0)
 		goto out;
 	sb->ev.guard = &sb->guard;
 	if ((rc = preflight_writable(sb->confining ? &sb->confine : NULL, &sb->ll, cfg, check)) != 0)

@@ -8,6 +8,7 @@
 #include "init/supervise/guardproc.h"
 #include "init/config/config.h"
 #include "init/report/evidence.h"
+#include "init/sandbox/ephemeral.h"
 #include "child/privdrop.h"
 
 struct sandbox {
@@ -19,6 +20,7 @@ struct sandbox {
 	struct route_table routes; /* the bridge's: [route]s and mcp.json's servers */
 	struct bridgeproc bridge;
 	struct guardproc guard; /* the egress guard ([landlock] egress = loopback) */
+	struct ephemeral eph;	/* the ports its sockets may be given by the kernel */
 	int keep_audit_read; /* PID 1 reads the audit log for denials */
 	int files_written;   /* private targets written ([file], [mcp]) */
 };

@@ -11,7 +11,7 @@
 #include "common/record.h"
 #include "egress/guard.h"
 
-int guardproc_prepare(struct guardproc *g, const struct user_ids *agent)
+int guardproc_prepare(struct guardproc *g, const struct user_ids *agent, uint32_t port_range)
 {
 	struct ll_policy pol;
 	char err[1024];
@@ -20,6 +20,7 @@ int guardproc_prepare(struct guardproc *g, const struct user_ids *agent)
 	memset(g, 0, sizeof *g);
 	g->ll.fd = g->ctl = g->listener = -1;
 	g->active = 1;
+	g->port_range = port_range;
 	/* The agent's own user: a socket it makes is the agent's in
 	 * /proc/net/tcp, and it can reach nothing the agent cannot. It is
 	 * not dumpable and outside the agent's Landlock domain, so the agent
@@ -85,7 +86,7 @@ pid_t guardproc_spawn(struct guardproc *g, int *note_fd)
 		return -1;
 	}
 	if (pid == 0) {
-		struct guard_start s = { &g->confine, g->ll.fd, ctl[1] };
+		struct guard_start s = { &g->confine, g->ll.fd, ctl[1], g->port_range };
 		close(fds[0]);
 		close(ctl[0]);
 		guard_main(&s, fds[1], self);

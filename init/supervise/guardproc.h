@@ -7,6 +7,7 @@
 #ifndef WARD_GUARDPROC_H
 #define WARD_GUARDPROC_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "child/privdrop.h"
@@ -22,13 +23,15 @@ struct guardproc {
 	int listener;		/* the current agent's listener, or -1 */
 	unsigned handed;	/* listeners received from agents' starts */
 	int started;
+	uint32_t port_range;	/* its sockets' ephemeral ports (init/sandbox/ephemeral.h), or 0 */
 };
 
 #define GUARD_READY_MS 5000
 
-/* As root, before anything runs: agent: the agent's user. 0, or 3 after
- * logging why. */
-int guardproc_prepare(struct guardproc *g, const struct user_ids *agent);
+/* As root, before anything runs: agent: the agent's user; port_range:
+ * what each socket's IP_LOCAL_PORT_RANGE is set to (0: left alone). 0, or
+ * 3 after logging why. */
+int guardproc_prepare(struct guardproc *g, const struct user_ids *agent, uint32_t port_range);
 
 /* service_ops: forks it; reads its report. */
 pid_t guardproc_spawn(struct guardproc *g, int *note_fd);

@@ -17,6 +17,29 @@ def _ip(*args):
     subprocess.run(["ip", *args], check=True, capture_output=True)
 
 
+class Lone:
+    """One namespace with lo only, and sysctls of its own (its ephemeral
+    port range)."""
+
+    def __init__(self, prefix, sysctls=()):
+        self.ns = f"{prefix}{os.getpid() % 100000}"
+        self.sysctls = sysctls
+
+    def __enter__(self):
+        subprocess.run(["ip", "netns", "del", self.ns], capture_output=True)
+        _ip("netns", "add", self.ns)
+        _ip("-n", self.ns, "link", "set", "lo", "up")
+        for kv in self.sysctls:
+            subprocess.run(self.cmd(["sysctl", "-qw", kv]), check=True, capture_output=True)
+        return self
+
+    def __exit__(self, *exc):
+        subprocess.run(["ip", "netns", "del", self.ns], capture_output=True)
+
+    def cmd(self, argv):
+        return ["ip", "netns", "exec", self.ns, *argv]
+
+
 class RoutedPair:
     def __init__(self, prefix):
         tag = f"{prefix}{os.getpid() % 100000}"

@@ -11,7 +11,14 @@
  *       the main thread connects RACES times
  *   egress loop OUT4 PORT_A SECONDS
  *       sockets and connects for SECONDS (the guard is killed meanwhile):
- *       how many sockets came back, how many were not held to lo */
+ *       how many sockets came back, how many were not held to lo
+ *   egress grab BRIDGE_PORT TARGET
+ *       listen() on sockets never bound until one has TARGET, the port
+ *       of the bridge's upstream (down), or the kernel has no port left
+ *       for them ("ports: ..."); every other listener is closed again.
+ *       Then a request through the bridge on BRIDGE_PORT: what reaches
+ *       the agent in 2 s is printed ("caught: ...", and whether the
+ *       route's secret header came with it), and the bridge's status */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -247,6 +254,74 @@ static int loop(char **argv)
 	return unheld ? 1 : 0;
 }
 
+#define GRAB_MAX 256
+
+static int grab(char **argv)
+{
+	int bridge_port = atoi(argv[2]), target = atoi(argv[3]), l[GRAB_MAX], n = 0, i, c, caught = 0, held = -1;
+	struct sockaddr_in a;
+	socklen_t len;
+	char buf[4096];
+	struct pollfd p[GRAB_MAX];
+	const char req[] = "GET /v1/x HTTP/1.1\r\nHost: up\r\nConnection: close\r\n\r\n";
+	ssize_t got;
+
+	printf("ports:");
+	while (n < GRAB_MAX) {
+		int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		len = sizeof a;
+		if (s < 0 || listen(s, 8) != 0 || getsockname(s, (struct sockaddr *)&a, &len) != 0) {
+			if (s >= 0)
+				close(s);
+			break;
+		}
+		printf(" %d", ntohs(a.sin_port));
+		l[n++] = s;
+		if (ntohs(a.sin_port) == target) {
+			held = s;
+			break;
+		}
+	}
+	printf("\n");
+	/* the rest let go: the bridge needs a source port of its own */
+	for (i = 0; i < n; i++)
+		if (l[i] != held)
+			close(l[i]);
+	n = 0;
+	if (held >= 0)
+		l[n++] = held;
+	c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	memset(&a, 0, sizeof a);
+	a.sin_family = AF_INET;
+	a.sin_port = htons((uint16_t)bridge_port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (c < 0 || connect(c, (struct sockaddr *)&a, sizeof a) != 0 || send(c, req, sizeof req - 1, MSG_NOSIGNAL) < 0) {
+		printf("bridge: cannot send (%s)\n", strerror(errno));
+		return 1;
+	}
+	for (i = 0; i < n; i++)
+		p[i] = (struct pollfd){ l[i], POLLIN, 0 };
+	if (n && poll(p, (nfds_t)n, 2000) > 0)
+		for (i = 0; i < n; i++)
+			if (p[i].revents & POLLIN) {
+				int s = accept(l[i], NULL, NULL);
+				got = s >= 0 ? recv(s, buf, sizeof buf - 1, 0) : -1;
+				buf[got > 0 ? got : 0] = '\0';
+				printf("caught: %zd bytes, secret header %s\n", got,
+				       strstr(buf, "s3cret-value") ? "RECEIVED" : "absent");
+				caught = 1;
+				if (s >= 0)
+					close(s);
+			}
+	if (!caught)
+		printf("caught: nothing\n");
+	got = recv(c, buf, sizeof buf - 1, 0);
+	buf[got > 0 ? got : 0] = '\0';
+	buf[strcspn(buf, "\r\n")] = '\0';
+	printf("bridge: %s\n", got > 0 ? buf : "no answer");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -254,6 +329,9 @@ int main(int argc, char **argv)
 		return tries(argv);
 	if (argc == 5 && strcmp(argv[1], "loop") == 0)
 		return loop(argv);
-	fprintf(stderr, "usage: egress tries OUT4 OUT6 PORT_A PORT_B RACES | egress loop OUT4 PORT SECONDS\n");
+	if (argc == 4 && strcmp(argv[1], "grab") == 0)
+		return grab(argv);
+	fprintf(stderr, "usage: egress tries OUT4 OUT6 PORT_A PORT_B RACES | egress loop OUT4 PORT SECONDS | "
+		"egress grab BRIDGE_PORT TARGET\n");
 	return 2;
 }

@@ -127,6 +127,27 @@ static int inet_socket(int type, int protocol)
 	return fd;
 }
 
+/* setsockopt on a fresh TCP socket: the kernel alone takes both (Linux
+ * 6.3; TCP_ULP answers ENOTCONN or ENOENT, after the filter would). */
+#ifndef IP_LOCAL_PORT_RANGE
+#define IP_LOCAL_PORT_RANGE 51
+#endif
+#ifndef TCP_ULP
+#define TCP_ULP 31
+#endif
+static int tcp_sockopt(int level, int name, const void *v, socklen_t len)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), r, e;
+
+	if (fd < 0)
+		return -1;
+	r = setsockopt(fd, level, name, v, len);
+	e = errno;
+	close(fd);
+	errno = e;
+	return r;
+}
+
 static int tcp_bind(int port)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
@@ -534,6 +555,17 @@ static int probe(const char *dir, int allowed, int denied, const char *tag, int 
 	TRY("socket(AF_INET, DCCP)", inet_socket(SOCK_DCCP, 0), EPROTONOSUPPORT);
 	TRY("socket(AF_INET, UDPLITE)", inet_socket(SOCK_DGRAM, IPPROTO_UDPLITE), EPROTONOSUPPORT);
 	TRY("sendto MSG_FASTOPEN (a connect)", fastopen_connect(denied), EOPNOTSUPP);
+	{
+		uint32_t wide = 1024u | 65535u << 16;
+		TRY("setsockopt IP_LOCAL_PORT_RANGE (widen its ephemeral ports)",
+		    tcp_sockopt(IPPROTO_IP, IP_LOCAL_PORT_RANGE, &wide, sizeof wide), EPERM);
+		TRY("setsockopt TCP_ULP tls", tcp_sockopt(IPPROTO_TCP, TCP_ULP, "tls", 3), EPERM);
+	}
+#ifdef SYS_modify_ldt
+	TRY("modify_ldt (read)", syscall(SYS_modify_ldt, 0, NULL, 0), EPERM);
+#endif
+	TRY("memfd_secret answers ENOSYS", syscall(447, 0), ENOSYS);
+	TRY("lsm_set_self_attr answers ENOSYS", syscall(460, 0, NULL, 0, 0), ENOSYS);
 
 	/* network (Landlock) */
 	TRY("connect to an unlisted port", tcp_connect(denied), EACCES);

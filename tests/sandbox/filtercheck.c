@@ -90,6 +90,11 @@ static const struct call {
 	{ "iopl", SYS_iopl, { 4 }, EPERM },
 	{ "ioperm", SYS_ioperm, { ~0L, 1, 1 }, EPERM },
 	{ "io_uring_setup", SYS_io_uring_setup, { 0, 0 }, ENOSYS },
+	{ "modify_ldt", SYS_modify_ldt, { 0, 0, 0 }, EPERM },		  /* a read of nothing: 0 */
+	{ "memfd_secret", 447, { ~0L }, ENOSYS },			  /* bad flags: EINVAL */
+	{ "lsm_set_self_attr", 460, { 0, 0, 0, ~0L }, ENOSYS },		  /* bad flags: EINVAL */
+	{ "setsockopt(IP_LOCAL_PORT_RANGE)", SYS_setsockopt, { -1, 0, 51, 0, 4 }, EPERM }, /* EBADF */
+	{ "setsockopt(TCP_ULP)", SYS_setsockopt, { -1, 6, 31, 0, 3 }, EPERM },		   /* EBADF */
 	{ "socket(AF_VSOCK)", SYS_socket, { AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0 }, EAFNOSUPPORT },
 	{ "socket(AF_PACKET)", SYS_socket, { 17 /* AF_PACKET */, SOCK_RAW | SOCK_CLOEXEC, 0 }, EAFNOSUPPORT },
 	{ "socket(SOCK_RAW inet)", SYS_socket, { AF_INET, SOCK_RAW | SOCK_CLOEXEC, 1 }, EPERM },

@@ -669,6 +669,7 @@ def egress(a):
     try:
         with netns.RoutedPair("we") as pair:
             egress_cases(a, pair, root, node)
+        egress_listen(a, root)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -762,6 +763,42 @@ def egress_cases(a, pair, root, node):
     report("egress: the guard killed mid-session: the agent's sockets wait for the next one, none unguarded",
            "pass" if ok else "FAIL", f"killed {killed}; {out.strip()}; outside got {got}, kernel {d}" +
            ("" if ok else f"; rc={w.returncode} {err[-500:]}"))
+
+
+EPH_LO, EPH_HI, UP_PORT = 40000, 40019, 40005  # a small ephemeral range, a tcp: upstream inside it
+
+
+def egress_listen(a, root):
+    """listen() on a socket never bound takes an ephemeral port, which no
+    Landlock rule judges: with the upstream down, the agent grabs its port
+    and a request through the bridge brings it the route's secret header.
+    The guard keeps the agent's sockets off that port."""
+    route = (f"[route up]\nlisten = 127.0.0.1:{PORT_A}\nupstream = tcp:127.0.0.2:{UP_PORT}\npath = /v1/\n"
+             "header = X-Secret: s3cret-value\n")
+    with netns.Lone("wl", [f"net.ipv4.ip_local_port_range={EPH_LO} {EPH_HI}"]) as ns:
+        runs = {}
+        for mode in ("ports", "loopback"):
+            conf = os.path.join(root, f"ward-listen-{mode}.conf")
+            with open(conf, "w") as f:
+                f.write(egress_policy(root, mode) + route)
+            p = subprocess.run(ns.cmd([a.ward, "-c", conf, "--", os.path.join(root, "egress"), "grab",
+                                       str(PORT_A), str(UP_PORT)]), capture_output=True, text=True, timeout=60)
+            lines = dict(l.split(":", 1) for l in p.stdout.splitlines() if ":" in l)
+            runs[mode] = (p, [int(x) for x in lines.get("ports", "").split()], lines.get("caught", "").strip(),
+                          lines.get("bridge", "").strip())
+        p, ports, caught, bridge = runs["ports"]
+        report("egress: control, egress = ports: listen() unbound takes the down upstream's port, "
+               "the bridge sends it the secret header",
+               "pass" if UP_PORT in ports and "RECEIVED" in caught else "FAIL",
+               f"ports {ports}; caught {caught!r}; bridge {bridge!r}" + ("" if p.returncode == 0 else
+                                                                         f"; rc={p.returncode} {p.stderr[-300:]}"))
+        p, ports, caught, bridge = runs["loopback"]
+        ok = p.returncode == 0 and ports and UP_PORT not in ports and caught == "nothing" and \
+            all(EPH_LO <= x <= EPH_HI for x in ports) and "ephemeral" not in p.stderr
+        report("egress: the guard keeps listen() off a tcp: upstream's port (IP_LOCAL_PORT_RANGE), "
+               "nothing reaches the agent",
+               "pass" if ok else "FAIL", f"ports {ports}; caught {caught!r}; bridge {bridge!r}" +
+               ("" if ok else f"; rc={p.returncode} {p.stderr[-400:]}"))
 
 
 # ---------------------------------------------------------------- containers

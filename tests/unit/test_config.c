@@ -291,6 +291,13 @@ static void test_errors(void)
 		  "ward: t.conf:1: [route m]: listen port 7900 is the upstream's port too"));
 	CHECK(err("[route m]\nlisten = 127.0.0.1:443\nupstream = tls:10.0.0.5:443\npath = /\n",
 		  "ward: t.conf:1: [route m]: listen port 443 is the upstream's port too"));
+	/* a bind rule over a tcp: upstream's port: the agent could listen there */
+	CHECK(err("[landlock]\nbind = 8000-8100\n[route m]\nlisten = 127.0.0.1:7900\nupstream = tcp:127.0.0.1:8080\npath = /\n",
+		  "ward: t.conf:3: [route m]: the upstream's port 8080 is in [landlock] bind"));
+	CHECK(err("[route m]\nlisten = 127.0.0.1:7900\nupstream = tls:10.0.0.5:443\npath = /\n[landlock]\nbind = 443\n",
+		  "ward: t.conf:1: [route m]: the upstream's port 443 is in [landlock] bind"));
+	CHECK(err("[agent]\nuser = 1000\n[landlock]\nbind = 9000\n[mcp]\nsource = /s\ntarget = /t\nupstream = tcp:127.0.0.1:9000\n",
+		  "ward: t.conf:5: [mcp]: the upstream's port 9000 is in [landlock] bind"));
 	CHECK(ok("[route m]\nlisten = 127.0.0.1:7901\nupstream = tcp:10.0.0.5:7900\npath = /\n"));
 	CHECK(err("[ward]\nbridge_user = a/b\n", "ward: t.conf:2: bridge_user: 'a/b': expected a user name"));
 	{

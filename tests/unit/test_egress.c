@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <linux/seccomp.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -20,9 +21,14 @@
 #include "common/addr.h"
 #include "common/record.h"
 #include "egress/guard.h"
+#include "init/sandbox/ephemeral.h"
 #include "seccomp/notify.h"
 #include "seccomp/sysfilter.h"
 #include "unit.h"
+
+#ifndef IP_LOCAL_PORT_RANGE
+#define IP_LOCAL_PORT_RANGE 51
+#endif
 
 static int parses(const char *s, struct tcp_dest *d)
 {
@@ -75,7 +81,21 @@ enum {
 	SAW_FLAGS = 8,	   /* CLOEXEC and NONBLOCK as asked, both ways */
 	SAW_UNIX = 16,	   /* a unix socket made without the guard */
 	SAW_NOGUARD = 32,  /* with the listener closed: ENOSYS, no socket */
+	SAW_RANGE = 64,	   /* the guard's ephemeral ports, read back, on both */
+	SAW_LISTEN = 128,  /* listen() on a socket never bound: a port of that range */
 };
+
+/* the guard's range in these tests: inside the usual 32768-60999 */
+#define TEST_LO 41000u
+#define TEST_HI 41099u
+#define TEST_RANGE (TEST_LO | TEST_HI << 16)
+
+static int has_range(int fd)
+{
+	uint32_t v = 0;
+	socklen_t len = sizeof v;
+	return fd >= 0 && getsockopt(fd, IPPROTO_IP, IP_LOCAL_PORT_RANGE, &v, &len) == 0 && v == TEST_RANGE;
+}
 
 static int held_to_lo(int fd)
 {
@@ -84,7 +104,7 @@ static int held_to_lo(int fd)
 	return fd >= 0 && getsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, dev, &len) == 0 && strcmp(dev, "lo") == 0;
 }
 
-static int child(int sock, int go)
+static int child(int sock, int go, int res)
 {
 	int l, s4, s6, a, b, u, bits = 0;
 	char c;
@@ -103,6 +123,15 @@ static int child(int sock, int go)
 		bits |= SAW_LO4;
 	if (held_to_lo(s6))
 		bits |= SAW_LO6;
+	if (has_range(s4) && has_range(s6))
+		bits |= SAW_RANGE;
+	{
+		struct sockaddr_in6 a6;
+		socklen_t len = sizeof a6;
+		if (listen(s6, 1) == 0 && getsockname(s6, (struct sockaddr *)&a6, &len) == 0 &&
+		    ntohs(a6.sin6_port) >= TEST_LO && ntohs(a6.sin6_port) <= TEST_HI)
+			bits |= SAW_LISTEN;
+	}
 	if (s4 >= 0 && setsockopt(s4, SOL_SOCKET, SO_BINDTODEVICE, "", 0) != 0 && errno == EPERM && held_to_lo(s4))
 		bits |= SAW_STUCK;
 	a = fcntl(s4, F_GETFD);
@@ -118,7 +147,8 @@ static int child(int sock, int go)
 	errno = 0;
 	if (socket(AF_INET, SOCK_STREAM, 0) < 0 && errno == ENOSYS)
 		bits |= SAW_NOGUARD;
-	return bits;
+	/* more bits than an exit status holds: written, and 0 for done */
+	return write(res, &bits, sizeof bits) == (ssize_t)sizeof bits ? 0 : 104;
 }
 
 /* Can a child load the filter here? 0, or its errno (valgrind does not
@@ -142,20 +172,22 @@ static int filter_loads(void)
 
 static void test_guard(int e)
 {
-	int sv[2], gp[2], status = 0, l = -1, served = 0;
+	int sv[2], gp[2], rp[2], status = 0, l = -1, served = 0, bits = 0;
 	struct record rec;
 	pid_t pid;
 
 	CHECK(e == 0);
 
-	CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0 && pipe(gp) == 0);
+	CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0 && pipe(gp) == 0 && pipe(rp) == 0);
 	pid = fork();
 	if (pid == 0) {
 		close(sv[0]);
-		_exit(child(sv[1], gp[0]));
+		close(rp[0]);
+		_exit(child(sv[1], gp[0], rp[1]));
 	}
 	close(sv[1]);
 	close(gp[0]);
+	close(rp[1]);
 	/* this process is the guard: the listener first, then two sockets */
 	{
 		struct pollfd p = { sv[0], POLLIN, 0 };
@@ -172,7 +204,7 @@ static void test_guard(int e)
 		memset(&req, 0, sizeof req);
 		if (ioctl(l, SECCOMP_IOCTL_NOTIF_RECV, &req) != 0)
 			break;
-		CHECK(guard_answer(l, &req) == 0);
+		CHECK(guard_answer(l, &req, TEST_RANGE) == 0);
 		served++;
 	}
 	CHECK(served == 2); /* the unix socket never came here */
@@ -186,16 +218,39 @@ static void test_guard(int e)
 	CHECK(write(gp[1], "g", 1) == 1);
 	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status));
 	status = WEXITSTATUS(status);
-	if (status >= 100)
+	if (status)
 		fprintf(stderr, "egress child failed at step %d\n", status);
-	CHECK(status < 100 && (status & SAW_LO4));
-	CHECK(status < 100 && (status & SAW_LO6));
-	CHECK(status < 100 && (status & SAW_STUCK));
-	CHECK(status < 100 && (status & SAW_FLAGS));
-	CHECK(status < 100 && (status & SAW_UNIX));
-	CHECK(status < 100 && (status & SAW_NOGUARD));
+	CHECK(status == 0 && read(rp[0], &bits, sizeof bits) == (ssize_t)sizeof bits);
+	CHECK(bits & SAW_LO4);
+	CHECK(bits & SAW_LO6);
+	CHECK(bits & SAW_STUCK);
+	CHECK(bits & SAW_FLAGS);
+	CHECK(bits & SAW_UNIX);
+	CHECK(bits & SAW_NOGUARD);
+	CHECK(bits & SAW_RANGE);
+	CHECK(bits & SAW_LISTEN);
+	close(rp[0]);
 	close(sv[0]);
 	close(gp[1]);
+}
+
+static void test_pick(void)
+{
+	unsigned lo, hi;
+	const unsigned none[] = { 80, 8080 }, mid[] = { 40000 }, two[] = { 40000, 50000, 40000 },
+		       ends[] = { 32768, 60999 }, all[] = { 5, 6, 7 };
+
+	CHECK(ephemeral_pick(32768, 60999, none, 2, &lo, &hi) == 0 && lo == 32768 && hi == 60999);
+	CHECK(ephemeral_pick(32768, 60999, none, 0, &lo, &hi) == 0 && lo == 32768 && hi == 60999);
+	/* the larger side: 40001-60999 holds 20999 ports, 32768-39999 7232 */
+	CHECK(ephemeral_pick(32768, 60999, mid, 1, &lo, &hi) == 1 && lo == 40001 && hi == 60999);
+	/* three runs, a port given twice: 50001-60999 (10999) beats 40001-49999 (9999) */
+	CHECK(ephemeral_pick(32768, 60999, two, 3, &lo, &hi) == 1 && lo == 50001 && hi == 60999);
+	CHECK(ephemeral_pick(32768, 60999, ends, 2, &lo, &hi) == 1 && lo == 32769 && hi == 60998);
+	/* equal runs: the lowest */
+	CHECK(ephemeral_pick(10, 20, (const unsigned[]){ 15 }, 1, &lo, &hi) == 1 && lo == 10 && hi == 14);
+	CHECK(ephemeral_pick(5, 7, all, 3, &lo, &hi) == -1);
+	CHECK(ephemeral_pick(7, 7, (const unsigned[]){ 8 }, 1, &lo, &hi) == 0 && lo == 7 && hi == 7);
 }
 
 static void test_guard_filter(void)
@@ -216,6 +271,7 @@ int main(void)
 	int e = filter_loads();
 
 	test_addr();
+	test_pick();
 	if (e == ENOSYS) {
 		SKIP(18, "the guard and its filter: seccomp(2) answers ENOSYS here (valgrind does not know "
 			 "it, nor libseccomp then); check-unit runs these natively");
