@@ -43,6 +43,22 @@ static int append(char **out, size_t *n, size_t *cap, const char *s, size_t len)
 	return 0;
 }
 
+/* A variable a header was taken from, noted once. 0, or -1 with r->err. */
+static int note_var(struct mcp_result *r, const char *name)
+{
+	int i;
+
+	for (i = 0; i < r->n_vars; i++)
+		if (strcmp(r->vars[i], name) == 0)
+			return 0;
+	if (r->n_vars == MCP_MAX_VARS)
+		return fail(r, "more than %d variables in header values", MCP_MAX_VARS);
+	if (!(r->vars[r->n_vars] = strdup(name)))
+		return fail(r, "out of memory");
+	r->n_vars++;
+	return 0;
+}
+
 /* ${NAME} from ward's own environment (the host hands secrets to ward, not
  * to the agent). */
 static char *interpolate(const char *v, struct mcp_result *r)
@@ -81,6 +97,10 @@ static char *interpolate(const char *v, struct mcp_result *r)
 			if (!val) {
 				free(out);
 				fail(r, "header value names ${%s}, which is not in ward's environment", name);
+				return NULL;
+			}
+			if (note_var(r, name) != 0) {
+				free(out);
 				return NULL;
 			}
 			if (append(&out, &n, &cap, val, strlen(val)) != 0) {
@@ -308,7 +328,12 @@ static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, un
 				return -1;
 			}
 		} else {
-			const char *env = getenv(json_string_value(json_object_get(srv, "bearerTokenEnv")));
+			const char *var = json_string_value(json_object_get(srv, "bearerTokenEnv"));
+			const char *env = getenv(var);
+			if (env && note_var(r, var) != 0) {
+				free_lines(lines, n);
+				return -1;
+			}
 			if (!env || !(tok = strdup(env))) {
 				free_lines(lines, n);
 				return env ? fail(r, "out of memory")
@@ -428,6 +453,11 @@ void mcp_routes_free(struct mcp_route *v, int n)
 
 void mcp_result_free(struct mcp_result *r)
 {
+	int i;
+
+	for (i = 0; i < r->n_vars; i++)
+		free(r->vars[i]);
+	r->n_vars = 0;
 	mcp_routes_free(r->routes, r->n_routes);
 	free(r->text);
 	r->routes = NULL;

@@ -19,11 +19,17 @@ struct mcp_route {
 	int n_headers;
 };
 
+#define MCP_MAX_VARS 64
+
 struct mcp_result {
 	char err[512];
 	struct mcp_route *routes;
 	int n_routes;
 	char *text; /* the agent's copy */
+	/* the variables of ward's environment its headers took ${NAME} or
+	 * bearerTokenEnv from (secrets: the agent must not be passed them) */
+	char *vars[MCP_MAX_VARS];
+	int n_vars;
 };
 
 /* Rewrites the JSON (Pi's built-in format and pi-mcp-adapter's: both

@@ -276,6 +276,16 @@ int preflight_private(const struct ward_config *cfg)
 	info = mountinfo();
 	if (cfg->has_mcp && cfg->mcp_source)
 		rc = private_reached(cfg, info, cfg->mcp_line, "[mcp] source", cfg->mcp_source);
+	/* a header written in the config is a secret in the config file */
+	for (i = 0; !rc && cfg->path && i < cfg->n_routes; i++)
+		for (h = 0; !rc && h < cfg->routes[i].n_headers; h++)
+			if (!cfg->routes[i].headers[h].source) {
+				char real[PATH_MAX], what[160];
+				snprintf(what, sizeof what, "[route %s]'s header %s is written in the config, and",
+					 cfg->routes[i].name, cfg->routes[i].headers[h].name);
+				if (realpath(cfg->path, real))
+					rc = private_reached(cfg, info, cfg->routes[i].line, what, real);
+			}
 	for (i = 0; !rc && i < cfg->n_routes; i++)
 		for (h = 0; !rc && h < cfg->routes[i].n_headers; h++)
 			if (cfg->routes[i].headers[h].source)

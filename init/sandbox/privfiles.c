@@ -76,7 +76,7 @@ static int read_mcp(struct privfiles *pf, const struct ward_config *cfg)
 	struct mcp_result *res = &pf->mcp_res;
 	char err[1024], *text = NULL;
 	size_t len = 0;
-	int rc;
+	int rc, i, j;
 
 	if (cfg->mcp_optional && strncmp(cfg->mcp_source, "fd:", 3) != 0 && access(cfg->mcp_source, F_OK) != 0 &&
 	    errno == ENOENT) {
@@ -94,6 +94,15 @@ static int read_mcp(struct privfiles *pf, const struct ward_config *cfg)
 		log_error("%s:%d: [mcp] source %s: %s", cfg->path, cfg->mcp_line, cfg->mcp_source, res->err);
 		return 2;
 	}
+	/* a secret the bridge adds must not reach the agent by its environment */
+	for (i = 0; i < res->n_vars; i++)
+		for (j = 0; j < cfg->n_env_pass; j++)
+			if (strcmp(res->vars[i], cfg->env_pass[j]) == 0) {
+				log_error("%s:%d: [mcp] source %s takes a header from ${%s}, which [agent] env_pass "
+					  "gives the agent too: it could read the secret; take it out of env_pass",
+					  cfg->path, cfg->mcp_line, cfg->mcp_source, res->vars[i]);
+				return 2;
+			}
 	pf->mcp = 1;
 	return 0;
 }

@@ -72,6 +72,34 @@ def check_case(a, work):
     err = p.stderr.decode().strip().splitlines()
     report("a header secret from a descriptor that would block: exit 2, one line, nothing started",
            p.returncode == 2 and len(err) == 1 and "temporarily unavailable" in err[0], f"rc {p.returncode}: {err}")
+    # a secret the agent could read: a header written in a config file its
+    # Landlock rules reach; an mcp.json ${VAR} that env_pass hands it
+    readable = os.path.join(work, "readable")
+    os.makedirs(readable, exist_ok=True)
+    mcp = os.path.join(work, "vars-mcp.json")
+    with open(mcp, "w") as f:
+        f.write('{"mcpServers":{"s":{"url":"http://h/x","headers":{"Authorization":"Bearer ${WARD_T_KEY}"}}}}')
+    route = "[route c]\nlisten = 127.0.0.1:17893\nupstream = unix:/nonexistent.sock\npath = /x\n"
+    for label, where, text, want, env in (
+            ("a header written in a config the agent may read", readable,
+             f"[agent]\nuser = {AGENT_UID}\ncommand = true\n[landlock]\nmode = best_effort\nread = /usr {readable}\n"
+             f"{route}header = X-Key: literal-secret\n", "header X-Key is written in the config", {}),
+            ("mcp.json's ${WARD_T_KEY} in env_pass", work,
+             f"[agent]\nuser = {AGENT_UID}\ncommand = true\nenv_pass = WARD_T_KEY\n[mcp]\nsource = {mcp}\n"
+             f"target = {work}/vars-target.json\nupstream = unix:/nonexistent.sock\n",
+             "takes a header from ${WARD_T_KEY}, which [agent] env_pass gives the agent too",
+             {"WARD_T_KEY": "sk-test"})):
+        conf = os.path.join(where, "secret-reach.conf")
+        marker = os.path.join(work, "secret-reach-started")
+        with open(conf, "w") as f:
+            f.write(text.replace("command = true", f"command = touch {marker}"))
+        p = subprocess.run([a.ward, "-c", conf], capture_output=True, text=True, timeout=20,
+                           env={**os.environ, **env})
+        err = p.stderr.strip().splitlines()
+        report(f"refused before anything starts: {label}",
+               p.returncode == 2 and len(err) == 1 and want in err[0] and not os.path.exists(marker) and
+               not os.path.exists(f"{work}/vars-target.json"), f"rc {p.returncode}: {err}")
+        os.unlink(conf)
     # a cwd that is not there: found before anything starts, not by the agent's chdir
     conf = os.path.join(work, "check-cwd.conf")
     marker = os.path.join(work, "cwd-started")

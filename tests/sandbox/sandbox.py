@@ -775,10 +775,11 @@ def egress_listen(a, root):
     The guard keeps the agent's sockets off that port."""
     route = (f"[route up]\nlisten = 127.0.0.1:{PORT_A}\nupstream = tcp:127.0.0.2:{UP_PORT}\npath = /v1/\n"
              "header = X-Secret: s3cret-value\n")
+    private = tempfile.mkdtemp(prefix="ward-listen-")  # the config holds the header: out of the agent's reach
     with netns.Lone("wl", [f"net.ipv4.ip_local_port_range={EPH_LO} {EPH_HI}"]) as ns:
         runs = {}
         for mode in ("ports", "loopback"):
-            conf = os.path.join(root, f"ward-listen-{mode}.conf")
+            conf = os.path.join(private, f"ward-listen-{mode}.conf")
             with open(conf, "w") as f:
                 f.write(egress_policy(root, mode) + route)
             p = subprocess.run(ns.cmd([a.ward, "-c", conf, "--", os.path.join(root, "egress"), "grab",
@@ -799,6 +800,7 @@ def egress_listen(a, root):
                "nothing reaches the agent",
                "pass" if ok else "FAIL", f"ports {ports}; caught {caught!r}; bridge {bridge!r}" +
                ("" if ok else f"; rc={p.returncode} {p.stderr[-400:]}"))
+    shutil.rmtree(private, ignore_errors=True)
 
 
 # ---------------------------------------------------------------- containers

@@ -45,6 +45,8 @@ static void test_builtin(void)
 	CHECK(r.routes[0].n_headers == 2);
 	CHECK_STR(hline(&r.routes[0].headers[0]), "Authorization: Bearer s3cret");
 	CHECK_STR(hline(&r.routes[0].headers[1]), "X-Team: blue");
+	/* the variable it came from, for the env_pass check */
+	CHECK(r.n_vars == 1 && strcmp(r.vars[0], "WARD_TEST_TOKEN") == 0);
 	CHECK_STR(r.routes[1].host, "docs.example.com");
 	CHECK_STR(r.routes[1].path, "/");
 	CHECK(strstr(r.text, "s3cret") == NULL && strstr(r.text, "WARD_TEST_TOKEN") == NULL);
@@ -77,6 +79,7 @@ static void test_adapter(void)
 	CHECK(r.routes[0].n_headers == 1);
 	CHECK_STR(hline(&r.routes[0].headers[0]), "Authorization: Bearer tok");
 	CHECK_STR(hline(&r.routes[1].headers[0]), "Authorization: Bearer s3cret");
+	CHECK(r.n_vars == 1 && strcmp(r.vars[0], "WARD_TEST_TOKEN") == 0); /* bearerTokenEnv's */
 	CHECK_STR(r.routes[0].host, "localhost:18091");
 	CHECK(strstr(r.text, "tok\"") == NULL && strstr(r.text, "bearerToken") == NULL);
 	CHECK(strstr(r.text, "\"directTools\": true") != NULL && strstr(r.text, "\"lifecycle\": \"eager\"") != NULL);
@@ -96,7 +99,10 @@ static void test_interpolation(void)
 	CHECK(r.n_routes == 1 && r.routes[0].n_headers == 1);
 	CHECK_STR(hline(&r.routes[0].headers[0]), "X: 0123456789012345678901234567890123456789-"
 					  "0123456789012345678901234567890123456789$x$s3crettail");
+	/* each variable once, in the order met */
+	CHECK(r.n_vars == 2 && strcmp(r.vars[0], "WARD_TEST_LONG") == 0 && strcmp(r.vars[1], "WARD_TEST_TOKEN") == 0);
 	mcp_result_free(&r);
+	CHECK(r.n_vars == 0);
 }
 
 static char last_err[sizeof ((struct mcp_result *)0)->err];
