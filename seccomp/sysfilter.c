@@ -151,10 +151,14 @@ static const struct rule {
 	 * label) set by a call, where the /proc/self/attr files it replaces
 	 * are writes Landlock judges */
 	{ "lsm_set_self_attr", ENOSYS, R_ALL, 1 },
-	/* NUMA placement of other processes' memory */
+	/* NUMA placement of memory, other processes' and its own: Node, git
+	 * and bash never ask (measured with Pi 1.6's session and workloads) */
 	{ "mbind", EPERM, R_ALL, 0 },
 	{ "migrate_pages", EPERM, R_ALL, 0 },
 	{ "move_pages", EPERM, R_ALL, 0 },
+	{ "set_mempolicy", EPERM, R_ALL, 1 },
+	{ "get_mempolicy", EPERM, R_ALL, 1 },
+	{ "set_mempolicy_home_node", EPERM, R_ALL, 1 },
 	/* argument-dependent */
 	{ "socket", EAFNOSUPPORT, R_SOCKET, 0 },
 	{ "socketpair", EAFNOSUPPORT, R_SOCKET, 0 },
@@ -268,7 +272,7 @@ static int newer_nr(const char *name)
 		int nr;
 	} newer[] = { { "statmount", 457 },	 { "listmount", 458 },	  { "open_tree_attr", 467 },
 		      { "file_getattr", 468 },	 { "file_setattr", 469 }, { "lsm_set_self_attr", 460 },
-		      { "memfd_secret", 447 } };
+		      { "memfd_secret", 447 },	 { "set_mempolicy_home_node", 450 } };
 	size_t i;
 
 	for (i = 0; i < sizeof newer / sizeof newer[0]; i++)

@@ -14,11 +14,14 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/log.h"
 #include "common/parse.h"
+#include "init/supervise/routes.h"
 
 /* A limit above the hard limit the runtime gave can only be set with
  * CAP_SYS_RESOURCE: say so before anything starts, not when the agent
@@ -47,8 +50,9 @@ int preflight_rlimits(const struct ward_config *cfg)
 	return 0;
 }
 
-/* As the agent user: can it create a file in dir? 0, or the errno. */
-static int agent_can_write(const struct user_ids *u, const char *dir)
+/* op(path) in a child that has become the agent user, as the agent runs
+ * (a root agent without CAP_DAC_OVERRIDE): 0, or the errno it ended with. */
+static int as_agent(const struct user_ids *u, int (*op)(const char *), const char *path)
 {
 	pid_t pid = fork();
 	int st;
@@ -56,26 +60,48 @@ static int agent_can_write(const struct user_ids *u, const char *dir)
 	if (pid < 0)
 		return errno;
 	if (pid == 0) {
-		char path[PATH_MAX + 32];
-		int fd;
 		if (setgroups((size_t)u->ngroups, u->groups) != 0 || setresgid(u->gid, u->gid, u->gid) != 0 ||
 		    setresuid(u->uid, u->uid, u->uid) != 0)
 			_exit(EPERM);
-		/* as the agent runs: a root agent without CAP_DAC_OVERRIDE */
 		capng_clear(CAPNG_SELECT_CAPS);
 		if (capng_apply(CAPNG_SELECT_CAPS) != 0)
 			_exit(EPERM);
-		snprintf(path, sizeof path, "%s/.ward-writable-XXXXXX", dir);
-		fd = mkstemp(path);
-		if (fd < 0)
-			_exit(errno & 0xff);
-		close(fd);
-		unlink(path);
-		_exit(0);
+		_exit(op(path) & 0xff);
 	}
 	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
 		return EIO;
 	return WEXITSTATUS(st);
+}
+
+/* Can a file be created in dir? 0, or the errno. */
+static int make_file_in(const char *dir)
+{
+	char path[PATH_MAX + 32];
+	int fd;
+
+	snprintf(path, sizeof path, "%s/.ward-writable-XXXXXX", dir);
+	fd = mkstemp(path);
+	if (fd < 0)
+		return errno;
+	close(fd);
+	unlink(path);
+	return 0;
+}
+
+/* A connect to the unix socket at path: 0 when the kernel let it through
+ * (ECONNREFUSED, EAGAIN: there, and allowed, with no one taking it), else
+ * the errno (EACCES: refused by its modes). */
+static int connect_unix(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), r;
+
+	if (s < 0)
+		return errno;
+	snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+	r = connect(s, (struct sockaddr *)&a, sizeof a) == 0 ? 0 : errno;
+	close(s);
+	return r == ECONNREFUSED || r == EAGAIN || r == EINPROGRESS ? 0 : r;
 }
 
 /* [agent] writable: Pi dies when TMPDIR or its agent dir cannot be
@@ -116,7 +142,7 @@ int preflight_writable(const struct confine *agent, const struct ll_ruleset *ll,
 			return 2;
 		}
 		if (!check && agent && geteuid() == 0 &&
-		    (e = agent_can_write(&agent->user, real)) != 0) {
+		    (e = as_agent(&agent->user, make_file_in, real)) != 0) {
 			log_error("%s:%d: writable = %s: uid %d cannot create files there (%s); chown it to "
 				  "the agent or choose another directory", cfg->path, cfg->writable_line, p,
 				  (int)agent->user.uid,
@@ -199,16 +225,16 @@ static int place_within(const char *place, const char *rule_place)
 	       (strncmp(place, rule_place, n) == 0 && (place[n] == '/' || place[n] == '\0'));
 }
 
-/* the first of the agent's Landlock rule paths that reaches path (as
- * written, where it leads, or where a bind mount shows its directory
- * again), or NULL */
-static const char *rule_reaching(const struct ll_policy *p, const char *info, const char *path)
+/* the first of the agent's Landlock rule paths (its write rules only, or
+ * all) that reaches path (as written, where it leads, or where a bind
+ * mount shows its directory again), or NULL */
+static const char *rule_reaching(const struct ll_policy *p, const char *info, const char *path, int writes_only)
 {
 	char real[PATH_MAX], rreal[PATH_MAX], dev[32], place[2 * PATH_MAX], rdev[32], rplace[2 * PATH_MAX];
 	int i, resolved = realpath(path, real) != NULL;
 	int placed = resolved && fs_place(info, real, dev, sizeof dev, place, sizeof place) == 0;
 
-	for (i = 0; i < p->n_read + p->n_write; i++) {
+	for (i = writes_only ? p->n_read : 0; i < p->n_read + p->n_write; i++) {
 		const char *rule = i < p->n_read ? p->read[i] : p->write[i - p->n_read];
 		if (ll_covers(path, rule) || (resolved && ll_covers(real, rule)))
 			return rule;
@@ -235,7 +261,7 @@ static int private_reached(const struct ward_config *cfg, const char *info, int 
 			  "Landlock rules; give it one", cfg->path, line, what, path, (unsigned long)st.st_nlink);
 		return 2;
 	}
-	if (!(rule = rule_reaching(&cfg->landlock, info, path)))
+	if (!(rule = rule_reaching(&cfg->landlock, info, path, 0)))
 		return 0;
 	log_error("%s:%d: %s %s is within the agent's Landlock rule for %s: the agent could read it; keep "
 		  "it out of the agent's paths (/run/ward)", cfg->path, line, what, path, rule);
@@ -291,6 +317,65 @@ int preflight_private(const struct ward_config *cfg)
 			if (cfg->routes[i].headers[h].source)
 				rc = private_reached(cfg, info, cfg->routes[i].line, "[route] header file",
 						     cfg->routes[i].headers[h].source);
+	free(info);
+	return rc;
+}
+
+/* One unix: upstream: its directory out of the agent's write rules (it
+ * could put a socket of its own there, or one in its place, and be sent
+ * what the bridge adds), and the socket out of its user's reach (it could
+ * connect around the bridge, past its path pins). */
+static int unix_upstream_private(const struct confine *agent, const struct ward_config *cfg, const char *info,
+				 const struct route *r, int check)
+{
+	const char *path = ((const struct sockaddr_un *)&r->up->addr)->sun_path, *rule;
+	char dir[PATH_MAX], real[PATH_MAX];
+	struct stat st;
+	int e;
+
+	snprintf(dir, sizeof dir, "%s", path);
+	/* the nearest directory there is: a socket not made yet is judged by it */
+	do {
+		char *slash = strrchr(dir, '/');
+		if (!slash)
+			break;
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	} while (!realpath(dir, real) && strcmp(dir, "/") != 0);
+	if (cfg->has_landlock && cfg->landlock.mode != LL_OFF && (rule = rule_reaching(&cfg->landlock, info, dir, 1))) {
+		log_error("%s:%d: [route %s] upstream %s: its directory is within the agent's Landlock write rule "
+			  "for %s: the agent could put its own socket there and be sent what the bridge adds; keep "
+			  "the socket out of the agent's paths (/run/ward)", cfg->path, r->line, r->name, r->up->desc,
+			  rule);
+		return 2;
+	}
+	if (check || !agent || geteuid() != 0 || stat(path, &st) != 0 || !S_ISSOCK(st.st_mode))
+		return 0; /* nothing there yet to try: judged by its directory alone */
+	e = as_agent(&agent->user, connect_unix, path);
+	if (e == 0) {
+		log_error("%s:%d: [route %s] upstream %s: the agent's user (uid %d) may connect to it (mode %04o, "
+			  "owner %d:%d) and go around the bridge; give it to the bridge's user alone (chmod 0600)",
+			  cfg->path, r->line, r->name, r->up->desc, (int)agent->user.uid, (unsigned)(st.st_mode & 07777),
+			  (int)st.st_uid, (int)st.st_gid);
+		return 2;
+	}
+	return 0;
+}
+
+int preflight_upstreams(const struct confine *agent, const struct route_table *t, const struct ward_config *cfg,
+			int check)
+{
+	char *info = mountinfo();
+	int i, j, rc = 0;
+
+	for (i = 0; !rc && i < t->n; i++) {
+		int seen = 0;
+		if (t->v[i].up->kind != UP_UNIX)
+			continue;
+		for (j = 0; j < i; j++)
+			seen |= t->v[j].up == t->v[i].up; /* [mcp]'s servers share one */
+		if (!seen)
+			rc = unix_upstream_private(agent, cfg, info, &t->v[i], check);
+	}
 	free(info);
 	return rc;
 }

@@ -22,4 +22,12 @@ int preflight_writable(const struct confine *agent, const struct ll_ruleset *ll,
  * Before anything is read or written. */
 int preflight_private(const struct ward_config *cfg);
 
+/* Each unix: upstream of t out of the agent's reach: its directory under
+ * no Landlock write rule of the agent's, and (tried as the agent's user,
+ * unless check, when the socket is there) not connectable by it. 2 after
+ * logging, else 0. */
+struct route_table;
+int preflight_upstreams(const struct confine *agent, const struct route_table *t, const struct ward_config *cfg,
+			int check);
+
 #endif

@@ -100,6 +100,45 @@ def check_case(a, work):
                p.returncode == 2 and len(err) == 1 and want in err[0] and not os.path.exists(marker) and
                not os.path.exists(f"{work}/vars-target.json"), f"rc {p.returncode}: {err}")
         os.unlink(conf)
+    # a unix: upstream the agent could replace (its directory under a write
+    # rule) or connect to around the bridge (its modes let the agent's user)
+    import socket as socketmod
+    up_dir = os.path.join(work, "updir")
+    os.makedirs(up_dir, exist_ok=True)
+    os.chmod(up_dir, 0o755)
+    sock_path = os.path.join(up_dir, "up.sock")
+    srv = socketmod.socket(socketmod.AF_UNIX, socketmod.SOCK_STREAM)
+    srv.bind(sock_path)
+    srv.listen(4)
+    mark_dir = os.path.join(work, "marks")
+    os.makedirs(mark_dir, exist_ok=True)
+    os.chmod(mark_dir, 0o777)
+    marker = os.path.join(mark_dir, "upstream-started")
+    base = (f"[agent]\nuser = {AGENT_UID}\ncommand = touch {marker}\n[landlock]\nmode = best_effort\n"
+            f"read = /usr\nwrite = {mark_dir}\n" "{rules}[route u]\nlisten = 127.0.0.1:17894\nupstream = unix:{sock}\npath = /x\n")
+    for label, rules, sock, mode, want in (
+            ("a unix: upstream under the agent's write rule", f"write = {up_dir}\n", sock_path, 0o600,
+             "its directory is within the agent's Landlock write rule"),
+            ("a unix: upstream under a write rule, not made yet", f"write = {up_dir}\n",
+             os.path.join(up_dir, "later", "up.sock"), 0o600, "its directory is within the agent's Landlock write rule"),
+            ("a unix: upstream the agent's user may connect to (0666)", "", sock_path, 0o666,
+             "may connect to it (mode 0666"),
+            ("a unix: upstream only its owner may connect to (0600)", "", sock_path, 0o600, None)):
+        os.chmod(sock_path, mode)
+        conf = os.path.join(work, "unix-up.conf")
+        with open(conf, "w") as f:
+            f.write(base.format(rules=rules, sock=sock))
+        if os.path.exists(marker):
+            os.unlink(marker)
+        p = subprocess.run([a.ward, "-c", conf], capture_output=True, text=True, timeout=30)
+        err = [l for l in p.stderr.strip().splitlines() if l.startswith("ward: ")]
+        if want:
+            ok = p.returncode == 2 and len(err) == 1 and want in err[0] and not os.path.exists(marker)
+        else:
+            ok = p.returncode == 0 and os.path.exists(marker)
+        report(f"{'refused before anything starts' if want else 'starts'}: {label}", ok,
+               f"rc {p.returncode}: {p.stderr.strip().splitlines()[-2:]}")
+    srv.close()
     # a cwd that is not there: found before anything starts, not by the agent's chdir
     conf = os.path.join(work, "check-cwd.conf")
     marker = os.path.join(work, "cwd-started")

@@ -565,6 +565,8 @@ static int probe(const char *dir, int allowed, int denied, const char *tag, int 
 	TRY("modify_ldt (read)", syscall(SYS_modify_ldt, 0, NULL, 0), EPERM);
 #endif
 	TRY("memfd_secret answers ENOSYS", syscall(447, 0), ENOSYS);
+	TRY("set_mempolicy", syscall(SYS_set_mempolicy, 0, NULL, 0), EPERM);
+	TRY("get_mempolicy", syscall(SYS_get_mempolicy, NULL, NULL, 0, NULL, 0), EPERM);
 	TRY("lsm_set_self_attr answers ENOSYS", syscall(460, 0, NULL, 0, 0), ENOSYS);
 
 	/* network (Landlock) */

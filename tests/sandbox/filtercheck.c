@@ -92,6 +92,8 @@ static const struct call {
 	{ "io_uring_setup", SYS_io_uring_setup, { 0, 0 }, ENOSYS },
 	{ "modify_ldt", SYS_modify_ldt, { 0, 0, 0 }, EPERM },		  /* a read of nothing: 0 */
 	{ "memfd_secret", 447, { ~0L }, ENOSYS },			  /* bad flags: EINVAL */
+	{ "set_mempolicy", SYS_set_mempolicy, { ~0L, 0, 0 }, EPERM },	  /* bad mode: EINVAL */
+	{ "get_mempolicy", SYS_get_mempolicy, { 0, 0, 0, 0, ~0L }, EPERM }, /* bad flags: EINVAL */
 	{ "lsm_set_self_attr", 460, { 0, 0, 0, ~0L }, ENOSYS },		  /* bad flags: EINVAL */
 	{ "setsockopt(IP_LOCAL_PORT_RANGE)", SYS_setsockopt, { -1, 0, 51, 0, 4 }, EPERM }, /* EBADF */
 	{ "setsockopt(TCP_ULP)", SYS_setsockopt, { -1, 6, 31, 0, 3 }, EPERM },		   /* EBADF */
