@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "child/privdrop.h"
+#include "egress/blocked.h"
+#include "common/clock.h"
 #include "common/fds.h"
 #include "common/log.h"
 #include "common/record.h"
@@ -139,22 +141,28 @@ static int take_listener(int ctl)
 	return r == 1 ? fd : -2;
 }
 
-static void serve(int ctl, uint32_t port_range)
+static void serve(int ctl, uint32_t port_range, struct blocked *b)
 {
 	struct pollfd p[GUARD_MAX_LISTENERS + 1];
 	int n = 0, i;
 
 	p[0] = (struct pollfd){ .fd = ctl, .events = POLLIN };
 	for (;;) {
-		if (poll(p, (nfds_t)n + 1, -1) < 0) {
+		int r = poll(p, (nfds_t)n + 1, blocked_timeout(b, now_ms()));
+		if (r < 0) {
 			if (errno == EINTR)
 				continue;
 			_exit(1);
 		}
+		/* the connects that lo leaves waiting, named (blocked.h) */
+		blocked_look(b, now_ms());
+		if (r == 0)
+			continue;
 		for (i = 1; i <= n; i++) {
-			if (p[i].revents & POLLIN)
+			if (p[i].revents & POLLIN) {
 				serve_one(p[i].fd, port_range);
-			else if (p[i].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+				blocked_poke(b, now_ms());
+			} else if (p[i].revents & (POLLHUP | POLLERR | POLLNVAL)) {
 				/* every process of that agent is gone */
 				close(p[i].fd);
 				p[i] = p[n--];
@@ -182,6 +190,7 @@ static void serve(int ctl, uint32_t port_range)
 
 void guard_main(const struct guard_start *s, int rfd, pid_t parent)
 {
+	struct blocked blocked;
 	int keep[4], nk = 0;
 	sigset_t none;
 
@@ -192,6 +201,10 @@ void guard_main(const struct guard_start *s, int rfd, pid_t parent)
 	if (s->ll_fd >= 0)
 		keep[nk++] = s->ll_fd;
 	close_fds_except(keep, nk);
+	/* before its filter, which allows no netlink socket: without it the
+	 * guard still holds every socket to lo, and says so */
+	if (blocked_open(&blocked) != 0)
+		log_warn("egress guard: no socket table query (%s): refused connects go unlogged", strerror(errno));
 	if (privdrop_detach() != 0)
 		_exit(3);
 	if (privdrop_credentials(s->confine, rfd) != 0)
@@ -204,6 +217,6 @@ void guard_main(const struct guard_start *s, int rfd, pid_t parent)
 	close(rfd);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL); /* TERM ends it */
-	serve(s->ctl, s->port_range);
+	serve(s->ctl, s->port_range, &blocked);
 	_exit(1);
 }

@@ -12,6 +12,9 @@
  *   egress loop OUT4 PORT_A SECONDS
  *       sockets and connects for SECONDS (the guard is killed meanwhile):
  *       how many sockets came back, how many were not held to lo
+ *   egress flood OUT4 PORT N HOLD_MS WAIT_MS
+ *       N connects to OUT4 at once, held HOLD_MS, then WAIT_MS idle: what
+ *       the guard names of them (ward's stderr) is the harness's to count
  *   egress grab BRIDGE_PORT TARGET
  *       listen() on sockets never bound until one has TARGET, the port
  *       of the bridge's upstream (down), or the kernel has no port left
@@ -254,6 +257,31 @@ static int loop(char **argv)
 	return unheld ? 1 : 0;
 }
 
+/* N connects to OUT4:PORT at once, held HOLD ms, closed; then a wait of
+ * WAIT ms (the guard's rate-limit window ends in it). */
+static int flood(char **argv)
+{
+	int n = atoi(argv[4]), hold = atoi(argv[5]), wait = atoi(argv[6]), i, *s = calloc((size_t)n, sizeof *s);
+	struct sockaddr_storage ss;
+	socklen_t len = addr_of(argv[2], atoi(argv[3]), &ss);
+
+	if (!s)
+		return 1;
+	for (i = 0; i < n; i++) {
+		s[i] = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (s[i] >= 0)
+			(void)connect(s[i], (struct sockaddr *)&ss, len);
+	}
+	usleep((useconds_t)hold * 1000);
+	for (i = 0; i < n; i++)
+		if (s[i] >= 0)
+			close(s[i]);
+	free(s);
+	usleep((useconds_t)wait * 1000);
+	printf("flood: %d connects held %d ms\n", n, hold);
+	return 0;
+}
+
 #define GRAB_MAX 256
 
 static int grab(char **argv)
@@ -329,9 +357,11 @@ int main(int argc, char **argv)
 		return tries(argv);
 	if (argc == 5 && strcmp(argv[1], "loop") == 0)
 		return loop(argv);
+	if (argc == 7 && strcmp(argv[1], "flood") == 0)
+		return flood(argv);
 	if (argc == 4 && strcmp(argv[1], "grab") == 0)
 		return grab(argv);
 	fprintf(stderr, "usage: egress tries OUT4 OUT6 PORT_A PORT_B RACES | egress loop OUT4 PORT SECONDS | "
-		"egress grab BRIDGE_PORT TARGET\n");
+		"egress grab BRIDGE_PORT TARGET | egress flood OUT4 PORT N HOLD_MS WAIT_MS\n");
 	return 2;
 }

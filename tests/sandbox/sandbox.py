@@ -699,10 +699,26 @@ def egress_cases(a, pair, root, node):
     inside = Listen(pair, pair.inside, [PORT_A])
     outside = Listen(pair, pair.outside, [PORT_A, PORT_B])
     before = pair.counters(pair.outside)
+    t0 = time.monotonic()
     p = egress_run(a, pair, root, "loopback", probe)
+    took = time.monotonic() - t0
     d, got, none = arrived(pair, before, outside)
     loop_in = inside.done()
     fails = [l for l in p.stdout.splitlines() if l.startswith("FAIL")]
+    # refused connects named, none of them loopback
+    audit = [l for l in p.stderr.splitlines() if "egress: refused proto=tcp" in l]
+    wrong = [l for l in audit if f"dst={netns.OUT4}:" not in l and f"dst=[{netns.OUT6}]:" not in l]
+    report("egress: the static probe's refused connects named, never a loopback one",
+           "pass" if audit and not wrong else "FAIL",
+           f"{len(audit)} lines in {took:.0f} s" + (f"; wrong: {wrong[:3]}" if wrong else ""))
+    # 30 at once, held 1.5 s: 10 named, then the rest counted when the 10 s window ends
+    p = egress_run(a, pair, root, "loopback", [os.path.join(root, "egress"), "flood", netns.OUT4, str(PORT_B),
+                                                "30", "1500", "10500"])
+    audit = [l for l in p.stderr.splitlines() if "egress: refused proto=tcp" in l]
+    counted = [l for l in p.stderr.splitlines() if "more refused connect(s) not shown" in l]
+    report("egress: refused connects rate-limited: 30 at once, 10 named, 20 counted",
+           "pass" if p.returncode == 0 and len(audit) == 10 and len(counted) == 1 and "20 more" in counted[0]
+           else "FAIL", f"{len(audit)} named; {counted}" + ("" if p.returncode == 0 else f"; rc={p.returncode}"))
     report("egress: static probe: direct, IPv6, IPv4-mapped, Fast Open, UDP, device undone, 20000 raced connects",
            "pass" if p.returncode == 0 and not fails and none else "FAIL",
            f"outside got {got}, kernel {d}; loopback listener got {loop_in['connections']} connections; "
@@ -729,6 +745,14 @@ def egress_cases(a, pair, root, node):
         report("egress: real Node 22: loopback connects, the outside host (v4, mapped, v6) never hears of it",
                "pass" if ok else "FAIL", f"{p.stdout.strip()}; outside got {got}, kernel {d}" +
                (f"; rc={p.returncode} {p.stderr[-300:]}" if p.returncode else ""))
+        # the two IPv4 ones waited 1.5 s on lo: the guard names each, and not the loopback
+        # one; IPv6 has no route on lo, and its connect fails at once (ENETUNREACH)
+        audit = [l for l in p.stderr.splitlines() if "egress: refused proto=tcp" in l]
+        v4 = sum(f"dst={netns.OUT4}:{PORT_A} " in l for l in audit)
+        report("egress: one audit line per refused connect, naming the destination (v4, and mapped as v4); "
+               "IPv6 refused at once",
+               "pass" if v4 == 2 and len(audit) == 2 and f"uid={AGENT_UID}" in audit[0] and
+               f"{netns.OUT6}:ENETUNREACH" in p.stdout else "FAIL", f"{audit}; {p.stdout.strip()}")
     else:
         report("egress: real Node 22 in the routed namespace", "SKIP", "no Node 22 at --node")
 

@@ -6,7 +6,10 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
 #include <linux/seccomp.h>
+#include <linux/sock_diag.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -20,6 +23,7 @@
 
 #include "common/addr.h"
 #include "common/record.h"
+#include "egress/blocked.h"
 #include "egress/guard.h"
 #include "init/sandbox/ephemeral.h"
 #include "seccomp/notify.h"
@@ -253,6 +257,84 @@ static void test_pick(void)
 	CHECK(ephemeral_pick(7, 7, (const unsigned[]){ 8 }, 1, &lo, &hi) == 0 && lo == 7 && hi == 7);
 }
 
+/* A sock_diag answer, built as the kernel writes one. */
+static size_t diag_msg(char *at, int family, int state, unsigned ifindex, const void *dst, size_t dlen, unsigned port)
+{
+	struct nlmsghdr *h = (struct nlmsghdr *)at;
+	struct inet_diag_msg *m = NLMSG_DATA(h);
+
+	memset(h, 0, NLMSG_SPACE(sizeof *m));
+	h->nlmsg_len = NLMSG_LENGTH(sizeof *m);
+	h->nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	m->idiag_family = (unsigned char)family;
+	m->idiag_state = (unsigned char)state;
+	m->id.idiag_if = ifindex;
+	memcpy(m->id.idiag_dst, dst, dlen);
+	m->id.idiag_dport = htons((uint16_t)port);
+	m->idiag_inode = 77;
+	m->idiag_uid = 4242;
+	return NLMSG_SPACE(sizeof *m);
+}
+
+static struct blocked_conn got[8];
+static int n_got;
+
+static void collect(void *ctx, const struct blocked_conn *c)
+{
+	(void)ctx;
+	if (n_got < 8)
+		got[n_got++] = *c;
+}
+
+static void test_blocked_parse(void)
+{
+	static char buf[4096] __attribute__((aligned(8)));
+	const unsigned char out4[4] = { 10, 0, 0, 5 }, lo4[4] = { 127, 0, 0, 9 };
+	const unsigned char out6[16] = { 0xfd, 0x42, [15] = 2 }, lo6[16] = { [15] = 1 };
+	const unsigned char mapped_out[16] = { [10] = 0xff, [11] = 0xff, 10, 0, 0, 6 };
+	const unsigned char mapped_lo[16] = { [10] = 0xff, [11] = 0xff, 127, 0, 0, 1 };
+	struct nlmsghdr *done;
+	size_t n = 0;
+
+	n += diag_msg(buf + n, AF_INET, 2, 1, out4, 4, 7900);	  /* found */
+	n += diag_msg(buf + n, AF_INET, 2, 1, lo4, 4, 7900);	  /* loopback: not */
+	n += diag_msg(buf + n, AF_INET, 1, 1, out4, 4, 7900);	  /* established: not */
+	n += diag_msg(buf + n, AF_INET, 2, 0, out4, 4, 7900);	  /* not held to lo: not */
+	n += diag_msg(buf + n, AF_INET6, 2, 1, out6, 16, 443);	  /* found */
+	n += diag_msg(buf + n, AF_INET6, 2, 1, lo6, 16, 443);	  /* ::1: not */
+	n += diag_msg(buf + n, AF_INET6, 2, 1, mapped_out, 16, 80); /* found, as IPv4 */
+	n += diag_msg(buf + n, AF_INET6, 2, 1, mapped_lo, 16, 80);  /* mapped loopback: not */
+	n_got = 0;
+	CHECK(blocked_parse(buf, n, 1, collect, NULL) == 0); /* no end yet */
+	CHECK(n_got == 3);
+	CHECK(got[0].family == AF_INET && memcmp(got[0].dst, out4, 4) == 0 && got[0].port == 7900 &&
+	      got[0].uid == 4242 && got[0].inode == 77);
+	CHECK(got[1].family == AF_INET6 && memcmp(got[1].dst, out6, 16) == 0 && got[1].port == 443);
+	CHECK(got[2].family == AF_INET && got[2].dst[0] == 10 && got[2].dst[3] == 6 && got[2].port == 80);
+	done = (struct nlmsghdr *)(buf + n);
+	memset(done, 0, NLMSG_SPACE(sizeof(int)));
+	done->nlmsg_len = NLMSG_LENGTH(sizeof(int));
+	done->nlmsg_type = NLMSG_DONE;
+	n_got = 0;
+	CHECK(blocked_parse(buf, n + NLMSG_SPACE(sizeof(int)), 1, collect, NULL) == 1 && n_got == 3);
+	/* another loopback index: nothing is held to it */
+	n_got = 0;
+	CHECK(blocked_parse(buf, n, 5, collect, NULL) == 0 && n_got == 0);
+	/* cut short, a length past the buffer, an error */
+	CHECK(blocked_parse(buf, 10, 1, collect, NULL) == -1);
+	((struct nlmsghdr *)buf)->nlmsg_len = (unsigned)n + 100;
+	CHECK(blocked_parse(buf, n, 1, collect, NULL) == -1);
+	((struct nlmsghdr *)buf)->nlmsg_len = 8; /* shorter than a header */
+	CHECK(blocked_parse(buf, n, 1, collect, NULL) == -1);
+	((struct nlmsghdr *)buf)->nlmsg_len = NLMSG_LENGTH(4); /* shorter than a diag message */
+	CHECK(blocked_parse(buf, n, 1, collect, NULL) == -1);
+	done = (struct nlmsghdr *)buf;
+	done->nlmsg_len = NLMSG_LENGTH(sizeof(int));
+	done->nlmsg_type = NLMSG_ERROR;
+	CHECK(blocked_parse(buf, NLMSG_SPACE(sizeof(int)), 1, collect, NULL) == -1);
+	CHECK(blocked_parse(buf, 0, 1, collect, NULL) == 0);
+}
+
 static void test_guard_filter(void)
 {
 	struct sc_filter pre, now;
@@ -272,6 +354,7 @@ int main(void)
 
 	test_addr();
 	test_pick();
+	test_blocked_parse();
 	if (e == ENOSYS) {
 		SKIP(18, "the guard and its filter: seccomp(2) answers ENOSYS here (valgrind does not know "
 			 "it, nor libseccomp then); check-unit runs these natively");
