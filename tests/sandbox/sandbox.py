@@ -27,6 +27,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from dockerd import Dockerd  # noqa: E402
 from proctree import alive, child_running, children  # noqa: E402
 import netns  # noqa: E402
+from podmanconf import podman_setup  # noqa: E402
 
 AGENT_UID = 4242
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -669,6 +670,7 @@ def egress(a):
     try:
         with netns.RoutedPair("we") as pair:
             egress_cases(a, pair, root, node)
+            egress_containers(a, pair)
         egress_listen(a, root)
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -787,6 +789,83 @@ def egress_cases(a, pair, root, node):
     report("egress: the guard killed mid-session: the agent's sockets wait for the next one, none unguarded",
            "pass" if ok else "FAIL", f"killed {killed}; {out.strip()}; outside got {got}, kernel {d}" +
            ("" if ok else f"; rc={w.returncode} {err[-500:]}"))
+
+
+def egress_rootfs(a, rootfs):
+    """A minimal image for the routed namespace: static ward and the
+    egress probe, passwd, the policy of the host cases."""
+    for d in ("sbin", "etc/ward", "t", "usr", "proc", "dev", "tmp"):
+        os.makedirs(os.path.join(rootfs, d), exist_ok=True)
+    shutil.copy(a.ward, os.path.join(rootfs, "sbin", "ward"))
+    shutil.copy(a.egress_probe, os.path.join(rootfs, "t", "egress"))
+    with open(os.path.join(rootfs, "etc", "passwd"), "w") as f:
+        f.write(f"root:x:0:0:root:/:/bin/sh\nagent:x:{AGENT_UID}:{AGENT_UID}:agent:/t:/bin/sh\n")
+    with open(os.path.join(rootfs, "etc", "group"), "w") as f:
+        f.write(f"root:x:0:\nagent:x:{AGENT_UID}:\n")
+    with open(os.path.join(rootfs, "etc", "ward", "ward.conf"), "w") as f:
+        f.write(egress_policy("/t", "loopback"))
+
+
+def egress_containers(a, pair):
+    """The same probe as ward's image entrypoint under runc and podman,
+    each joining the routed namespace as a runtime's network would be:
+    nothing may arrive outside."""
+    probe = ["/sbin/ward", "-c", "/etc/ward/ward.conf", "--", "/t/egress", "tries", netns.OUT4, netns.OUT6,
+             str(PORT_A), str(PORT_B), "2000"]
+    ns_path = f"/run/netns/{pair.inside}"
+    work = tempfile.mkdtemp(prefix="ward-egress-ct-")
+    try:
+        rootfs = os.path.join(work, "rootfs")
+        egress_rootfs(a, rootfs)
+        for rt in ("runc", "podman"):
+            if not shutil.which(rt):
+                report(f"egress: {rt} in the routed namespace", "SKIP", f"{rt} is not installed")
+                continue
+            inside = Listen(pair, pair.inside, [PORT_A])
+            outside = Listen(pair, pair.outside, [PORT_A, PORT_B])
+            before = pair.counters(pair.outside)
+            if rt == "runc":
+                bundle = os.path.join(work, "bundle")
+                os.makedirs(bundle, exist_ok=True)
+                if not os.path.exists(os.path.join(bundle, "rootfs")):
+                    os.symlink(rootfs, os.path.join(bundle, "rootfs"))
+                subprocess.run(["runc", "spec"], cwd=bundle, check=True, capture_output=True)
+                spec = json.load(open(os.path.join(bundle, "config.json")))
+                spec["process"].update(terminal=False, args=probe, cwd="/t")
+                caps = spec["process"]["capabilities"]
+                for k in caps:  # runc's defaults and what switching user takes
+                    caps[k] = sorted(set(caps[k]) | {"CAP_SETUID", "CAP_SETGID"})
+                spec["linux"]["namespaces"] = [n for n in spec["linux"]["namespaces"] if n["type"] != "network"] + \
+                    [{"type": "network", "path": ns_path}]
+                json.dump(spec, open(os.path.join(bundle, "config.json"), "w"))
+                os.unlink(os.path.join(bundle, "rootfs"))
+                shutil.move(rootfs, os.path.join(bundle, "rootfs"))
+                cid = f"ward-egress-{os.getpid()}"
+                p = subprocess.run(["runc", "run", cid], cwd=bundle, capture_output=True, text=True,
+                                   stdin=subprocess.DEVNULL, timeout=180)
+                subprocess.run(["runc", "delete", "-f", cid], capture_output=True)
+                shutil.move(os.path.join(bundle, "rootfs"), rootfs)
+            else:
+                pm, env = podman_setup(os.path.join(work, "podman"))
+                p = subprocess.run(pm + ["run", "--rm", "-i", "--network", f"ns:{ns_path}", "--rootfs", rootfs] +
+                                   probe, capture_output=True, text=True, stdin=subprocess.DEVNULL, env=env,
+                                   timeout=180)
+                subprocess.run(pm + ["system", "reset", "-f"], env=env, capture_output=True)
+                subprocess.run(["umount", "-R", os.path.join(work, "podman", "root"),
+                                os.path.join(work, "podman", "run")], capture_output=True)
+            d, got, none = arrived(pair, before, outside)
+            loop_in = inside.done()
+            out = p.stdout + p.stderr
+            fails = [l for l in out.splitlines() if l.startswith("FAIL")]
+            summary = [l for l in out.splitlines() if l.startswith("egress:")]
+            ok = p.returncode == 0 and not fails and none and loop_in["connections"] >= 2 and \
+                summary and "0 failed" in summary[-1]
+            report(f"egress: {rt} in the routed namespace: ward as the entrypoint, the static probe reaches "
+                   "loopback and nothing outside", "pass" if ok else "FAIL",
+                   f"outside got {got}, kernel {d}; loopback got {loop_in['connections']}; {summary}" +
+                   (f"; {fails}" if fails else "") + ("" if ok else f"; rc={p.returncode} {out[-600:]}"))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 EPH_LO, EPH_HI, UP_PORT = 40000, 40019, 40005  # a small ephemeral range, a tcp: upstream inside it
