@@ -54,8 +54,10 @@ static int parse_one(const struct nlmsghdr *h, unsigned lo_index,
 	const struct inet_diag_msg *m = NLMSG_DATA(h);
 	struct blocked_conn c;
 
-	if (h->nlmsg_len < NLMSG_LENGTH(sizeof *m))
+	if (h->nlmsg_len < NLMSG_LENGTH(sizeof *m)) {
+		errno = EPROTO;
 		return -1;
+	}
 	if (m->idiag_state != TCP_SYN_SENT_STATE || m->id.idiag_if != lo_index ||
 	    (m->idiag_family != AF_INET && m->idiag_family != AF_INET6))
 		return 0;
@@ -85,12 +87,19 @@ int blocked_parse(const void *buf, size_t len, unsigned lo_index,
 	/* NLMSG_OK and NLMSG_NEXT, with the length kept unsigned */
 	while (left > 0) {
 		size_t step;
-		if (left < sizeof *h || h->nlmsg_len < sizeof *h || h->nlmsg_len > left)
-			return -1; /* cut short, or a length that cannot be */
+		if (left < sizeof *h || h->nlmsg_len < sizeof *h || h->nlmsg_len > left) {
+			errno = EPROTO; /* cut short, or a length that cannot be */
+			return -1;
+		}
 		if (h->nlmsg_type == NLMSG_DONE)
 			return 1;
-		if (h->nlmsg_type == NLMSG_ERROR)
+		if (h->nlmsg_type == NLMSG_ERROR) {
+			/* its errno, for the warning: ENOENT when sock_diag has no
+			 * TCP module (inet_diag, tcp_diag not loaded) */
+			const struct nlmsgerr *e = NLMSG_DATA(h);
+			errno = h->nlmsg_len >= NLMSG_LENGTH(sizeof *e) && e->error < 0 ? -e->error : EPROTO;
 			return -1;
+		}
 		if (h->nlmsg_type == SOCK_DIAG_BY_FAMILY && parse_one(h, lo_index, found, ctx) != 0)
 			return -1;
 		step = NLMSG_ALIGN(h->nlmsg_len);
@@ -167,8 +176,11 @@ static int dump(struct blocked *b, int family, struct look *l)
 		n = read(b->nl, buf, sizeof buf);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
+		if (n <= 0) {
+			if (n == 0)
+				errno = EPROTO;
 			return -1;
+		}
 		r = blocked_parse(buf, (size_t)n, b->lo_index, name_it, l);
 	}
 	return r < 0 ? -1 : 0;

@@ -99,31 +99,41 @@ static int kernel_has_range(void)
 int ephemeral_prepare(struct ephemeral *e, const struct route_table *t)
 {
 	unsigned *ports = calloc((size_t)t->n + 1, sizeof *ports);
-	FILE *f = fopen(PORT_RANGE_FILE, "re");
-	int n = 0, i, r, err = f ? 0 : errno;
+	FILE *f;
+	int n = 0, i, r;
 
 	memset(e, 0, sizeof *e);
-	if (!ports || !f || read_range(f, &e->ns_lo, &e->ns_hi) != 0) {
-		log_error("egress: cannot read the ephemeral port range (%s)%s%s", PORT_RANGE_FILE, err ? ": " : "",
-			  err ? strerror(err) : "");
+	if (!ports) {
+		log_error("out of memory");
+		return 3;
+	}
+	for (i = 0; i < t->n; i++) {
+		const struct upstream *u = t->v[i].up;
+		if (u->kind == UP_TCP || u->kind == UP_TLS)
+			ports[n++] = ntohs(((const struct sockaddr_in *)&u->addr)->sin_port);
+	}
+	if (n == 0) {
+		free(ports); /* no port to keep off: the range is not needed */
+		return 0;
+	}
+	f = fopen(PORT_RANGE_FILE, "re");
+	if (!f || read_range(f, &e->ns_lo, &e->ns_hi) != 0) {
+		/* no /proc yet (--check in a VM's initramfs), or a runtime that hides it */
+		e->unreadable = f ? EINVAL : errno;
+		e->kept[0] = ports[0];
+		e->n_kept = 1;
 		if (f)
 			fclose(f);
 		free(ports);
-		return 3;
+		return 0;
 	}
 	fclose(f);
-	for (i = 0; i < t->n; i++) {
-		const struct upstream *u = t->v[i].up;
-		if (u->kind == UP_TCP || u->kind == UP_TLS) {
-			unsigned p = ntohs(((const struct sockaddr_in *)&u->addr)->sin_port);
-			ports[n++] = p;
-			if (p >= e->ns_lo && p <= e->ns_hi) {
-				if (e->n_kept < EPHEMERAL_MAX_KEPT)
-					e->kept[e->n_kept] = p;
-				e->n_kept++;
-			}
+	for (i = 0; i < n; i++)
+		if (ports[i] >= e->ns_lo && ports[i] <= e->ns_hi) {
+			if (e->n_kept < EPHEMERAL_MAX_KEPT)
+				e->kept[e->n_kept] = ports[i];
+			e->n_kept++;
 		}
-	}
 	r = ephemeral_pick(e->ns_lo, e->ns_hi, ports, n, &e->lo, &e->hi);
 	free(ports);
 	if (r < 0) {
@@ -138,7 +148,7 @@ int ephemeral_prepare(struct ephemeral *e, const struct route_table *t)
 
 uint32_t ephemeral_sockopt(const struct ephemeral *e)
 {
-	if (!e->n_kept || e->unsupported)
+	if (!e->n_kept || e->unsupported || e->unreadable)
 		return 0;
 	return (uint32_t)e->lo | (uint32_t)e->hi << 16;
 }

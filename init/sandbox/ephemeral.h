@@ -23,6 +23,7 @@ struct ephemeral {
 	int n_kept;	       /* upstream ports inside the namespace's range */
 	unsigned kept[EPHEMERAL_MAX_KEPT];
 	int unsupported;       /* ports to keep off, and a kernel without IP_LOCAL_PORT_RANGE */
+	int unreadable;	       /* the namespace's range could not be read (its errno); kept[0]: a port */
 };
 
 /* The largest run of ports in ns_lo..ns_hi that holds none of ports[]
@@ -30,9 +31,10 @@ struct ephemeral {
  * (*lo, *hi: the whole range), 1 a narrower run, -1 no port left. */
 int ephemeral_pick(unsigned ns_lo, unsigned ns_hi, const unsigned *ports, int n, unsigned *lo, unsigned *hi);
 
-/* Reads the namespace's range, keeps t's tcp: and tls: upstream ports off
- * it and asks the kernel whether it can. 0, or 3 after logging why (the
- * range unreadable, every port of it an upstream's). */
+/* Reads the namespace's range (only when t has a tcp: or tls: upstream),
+ * keeps their ports off it and asks the kernel whether it can; a range
+ * that cannot be read is noted (unreadable), not fatal here. 0, or 3
+ * after logging why (every port of the range an upstream's). */
 int ephemeral_prepare(struct ephemeral *e, const struct route_table *t);
 
 /* The IP_LOCAL_PORT_RANGE value the guard sets on each socket (lo in the

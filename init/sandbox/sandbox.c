@@ -92,10 +92,21 @@ int sandbox_egress(const struct ward_config *cfg, int confining)
 /* The guard's sockets kept off the tcp: and tls: upstreams' ports
  * (ephemeral.h). A kernel that cannot: hard_requirement refuses, as for
  * the guard itself; best_effort says so (and the evidence). */
-static int keep_off_upstreams(struct sandbox *sb)
+static int keep_off_upstreams(struct sandbox *sb, int check)
 {
 	int rc = ephemeral_prepare(&sb->eph, &sb->routes);
 
+	if (!rc && sb->eph.unreadable) {
+		if (sb->confine.egress > 1 && !check) {
+			log_error("egress: the ephemeral port range (/proc/sys/net/ipv4/ip_local_port_range) cannot be "
+				  "read (%s): the agent's listen() could not be kept off tcp: upstream port %u",
+				  strerror(sb->eph.unreadable), sb->eph.kept[0]);
+			return 3;
+		}
+		log_warn("egress: the ephemeral port range cannot be read (%s): %s", strerror(sb->eph.unreadable),
+			 check ? "a start reads it again" : "the agent's listen() is not kept off the tcp: upstreams' ports");
+		return 0;
+	}
 	if (rc || !sb->eph.unsupported)
 		return rc;
 	if (sb->confine.egress > 1) {
@@ -221,7 +232,7 @@ int sandbox_prepare(struct sandbox *sb, const struct ward_config *cfg, int vm, i
 	}
 	/* the agent's inet sockets are made by the guard, held to lo */
 	sb->confine.egress = sandbox_egress(cfg, sb->confining);
-	if (sb->confine.egress && (rc = keep_off_upstreams(sb)) != 0)
+	if (sb->confine.egress && (rc = keep_off_upstreams(sb, check)) != 0)
 		goto out;
 	sb->confine.port_range = sb->confine.egress ? ephemeral_sockopt(&sb->eph) : 0;
 	if (sb->confine.egress && !check &&

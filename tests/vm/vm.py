@@ -171,6 +171,11 @@ def main():
         report("VM: bridge over AF_VSOCK to CID 1 (vsock_loopback) with the token",
                any("ok bridge relayed over AF_VSOCK" in l for l in agent), "")
         report("VM: the confined agent cannot open AF_VSOCK", any("ok agent cannot open AF_VSOCK" in l for l in agent), "")
+        report("VM: Yama ptrace_scope 2: the egress guard holds the agent's socket to lo (it needs no ptrace right)",
+               any("Yama ptrace_scope = 2" in l for l in agent) and
+               any("ok the agent's socket is held to lo" in l for l in agent) and
+               any("egress guard: pid" in l and "holds the agent's inet sockets to lo" in l for l in ward),
+               "; ".join(l for l in agent if "Yama" in l or "held to lo" in l))
         report("VM: the agent runs as its user, Landlock denies outside its rules",
                any("ok agent runs as uid 4242" in l for l in agent) and any("ok Landlock" in l for l in agent), "")
         report("VM: the agent's checks all passed, ward exited with its status",

@@ -177,6 +177,20 @@ static int do_init(void)
 	}
 	if (fork() == 0)
 		server();
+	/* Yama at scope 2 (attach only with CAP_SYS_PTRACE): the egress guard
+	 * must need no ptrace right over the agent. Mounted for the write and
+	 * unmounted again: ward finds no /proc, as at a plain boot. */
+	if (mount("proc", "/proc", "proc", 0, NULL) == 0) {
+		int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDWR | O_CLOEXEC);
+		char v[4] = { 0 };
+		if (fd >= 0 && write(fd, "2", 1) == 1 && pread(fd, v, sizeof v - 1, 0) > 0)
+			printf("vmtest: Yama ptrace_scope = %c\n", v[0]);
+		else
+			printf("vmtest: no Yama ptrace_scope here (%s)\n", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		umount("/proc");
+	}
 	/* what --check says on this kernel (its warnings name each gap) */
 	{
 		char *const check[] = { "/sbin/ward", "--check", NULL };
@@ -206,6 +220,17 @@ static int do_agent(void)
 	setvbuf(stdout, NULL, _IONBF, 0);
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	{
+		/* made by the egress guard, held to lo, at whatever Yama scope */
+		char dev[16] = { 0 };
+		socklen_t dl = sizeof dev;
+		if (s >= 0 && getsockopt(s, SOL_SOCKET, SO_BINDTODEVICE, dev, &dl) == 0 && strcmp(dev, "lo") == 0)
+			printf("vmtest: ok the agent's socket is held to lo (the egress guard)\n");
+		else {
+			printf("vmtest: FAIL the agent's socket is not held to lo ('%s')\n", dev);
+			ok = 0;
+		}
+	}
 	if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof a) != 0 || write(s, req, strlen(req)) < 0) {
 		printf("vmtest: FAIL connect to the bridge: %s\n", strerror(errno));
 		return 1;
