@@ -149,10 +149,10 @@ $(B)/tests/vmtest: tests/vm/vmtest.c
 	@mkdir -p $(dir $@)
 	$(CC) -static $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
 
-check-vm: $(B)/ward $(B)/tests/vmtest $(NODE22)
+check-vm: $(B)/ward $(B)/tests/vmtest $(B)/tests/egress $(NODE22)
 	scripts/fetch-kernel.sh $(B)/vm
 	/usr/bin/python3 tests/vm/vm.py --ward $(B)/ward --vmtest $(B)/tests/vmtest \
-		--kernel-deb '$(B)/vm/linux-image-*.deb' --node $(NODE22)
+		--kernel-deb '$(B)/vm/linux-image-*.deb' --node $(NODE22) --egress-probe $(B)/tests/egress
 
 # The unit tests and the behaviour cases again, on an ASan+UBSan build.
 # VM mode (B32) and its look-alike without /proc (B48) unmount /proc before

@@ -15,6 +15,10 @@
  *   egress flood OUT4 PORT N HOLD_MS WAIT_MS
  *       N connects to OUT4 at once, held HOLD_MS, then WAIT_MS idle: what
  *       the guard names of them (ward's stderr) is the harness's to count
+ *   egress peek
+ *       whether a process can read a sibling's memory or take its
+ *       descriptor (pidfd_getfd, process_vm_readv, /proc/PID/mem), as an
+ *       address check on connect() would have to: measured, for the docs
  *   egress grab BRIDGE_PORT TARGET
  *       listen() on sockets never bound until one has TARGET, the port
  *       of the bridge's upstream (down), or the kernel has no port left
@@ -35,6 +39,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -282,6 +289,56 @@ static int flood(char **argv)
 	return 0;
 }
 
+/* What an address check on connect() would need: another process of the
+ * same uid (not an ancestor: the guard is the agent's sibling) reading the
+ * agent's memory, or taking its socket. Three ways, each tried from a
+ * sibling of the process holding a buffer; one line each. */
+static int peek(void)
+{
+	static char secret[] = "ward-peek-secret";
+	int p[2], q[2];
+	char *at = NULL, buf[sizeof secret];
+	pid_t holder, looker;
+
+	if (pipe(p) != 0 || pipe(q) != 0)
+		return 1;
+	holder = fork();
+	if (holder == 0) {
+		char c;
+		char *addr = secret;
+		(void)write(p[1], &addr, sizeof addr);
+		(void)read(q[0], &c, 1); /* until the looker is done */
+		_exit(0);
+	}
+	if (read(p[0], &at, sizeof at) != (ssize_t)sizeof at)
+		return 1;
+	looker = fork();
+	if (looker == 0) {
+		struct iovec l = { buf, sizeof buf }, r = { at, sizeof buf };
+		int pidfd = (int)syscall(SYS_pidfd_open, holder, 0), fd, mem;
+		char path[64];
+
+		setvbuf(stdout, NULL, _IONBF, 0);
+		fd = pidfd >= 0 ? (int)syscall(SYS_pidfd_getfd, pidfd, 0, 0) : -1;
+		printf("peek: pidfd_getfd %s\n", fd >= 0 ? "ok" : strerrorname_np(errno));
+		memset(buf, 0, sizeof buf);
+		errno = 0;
+		printf("peek: process_vm_readv %s\n", process_vm_readv(holder, &l, 1, &r, 1, 0) == (ssize_t)sizeof buf &&
+		       memcmp(buf, secret, sizeof buf) == 0 ? "ok" : strerrorname_np(errno));
+		snprintf(path, sizeof path, "/proc/%d/mem", (int)holder);
+		memset(buf, 0, sizeof buf);
+		errno = 0;
+		mem = open(path, O_RDONLY | O_CLOEXEC);
+		printf("peek: /proc/PID/mem %s\n", mem >= 0 && pread(mem, buf, sizeof buf, (off_t)(uintptr_t)at) ==
+		       (ssize_t)sizeof buf && memcmp(buf, secret, sizeof buf) == 0 ? "ok" : strerrorname_np(errno));
+		_exit(0);
+	}
+	waitpid(looker, NULL, 0);
+	(void)write(q[1], "x", 1);
+	waitpid(holder, NULL, 0);
+	return 0;
+}
+
 #define GRAB_MAX 256
 
 static int grab(char **argv)
@@ -357,11 +414,14 @@ int main(int argc, char **argv)
 		return tries(argv);
 	if (argc == 5 && strcmp(argv[1], "loop") == 0)
 		return loop(argv);
+	if (argc == 2 && strcmp(argv[1], "peek") == 0)
+		return peek();
 	if (argc == 7 && strcmp(argv[1], "flood") == 0)
 		return flood(argv);
 	if (argc == 4 && strcmp(argv[1], "grab") == 0)
 		return grab(argv);
 	fprintf(stderr, "usage: egress tries OUT4 OUT6 PORT_A PORT_B RACES | egress loop OUT4 PORT SECONDS | "
-		"egress grab BRIDGE_PORT TARGET | egress flood OUT4 PORT N HOLD_MS WAIT_MS\n");
+		"egress grab BRIDGE_PORT TARGET | egress flood OUT4 PORT N HOLD_MS WAIT_MS | "
+		"egress peek\n");
 	return 2;
 }

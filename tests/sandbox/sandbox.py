@@ -1021,6 +1021,8 @@ def docker(a):
         env = dk.env
         rootfs = os.path.join(work, "rootfs")
         make_rootfs(a, rootfs, allowed.port)
+        if a.egress_probe:
+            shutil.copy(a.egress_probe, os.path.join(rootfs, "t", "ro", "egress"))
         tar = os.path.join(work, "rootfs.tar")
         subprocess.run(["tar", "-C", rootfs, "-cf", tar, "."], check=True)
         subprocess.run(["docker", "import", "--change", 'ENTRYPOINT ["/sbin/ward"]', "--change", "WORKDIR /t/rw",
@@ -1055,6 +1057,17 @@ def docker(a):
         else:
             report("docker: evidence: no caps at all, ours stacked on docker's filter", "FAIL", cp.stderr.decode())
         subprocess.run(["docker", "rm", "-f", name], env=env, capture_output=True)
+        if a.egress_probe:
+            # what an address check on connect() would need under docker's defaults: a
+            # sibling of the agent's uid reading its memory or taking its socket
+            p = subprocess.run(["docker", "run", "--rm", "-u", f"{AGENT_UID}:{AGENT_UID}", "--network", "none",
+                                "--entrypoint", "/t/ro/egress", "ward-escape:test", "peek"], env=env,
+                               capture_output=True, text=True, timeout=60)
+            seen = dict(l.split(" ", 2)[1:] for l in p.stdout.splitlines() if l.startswith("peek: "))
+            want = {"pidfd_getfd": "EPERM", "process_vm_readv": "EPERM", "/proc/PID/mem": "ok"}
+            report("docker (measured): its default profile refuses pidfd_getfd and process_vm_readv without "
+                   "CAP_SYS_PTRACE; /proc/PID/mem of a sibling is a file read (no Yama here)",
+                   "pass" if seen == want else "FAIL", f"{seen}" + ("" if p.returncode == 0 else f" rc={p.returncode}"))
     finally:
         dk.stop()
         shutil.rmtree(work, ignore_errors=True)

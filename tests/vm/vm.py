@@ -97,6 +97,8 @@ def build_initrd(a, kroot, work, mode, ward_init=False):
     shutil.copy(a.ward if mode == "usage" or ward_init else a.vmtest, os.path.join(root, "init"))
     shutil.copy(a.vmtest, os.path.join(root, "vmtest"))
     os.chmod(os.path.join(root, "vmtest"), 0o755)
+    if a.egress_probe:
+        shutil.copy(a.egress_probe, os.path.join(root, "egress"))
     with open(os.path.join(root, "etc", "ward", "ward.conf"), "w") as f:
         f.write(CONF_SDK if mode == "sdk" else CONF.format(mode=mode))
     if mode == "sdk":
@@ -139,6 +141,7 @@ def main():
     ap.add_argument("--ward", required=True)
     ap.add_argument("--vmtest", required=True)
     ap.add_argument("--kernel-deb", required=True)
+    ap.add_argument("--egress-probe", help="tests/sandbox/egress.c, built: Yama's answer to a sibling's peek")
     ap.add_argument("--node", help="Node 22 for the SDK boot (the official MCP SDK client over vsock)")
     a = ap.parse_args()
     if not shutil.which("qemu-system-x86_64") or not shutil.which("cpio"):
@@ -171,6 +174,19 @@ def main():
         report("VM: bridge over AF_VSOCK to CID 1 (vsock_loopback) with the token",
                any("ok bridge relayed over AF_VSOCK" in l for l in agent), "")
         report("VM: the confined agent cannot open AF_VSOCK", any("ok agent cannot open AF_VSOCK" in l for l in agent), "")
+        seen = {}
+        for l in agent:
+            if " peek: " in l:
+                scope, rest = l.split()[1], l.split("peek: ", 1)[1]
+                seen.setdefault(scope, {})[rest.split(" ", 1)[0]] = rest.split(" ", 1)[1]
+        want = {"pidfd_getfd": "EPERM", "process_vm_readv": "EPERM", "/proc/PID/mem": "EACCES"}
+        if not a.egress_probe:
+            report("VM (measured): Yama 1 and 2 refuse a sibling of the agent's uid its memory", None,
+                   "no --egress-probe")
+        else:
+            report("VM (measured): Yama 1 and 2 refuse a sibling of the agent's uid its memory and its socket "
+                   "(what an address check on connect() would need)",
+                   seen.get("yama=1") == want and seen.get("yama=2") == want, f"{seen}")
         report("VM: Yama ptrace_scope 2: the egress guard holds the agent's socket to lo (it needs no ptrace right)",
                any("Yama ptrace_scope = 2" in l for l in agent) and
                any("ok the agent's socket is held to lo" in l for l in agent) and

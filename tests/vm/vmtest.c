@@ -156,6 +156,49 @@ static void start_sdk_host(void)
 		vsock_relay("/srv/mcp.sock");
 }
 
+/* Yama's ptrace_scope set to scope, then the egress probe's peek run as
+ * uid 4242, each of its lines printed as "vmtest: yama=N peek: ...". */
+static void yama_peek(char scope)
+{
+	int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDWR | O_CLOEXEC), p[2];
+	char v[4] = { 0 }, out[512];
+	ssize_t n;
+	pid_t pid;
+
+	if (fd < 0 || write(fd, &scope, 1) != 1 || pread(fd, v, sizeof v - 1, 0) <= 0) {
+		printf("vmtest: no Yama ptrace_scope here (%s)\n", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	close(fd);
+	printf("vmtest: Yama ptrace_scope = %c\n", v[0]);
+	if (access("/egress", X_OK) != 0 || pipe(p) != 0)
+		return;
+	pid = fork();
+	if (pid == 0) {
+		char *const argv[] = { "/egress", "peek", NULL }, *const envp[] = { NULL };
+		dup2(p[1], 1);
+		if (setgid(4242) != 0 || setuid(4242) != 0)
+			_exit(1);
+		execve(argv[0], argv, envp);
+		_exit(127);
+	}
+	close(p[1]);
+	n = 0;
+	while (n < (ssize_t)sizeof out - 1) {
+		ssize_t r = read(p[0], out + n, sizeof out - 1 - (size_t)n);
+		if (r <= 0)
+			break;
+		n += r;
+	}
+	out[n] = '\0';
+	close(p[0]);
+	waitpid(pid, NULL, 0);
+	for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n"))
+		printf("vmtest: yama=%c %s\n", scope, line);
+}
+
 static int do_init(void)
 {
 	static const char *const mods[] = { "/modules/vsock.ko", "/modules/vmw_vsock_virtio_transport_common.ko",
@@ -177,18 +220,15 @@ static int do_init(void)
 	}
 	if (fork() == 0)
 		server();
-	/* Yama at scope 2 (attach only with CAP_SYS_PTRACE): the egress guard
-	 * must need no ptrace right over the agent. Mounted for the write and
-	 * unmounted again: ward finds no /proc, as at a plain boot. */
+	/* Yama: what a sibling of the agent's uid may read of its memory at
+	 * scopes 1 and 2 (the egress probe's peek, measured for the docs),
+	 * then scope 2 (attach only with CAP_SYS_PTRACE) for ward: the egress
+	 * guard must need no ptrace right over the agent. /proc is mounted
+	 * for this and unmounted again: ward finds none, as at a plain boot. */
 	if (mount("proc", "/proc", "proc", 0, NULL) == 0) {
-		int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDWR | O_CLOEXEC);
-		char v[4] = { 0 };
-		if (fd >= 0 && write(fd, "2", 1) == 1 && pread(fd, v, sizeof v - 1, 0) > 0)
-			printf("vmtest: Yama ptrace_scope = %c\n", v[0]);
-		else
-			printf("vmtest: no Yama ptrace_scope here (%s)\n", strerror(errno));
-		if (fd >= 0)
-			close(fd);
+		static const char scopes[] = "12";
+		for (i = 0; i < 2; i++)
+			yama_peek(scopes[i]);
 		umount("/proc");
 	}
 	/* what --check says on this kernel (its warnings name each gap) */
