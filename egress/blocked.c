@@ -91,8 +91,17 @@ int blocked_parse(const void *buf, size_t len, unsigned lo_index,
 			errno = EPROTO; /* cut short, or a length that cannot be */
 			return -1;
 		}
-		if (h->nlmsg_type == NLMSG_DONE)
+		if (h->nlmsg_type == NLMSG_DONE) {
+			/* the dump's own status: an int after the header, negative on an error */
+			int status = 0;
+			if (h->nlmsg_len >= NLMSG_LENGTH(sizeof status))
+				memcpy(&status, NLMSG_DATA(h), sizeof status);
+			if (status < 0) {
+				errno = -status;
+				return -1;
+			}
 			return 1;
+		}
 		if (h->nlmsg_type == NLMSG_ERROR) {
 			/* its errno, for the warning: ENOENT when sock_diag has no
 			 * TCP module (inet_diag, tcp_diag not loaded) */

@@ -19,7 +19,7 @@
 #define BLOCKED_AGAIN_MS 1000
 #define BLOCKED_BURST 10
 #define BLOCKED_WINDOW_MS 10000
-#define BLOCKED_SEEN 128 /* sockets already named, by inode */
+#define BLOCKED_SEEN 1024 /* sockets already named, by inode (4 KiB) */
 
 /* One waiting connect, from the kernel's table. */
 struct blocked_conn {

@@ -201,14 +201,16 @@ void guard_main(const struct guard_start *s, int rfd, pid_t parent)
 	if (s->ll_fd >= 0)
 		keep[nk++] = s->ll_fd;
 	close_fds_except(keep, nk);
-	/* before its filter, which allows no netlink socket: without it the
-	 * guard still holds every socket to lo, and says so */
-	if (blocked_open(&blocked) != 0)
-		log_warn("egress guard: no socket table query (%s): refused connects go unlogged", strerror(errno));
 	if (privdrop_detach() != 0)
 		_exit(3);
 	if (privdrop_credentials(s->confine, rfd) != 0)
 		_exit(3);
+	/* as the agent's user (a netlink socket keeps its opener's credentials
+	 * for the kernel's capability checks), before its filter, which allows
+	 * no netlink socket: without it the guard still holds every socket to
+	 * lo, and says so */
+	if (blocked_open(&blocked) != 0)
+		log_warn("egress guard: no socket table query (%s): refused connects go unlogged", strerror(errno));
 	/* after the change of user, which clears it (as the bridge does) */
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	if (getppid() != parent || privdrop_lock(s->confine, rfd) != 0)

@@ -6,6 +6,7 @@
 
 #include <cap-ng.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
 #include <stdio.h>
@@ -50,27 +51,43 @@ int preflight_rlimits(const struct ward_config *cfg)
 	return 0;
 }
 
+/* What as_agent() answers when it could not try at all (no fork, no
+ * change of user, a crash): no errno is this high. */
+#define AS_AGENT_FAILED 250
+
 /* op(path) in a child that has become the agent user, as the agent runs
- * (a root agent without CAP_DAC_OVERRIDE): 0, or the errno it ended with. */
+ * (a root agent without CAP_DAC_OVERRIDE): 0, the errno it ended with, or
+ * AS_AGENT_FAILED. */
 static int as_agent(const struct user_ids *u, int (*op)(const char *), const char *path)
 {
 	pid_t pid = fork();
 	int st;
 
 	if (pid < 0)
-		return errno;
+		return AS_AGENT_FAILED;
 	if (pid == 0) {
 		if (setgroups((size_t)u->ngroups, u->groups) != 0 || setresgid(u->gid, u->gid, u->gid) != 0 ||
 		    setresuid(u->uid, u->uid, u->uid) != 0)
-			_exit(EPERM);
+			_exit(AS_AGENT_FAILED);
 		capng_clear(CAPNG_SELECT_CAPS);
 		if (capng_apply(CAPNG_SELECT_CAPS) != 0)
-			_exit(EPERM);
+			_exit(AS_AGENT_FAILED);
 		_exit(op(path) & 0xff);
 	}
 	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
-		return EIO;
+		return AS_AGENT_FAILED;
 	return WEXITSTATUS(st);
+}
+
+/* Can the file be opened for reading? 0, or the errno. */
+static int open_read(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
 }
 
 /* Can a file be created in dir? 0, or the errno. */
@@ -146,7 +163,7 @@ int preflight_writable(const struct confine *agent, const struct ll_ruleset *ll,
 			log_error("%s:%d: writable = %s: uid %d cannot create files there (%s); chown it to "
 				  "the agent or choose another directory", cfg->path, cfg->writable_line, p,
 				  (int)agent->user.uid,
-				  strerror(e));
+				  e == AS_AGENT_FAILED ? "could not be tried as that user" : strerror(e));
 			return 3;
 		}
 	}
@@ -309,8 +326,8 @@ int preflight_private(const struct ward_config *cfg)
 				char real[PATH_MAX], what[160];
 				snprintf(what, sizeof what, "[route %s]'s header %s is written in the config, and",
 					 cfg->routes[i].name, cfg->routes[i].headers[h].name);
-				if (realpath(cfg->path, real))
-					rc = private_reached(cfg, info, cfg->routes[i].line, what, real);
+				rc = private_reached(cfg, info, cfg->routes[i].line, what,
+						     realpath(cfg->path, real) ? real : cfg->path);
 			}
 	for (i = 0; !rc && i < cfg->n_routes; i++)
 		for (h = 0; !rc && h < cfg->routes[i].n_headers; h++)
@@ -321,19 +338,29 @@ int preflight_private(const struct ward_config *cfg)
 	return rc;
 }
 
+/* ward could not become the agent's user to try (no CAP_SETUID or
+ * CAP_SETGID, as under runc's default spec): the start could not either. */
+static int cannot_try(const struct ward_config *cfg, const struct route *r)
+{
+	log_error("%s:%d: [route %s] upstream %s: ward cannot become the agent's user to check what it may "
+		  "reach (no CAP_SETUID/CAP_SETGID?)", cfg->path, r->line, r->name, r->up->desc);
+	return 3;
+}
+
 /* One unix: upstream: its directory out of the agent's write rules (it
  * could put a socket of its own there, or one in its place, and be sent
  * what the bridge adds), and the socket out of its user's reach (it could
  * connect around the bridge, past its path pins). */
-static int unix_upstream_private(const struct confine *agent, const struct ward_config *cfg, const char *info,
-				 const struct route *r, int check)
+static int unix_upstream_private(const struct confine *agent, int ll_in_force, const struct ward_config *cfg,
+				 const char *info, const struct route *r, int check)
 {
 	const char *path = ((const struct sockaddr_un *)&r->up->addr)->sun_path, *rule;
 	char dir[PATH_MAX], real[PATH_MAX];
 	struct stat st;
 	int e;
 
-	snprintf(dir, sizeof dir, "%s", path);
+	/* a socket that is a symlink is judged where it leads: the bridge goes there */
+	snprintf(dir, sizeof dir, "%s", realpath(path, real) ? real : path);
 	/* the nearest directory there is: a socket not made yet is judged by it */
 	do {
 		char *slash = strrchr(dir, '/');
@@ -341,31 +368,69 @@ static int unix_upstream_private(const struct confine *agent, const struct ward_
 			break;
 		*(slash == dir ? slash + 1 : slash) = '\0';
 	} while (!realpath(dir, real) && strcmp(dir, "/") != 0);
-	if (cfg->has_landlock && cfg->landlock.mode != LL_OFF && (rule = rule_reaching(&cfg->landlock, info, dir, 1))) {
+	if (ll_in_force && (rule = rule_reaching(&cfg->landlock, info, dir, 1))) {
 		log_error("%s:%d: [route %s] upstream %s: its directory is within the agent's Landlock write rule "
 			  "for %s: the agent could put its own socket there and be sent what the bridge adds; keep "
 			  "the socket out of the agent's paths (/run/ward)", cfg->path, r->line, r->name, r->up->desc,
 			  rule);
 		return 2;
 	}
-	if (check || !agent || geteuid() != 0 || stat(path, &st) != 0 || !S_ISSOCK(st.st_mode))
+	if (check || !agent || geteuid() != 0)
+		return 0;
+	/* no Landlock in force: the file modes alone keep the directory */
+	if (!ll_in_force && (e = as_agent(&agent->user, make_file_in, dir)) != EACCES && e != EPERM && e != EROFS) {
+		if (e == AS_AGENT_FAILED)
+			return cannot_try(cfg, r);
+		log_error("%s:%d: [route %s] upstream %s: %s", cfg->path, r->line, r->name, r->up->desc,
+			  e == 0 ? "with no Landlock in force, the agent's user may create files in the socket's "
+				   "directory: it could put its own socket there; keep the socket in a directory "
+				   "only root and the bridge may write"
+				 : "its directory could not be judged as the agent's user: refused rather than "
+				   "assumed safe");
+		return 2;
+	}
+	if (stat(path, &st) != 0 || !S_ISSOCK(st.st_mode))
 		return 0; /* nothing there yet to try: judged by its directory alone */
 	e = as_agent(&agent->user, connect_unix, path);
-	if (e == 0) {
-		log_error("%s:%d: [route %s] upstream %s: the agent's user (uid %d) may connect to it (mode %04o, "
-			  "owner %d:%d) and go around the bridge; give it to the bridge's user alone (chmod 0600)",
-			  cfg->path, r->line, r->name, r->up->desc, (int)agent->user.uid, (unsigned)(st.st_mode & 07777),
-			  (int)st.st_uid, (int)st.st_gid);
+	if (e == AS_AGENT_FAILED)
+		return cannot_try(cfg, r);
+	if (e != EACCES && e != EPERM && e != ENOENT && e != ENOTDIR) {
+		if (e == 0)
+			log_error("%s:%d: [route %s] upstream %s: the agent's user (uid %d) may connect to it (mode "
+				  "%04o, owner %d:%d) and go around the bridge; give it to the bridge's user alone "
+				  "(chmod 0600)", cfg->path, r->line, r->name, r->up->desc, (int)agent->user.uid,
+				  (unsigned)(st.st_mode & 07777), (int)st.st_uid, (int)st.st_gid);
+		else
+			log_error("%s:%d: [route %s] upstream %s: a connect as the agent's user could not be judged "
+				  "(%s): refused rather than assumed safe", cfg->path, r->line, r->name, r->up->desc,
+				  strerror(e));
 		return 2;
 	}
 	return 0;
 }
 
-int preflight_upstreams(const struct confine *agent, const struct route_table *t, const struct ward_config *cfg,
-			int check)
+int preflight_upstreams(const struct confine *agent, const struct ll_ruleset *ll, const struct route_table *t,
+			const struct ward_config *cfg, int check)
 {
 	char *info = mountinfo();
-	int i, j, rc = 0;
+	int i, j, h, rc = 0, ll_in_force = ll && ll->fd >= 0;
+
+	/* without Landlock in force the config file is the agent's to read if
+	 * its modes say so: a header written there is tried as the agent */
+	for (i = 0; !rc && !ll_in_force && agent && !check && geteuid() == 0 && cfg->path && i < t->n; i++)
+		for (h = 0; !rc && h < t->v[i].n_headers; h++)
+			if (!t->v[i].from_mcp && !t->v[i].headers[h].source) {
+				int e = as_agent(&agent->user, open_read, cfg->path);
+				if (e == AS_AGENT_FAILED)
+					rc = cannot_try(cfg, &t->v[i]);
+				else if (e != EACCES) {
+					log_error("%s:%d: [route %s]'s header %s is written in the config, which the "
+						  "agent's user may read (no Landlock in force): take it from a file "
+						  "(@PATH) or make the config root's alone", cfg->path, t->v[i].line,
+						  t->v[i].name, t->v[i].headers[h].name);
+					rc = 2;
+				}
+			}
 
 	for (i = 0; !rc && i < t->n; i++) {
 		int seen = 0;
@@ -374,7 +439,7 @@ int preflight_upstreams(const struct confine *agent, const struct route_table *t
 		for (j = 0; j < i; j++)
 			seen |= t->v[j].up == t->v[i].up; /* [mcp]'s servers share one */
 		if (!seen)
-			rc = unix_upstream_private(agent, cfg, info, &t->v[i], check);
+			rc = unix_upstream_private(agent, ll_in_force, cfg, info, &t->v[i], check);
 	}
 	free(info);
 	return rc;

@@ -240,7 +240,7 @@ int sandbox_prepare(struct sandbox *sb, const struct ward_config *cfg, int vm, i
 		goto out;
 	sb->ev.guard = &sb->guard;
 	if ((rc = preflight_writable(sb->confining ? &sb->confine : NULL, &sb->ll, cfg, check)) != 0 ||
-	    (rc = preflight_upstreams(sb->confining ? &sb->confine : NULL, &sb->routes, cfg, check)) != 0)
+	    (rc = preflight_upstreams(sb->confining ? &sb->confine : NULL, &sb->ll, &sb->routes, cfg, check)) != 0)
 		goto out;
 	sb->ev.path = cfg->evidence;
 	if (!check && (rc = evidence_open(&sb->ev)) != 0) {

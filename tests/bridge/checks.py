@@ -116,9 +116,20 @@ def check_case(a, work):
     marker = os.path.join(mark_dir, "upstream-started")
     base = (f"[agent]\nuser = {AGENT_UID}\ncommand = touch {marker}\n[landlock]\nmode = best_effort\n"
             f"read = /usr\nwrite = {mark_dir}\n" "{rules}[route u]\nlisten = 127.0.0.1:17894\nupstream = unix:{sock}\npath = /x\n")
+    # a symlink in a directory the agent cannot write, to a socket in one it can
+    real_sock = os.path.join(mark_dir, "real.sock")
+    srv2 = socketmod.socket(socketmod.AF_UNIX, socketmod.SOCK_STREAM)
+    srv2.bind(real_sock)
+    srv2.listen(4)
+    os.chmod(real_sock, 0o600)
+    link = os.path.join(up_dir, "link.sock")
+    if not os.path.lexists(link):
+        os.symlink(real_sock, link)
     for label, rules, sock, mode, want in (
             ("a unix: upstream under the agent's write rule", f"write = {up_dir}\n", sock_path, 0o600,
              "its directory is within the agent's Landlock write rule"),
+            ("a unix: upstream that is a symlink into the agent's write rule", "", link, 0o600,
+             f"within the agent's Landlock write rule for {mark_dir}"),
             ("a unix: upstream under a write rule, not made yet", f"write = {up_dir}\n",
              os.path.join(up_dir, "later", "up.sock"), 0o600, "its directory is within the agent's Landlock write rule"),
             ("a unix: upstream the agent's user may connect to (0666)", "", sock_path, 0o666,
@@ -139,6 +150,35 @@ def check_case(a, work):
         report(f"{'refused before anything starts' if want else 'starts'}: {label}", ok,
                f"rc {p.returncode}: {p.stderr.strip().splitlines()[-2:]}")
     srv.close()
+    srv2.close()
+    # with no Landlock in force the file modes are all there is: a header
+    # written in a config the agent's user may read, a socket directory it may write
+    shared = os.path.join(work, "shared-tmp")
+    os.makedirs(shared, exist_ok=True)
+    os.chmod(shared, 0o1777)
+    shared_sock = os.path.join(shared, "up.sock")
+    srv3 = socketmod.socket(socketmod.AF_UNIX, socketmod.SOCK_STREAM)
+    srv3.bind(shared_sock)
+    srv3.listen(4)
+    os.chmod(shared_sock, 0o600)
+    for label, sock, header, conf_mode, want in (
+            ("no Landlock: a header written in a config the agent's user may read (0644)", sock_path,
+             "header = X-Key: literal\n", 0o644, "which the agent's user may read (no Landlock in force)"),
+            ("no Landlock: a unix: upstream in a directory the agent's user may write (1777)", shared_sock, "",
+             0o600, "the agent's user may create files in the socket's directory"),
+            ("no Landlock: the same header in a config only root may read (0600)", sock_path,
+             "header = X-Key: literal\n", 0o600, None)):
+        conf = os.path.join(work, "nolandlock.conf")
+        with open(conf, "w") as f:
+            f.write(f"[agent]\nuser = {AGENT_UID}\ncommand = true\n[landlock]\nmode = off\n"
+                    f"[route u]\nlisten = 127.0.0.1:17895\nupstream = unix:{sock}\npath = /x\n{header}")
+        os.chmod(conf, conf_mode)
+        p = subprocess.run([a.ward, "-c", conf], capture_output=True, text=True, timeout=30)
+        err = [l for l in p.stderr.strip().splitlines() if l.startswith("ward: ")]
+        ok = (p.returncode == 2 and len(err) == 1 and want in err[0]) if want else p.returncode == 0
+        report(f"{'refused before anything starts' if want else 'starts'}: {label}", ok,
+               f"rc {p.returncode}: {p.stderr.strip().splitlines()[-2:]}")
+    srv3.close()
     # a cwd that is not there: found before anything starts, not by the agent's chdir
     conf = os.path.join(work, "check-cwd.conf")
     marker = os.path.join(work, "cwd-started")

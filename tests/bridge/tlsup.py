@@ -106,6 +106,7 @@ def tls_case(a, work):
         for name, (lport, extra, _) in routes.items():
             f.write(f"[route {name}]\nlisten = 127.0.0.1:{lport}\nupstream = tls:127.0.0.1:{port}\npath = /v1/\n"
                     f"header = Authorization: Bearer model-key\n{extra}")
+    os.chmod(conf, 0o600)  # the key is written in it, and no Landlock keeps the agent from it
     w = subprocess.Popen([a.ward, "-c", conf, "--", "sleep", "60"], stderr=subprocess.PIPE)
     wait_port(17861)
     try:

@@ -714,13 +714,13 @@ def egress_cases(a, pair, root, node):
            "pass" if audit and not wrong else "FAIL",
            f"{len(audit)} lines in {took:.0f} s" + (f"; wrong: {wrong[:3]}" if wrong else ""))
     # 30 at once, held 1.5 s: 10 named, then the rest counted when the 10 s window ends
-    p = egress_run(a, pair, root, "loopback", [os.path.join(root, "egress"), "flood", netns.OUT4, str(PORT_B),
-                                                "30", "1500", "10500"])
-    audit = [l for l in p.stderr.splitlines() if "egress: refused proto=tcp" in l]
-    counted = [l for l in p.stderr.splitlines() if "more refused connect(s) not shown" in l]
+    fl = egress_run(a, pair, root, "loopback", [os.path.join(root, "egress"), "flood", netns.OUT4, str(PORT_B),
+                                                 "30", "1500", "10500"])
+    audit = [l for l in fl.stderr.splitlines() if "egress: refused proto=tcp" in l]
+    counted = [l for l in fl.stderr.splitlines() if "more refused connect(s) not shown" in l]
     report("egress: refused connects rate-limited: 30 at once, 10 named, 20 counted",
-           "pass" if p.returncode == 0 and len(audit) == 10 and len(counted) == 1 and "20 more" in counted[0]
-           else "FAIL", f"{len(audit)} named; {counted}" + ("" if p.returncode == 0 else f"; rc={p.returncode}"))
+           "pass" if fl.returncode == 0 and len(audit) == 10 and len(counted) == 1 and "20 more" in counted[0]
+           else "FAIL", f"{len(audit)} named; {counted}" + ("" if fl.returncode == 0 else f"; rc={fl.returncode}"))
     report("egress: static probe: direct, IPv6, IPv4-mapped, Fast Open, UDP, device undone, 20000 raced connects",
            "pass" if p.returncode == 0 and not fails and none else "FAIL",
            f"outside got {got}, kernel {d}; loopback listener got {loop_in['connections']} connections; "
@@ -881,28 +881,32 @@ def egress_listen(a, root):
     private = tempfile.mkdtemp(prefix="ward-listen-")  # the config holds the header: out of the agent's reach
     with netns.Lone("wl", [f"net.ipv4.ip_local_port_range={EPH_LO} {EPH_HI}"]) as ns:
         runs = {}
-        for mode in ("ports", "loopback"):
+        for mode in ("ports", "loopback", "loopback-no-seccomp"):
             conf = os.path.join(private, f"ward-listen-{mode}.conf")
+            text = egress_policy(root, mode.split("-")[0]) + route
+            if mode.endswith("no-seccomp"):  # the guard's own filter must hold the range
+                text = text.replace("[seccomp]\nmode = default\n", "")
             with open(conf, "w") as f:
-                f.write(egress_policy(root, mode) + route)
+                f.write(text)
             p = subprocess.run(ns.cmd([a.ward, "-c", conf, "--", os.path.join(root, "egress"), "grab",
                                        str(PORT_A), str(UP_PORT)]), capture_output=True, text=True, timeout=60)
             lines = dict(l.split(":", 1) for l in p.stdout.splitlines() if ":" in l)
             runs[mode] = (p, [int(x) for x in lines.get("ports", "").split()], lines.get("caught", "").strip(),
-                          lines.get("bridge", "").strip())
-        p, ports, caught, bridge = runs["ports"]
+                          lines.get("bridge", "").strip(), lines.get("widen", "").strip())
+        p, ports, caught, bridge, widen = runs["ports"]
         report("egress: control, egress = ports: listen() unbound takes the down upstream's port, "
                "the bridge sends it the secret header",
                "pass" if UP_PORT in ports and "RECEIVED" in caught else "FAIL",
                f"ports {ports}; caught {caught!r}; bridge {bridge!r}" + ("" if p.returncode == 0 else
                                                                          f"; rc={p.returncode} {p.stderr[-300:]}"))
-        p, ports, caught, bridge = runs["loopback"]
-        ok = p.returncode == 0 and ports and UP_PORT not in ports and caught == "nothing" and \
-            all(EPH_LO <= x <= EPH_HI for x in ports) and "ephemeral" not in p.stderr
-        report("egress: the guard keeps listen() off a tcp: upstream's port (IP_LOCAL_PORT_RANGE), "
-               "nothing reaches the agent",
-               "pass" if ok else "FAIL", f"ports {ports}; caught {caught!r}; bridge {bridge!r}" +
-               ("" if ok else f"; rc={p.returncode} {p.stderr[-400:]}"))
+        for mode, label in (("loopback", ""), ("loopback-no-seccomp", ", with no [seccomp] (the guard's own filter)")):
+            p, ports, caught, bridge, widen = runs[mode]
+            ok = p.returncode == 0 and ports and UP_PORT not in ports and caught == "nothing" and \
+                widen == "EPERM" and all(EPH_LO <= x <= EPH_HI for x in ports) and "ephemeral" not in p.stderr
+            report("egress: the guard keeps listen() off a tcp: upstream's port (IP_LOCAL_PORT_RANGE, widening "
+                   f"refused){label}, nothing reaches the agent",
+                   "pass" if ok else "FAIL", f"widen {widen}; ports {ports}; caught {caught!r}; bridge {bridge!r}" +
+                   ("" if ok else f"; rc={p.returncode} {p.stderr[-400:]}"))
     shutil.rmtree(private, ignore_errors=True)
 
 

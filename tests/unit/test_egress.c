@@ -18,6 +18,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -87,6 +88,9 @@ enum {
 	SAW_NOGUARD = 32,  /* with the listener closed: ENOSYS, no socket */
 	SAW_RANGE = 64,	   /* the guard's ephemeral ports, read back, on both */
 	SAW_LISTEN = 128,  /* listen() on a socket never bound: a port of that range */
+	SAW_NOWIDEN = 256, /* the filter alone refuses to change that range (EPERM) */
+	SAW_NOURING = 512, /* and io_uring_setup (ENOSYS), which could make sockets */
+	SAW_X32 = 1024,	   /* and kills an x32 call (with no deny list under it) */
 };
 
 /* the guard's range in these tests: inside the usual 32768-60999 */
@@ -142,6 +146,25 @@ static int child(int sock, int go, int res)
 	b = fcntl(s6, F_GETFD);
 	if (a == 0 && b == FD_CLOEXEC && !(fcntl(s4, F_GETFL) & O_NONBLOCK) && (fcntl(s6, F_GETFL) & O_NONBLOCK))
 		bits |= SAW_FLAGS;
+	{
+		uint32_t wide = 1024u | 65535u << 16;
+		if (s4 >= 0 && setsockopt(s4, IPPROTO_IP, IP_LOCAL_PORT_RANGE, &wide, sizeof wide) != 0 &&
+		    errno == EPERM && has_range(s4))
+			bits |= SAW_NOWIDEN;
+	}
+	errno = 0;
+	if (syscall(SYS_io_uring_setup, 1, NULL) < 0 && errno == ENOSYS)
+		bits |= SAW_NOURING;
+	{
+		int st;
+		pid_t p = fork();
+		if (p == 0) {
+			syscall(0x40000000 | SYS_getpid);
+			_exit(0);
+		}
+		if (p > 0 && waitpid(p, &st, 0) == p && WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS)
+			bits |= SAW_X32;
+	}
 	u = socket(AF_UNIX, SOCK_STREAM, 0);
 	if (u >= 0 && !held_to_lo(u))
 		bits |= SAW_UNIX;
@@ -233,6 +256,9 @@ static void test_guard(int e)
 	CHECK(bits & SAW_NOGUARD);
 	CHECK(bits & SAW_RANGE);
 	CHECK(bits & SAW_LISTEN);
+	CHECK(bits & SAW_NOWIDEN);
+	CHECK(bits & SAW_NOURING);
+	CHECK(bits & SAW_X32);
 	close(rp[0]);
 	close(sv[0]);
 	close(gp[1]);
@@ -317,6 +343,13 @@ static void test_blocked_parse(void)
 	done->nlmsg_type = NLMSG_DONE;
 	n_got = 0;
 	CHECK(blocked_parse(buf, n + NLMSG_SPACE(sizeof(int)), 1, collect, NULL) == 1 && n_got == 3);
+	/* an end that carries an error (the dump was cut short) */
+	{
+		int status = -EINTR;
+		memcpy(NLMSG_DATA(done), &status, sizeof status);
+		errno = 0;
+		CHECK(blocked_parse(buf, n + NLMSG_SPACE(sizeof(int)), 1, collect, NULL) == -1 && errno == EINTR);
+	}
 	/* another loopback index: nothing is held to it */
 	n_got = 0;
 	CHECK(blocked_parse(buf, n, 5, collect, NULL) == 0 && n_got == 0);
