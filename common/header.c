@@ -9,6 +9,7 @@ int header_set(struct header *h, const char *name, size_t name_len, const char *
 	h->name = strndup(name, name_len);
 	h->value = value ? strdup(value) : NULL;
 	h->source = source ? strdup(source) : NULL;
+	h->env = 0;
 	if (!h->name || (value && !h->value) || (source && !h->source)) {
 		header_clear(h);
 		return -1;
@@ -24,6 +25,7 @@ void header_clear(struct header *h)
 	free(h->value);
 	free(h->source);
 	h->name = h->value = h->source = NULL;
+	h->env = 0;
 }
 
 void headers_free(struct header *v, int n)

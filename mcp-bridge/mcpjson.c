@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/envref.h"
 #include "mcp-bridge/http.h"
 
 static int fail(struct mcp_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -24,23 +25,6 @@ static int fail(struct mcp_result *r, const char *fmt, ...)
 	vsnprintf(r->err, sizeof r->err, fmt, ap);
 	va_end(ap);
 	return -1;
-}
-
-/* Appends len bytes to *out (capacity *cap), growing it as needed. */
-static int append(char **out, size_t *n, size_t *cap, const char *s, size_t len)
-{
-	if (*n + len + 1 > *cap) {
-		size_t ncap = (*n + len + 1) * 2;
-		char *no = realloc(*out, ncap);
-		if (!no)
-			return -1;
-		*out = no;
-		*cap = ncap;
-	}
-	memcpy(*out + *n, s, len);
-	*n += len;
-	(*out)[*n] = '\0';
-	return 0;
 }
 
 /* A variable a header was taken from, noted once. 0, or -1 with r->err. */
@@ -59,13 +43,18 @@ static int note_var(struct mcp_result *r, const char *name)
 	return 0;
 }
 
-/* ${NAME} from ward's own environment (the host hands secrets to ward, not
- * to the agent). */
+/* A variable a header takes, noted for the env_pass check. */
+static int note_cb(void *ctx, const char *name)
+{
+	return note_var(ctx, name);
+}
+
+/* ${NAME} from ward's own environment (common/envref.h): the host hands
+ * secrets to ward, not to the agent. */
 static char *interpolate(const char *v, struct mcp_result *r)
 {
-	size_t cap = 0, n = 0;
-	char *out = NULL;
-	const char *p = v;
+	const char *why = NULL;
+	char err[256], *out;
 
 	if (strstr(v, "$env:")) {
 		/* pi-mcp-adapter's other spelling: sent as it is, it would reach
@@ -78,50 +67,13 @@ static char *interpolate(const char *v, struct mcp_result *r)
 		fail(r, "a header value is a !command; ward runs no command: give the value or ${NAME}");
 		return NULL;
 	}
-	if (append(&out, &n, &cap, "", 0) != 0)
-		return NULL;
-	while (*p) {
-		if (p[0] == '$' && p[1] == '{') {
-			const char *end = strchr(p + 2, '}');
-			char name[128];
-			const char *val;
-
-			if (!end || (size_t)(end - p - 2) >= sizeof name || end == p + 2) {
-				free(out);
-				fail(r, "bad ${VAR} in a header value");
-				return NULL;
-			}
-			memcpy(name, p + 2, (size_t)(end - p - 2));
-			name[end - p - 2] = '\0';
-			val = getenv(name);
-			if (!val) {
-				free(out);
-				fail(r, "header value names ${%s}, which is not in ward's environment", name);
-				return NULL;
-			}
-			if (note_var(r, name) != 0) {
-				free(out);
-				return NULL;
-			}
-			if (append(&out, &n, &cap, val, strlen(val)) != 0) {
-				free(out);
-				return NULL;
-			}
-			p = end + 1;
-		} else {
-			size_t lit = strcspn(p + 1, "$") + 1;
-			if (append(&out, &n, &cap, p, lit) != 0) {
-				free(out);
-				return NULL;
-			}
-			p += lit;
-		}
-	}
-	if (strpbrk(out, "\r\n")) {
-		free(out);
-		fail(r, "a header value holds a line break");
+	if (envref_names(v, note_cb, r, &why) != 0) {
+		if (why)
+			fail(r, "%s in a header value", why);
 		return NULL;
 	}
+	if (!(out = envref_expand(v, err, sizeof err)))
+		fail(r, "header value %s", err);
 	return out;
 }
 

@@ -11,6 +11,7 @@
 
 #include "mcp-bridge/http.h"
 #include "mcp-bridge/tls.h"
+#include "common/envref.h"
 #include "common/addr.h"
 #include "common/parse.h"
 #include "common/source.h"
@@ -513,7 +514,7 @@ static int set_route(struct parse_ctx *ctx, const char *k, const char *v, const 
 		struct header *nv, one;
 		int rc;
 		if (!colon || colon == v || strcspn(v, " \t") < (size_t)(colon - v) || !colon[1])
-			return *why = "expected Name: value (value may be @PATH or @fd:N)", -1;
+			return *why = "expected Name: value (value may be @PATH, @fd:N or hold ${VAR})", -1;
 		if (http_header_reserved(v, (size_t)(colon - v)))
 			return *why = "the bridge writes this header itself (framing, Host, hop-by-hop)", -1;
 		val = colon + 1 + strspn(colon + 1, " \t");
@@ -522,6 +523,8 @@ static int set_route(struct parse_ctx *ctx, const char *k, const char *v, const 
 		at = *val == '@' ? val : strrchr(val, ' ');
 		if (at && at != val)
 			at = at[1] == '@' ? at + 1 : NULL;
+		if (at && envref_has(val))
+			return *why = "a header takes its secret from one place: @PATH, @fd:N or ${VAR}", -1;
 		if (at) {
 			/* read at start: checked as a source now, written as ward
 			 * compares it (@fd:03 is @fd:3) */
@@ -536,7 +539,13 @@ static int set_route(struct parse_ctx *ctx, const char *k, const char *v, const 
 			free(src);
 			free(prefix);
 		} else {
+			const char *bad = NULL;
+			/* ${VAR}: its syntax now, its value at start (the config
+			 * stays as it was read) */
+			if (envref_names(val, NULL, NULL, &bad) != 0)
+				return *why = bad, -1;
 			rc = header_set(&one, v, (size_t)(colon - v), val, NULL);
+			one.env = rc == 0 && envref_has(val);
 		}
 		if (rc != 0)
 			return *why = "out of memory", -1;

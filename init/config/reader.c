@@ -11,6 +11,7 @@
 
 #include "mcp-bridge/http.h"
 #include "mcp-bridge/tls.h"
+#include "common/envref.h"
 #include "common/parse.h"
 
 static const struct {
@@ -240,6 +241,26 @@ static unsigned bound_upstream_port(const struct ward_config *cfg, const struct 
 	return 0;
 }
 
+/* A ${VAR} of a route header that [agent] env_pass also gives the agent:
+ * the variable's name, or NULL. */
+struct passed {
+	const struct ward_config *cfg;
+	const char *name;
+};
+
+static int passed_cb(void *ctx, const char *name)
+{
+	struct passed *p = ctx;
+	int i;
+
+	for (i = 0; i < p->cfg->n_env_pass; i++)
+		if (strcmp(p->cfg->env_pass[i], name) == 0) {
+			p->name = p->cfg->env_pass[i];
+			return 1;
+		}
+	return 0;
+}
+
 static void validate(struct parse_ctx *ctx)
 {
 	struct ward_config *cfg = ctx->cfg;
@@ -285,6 +306,16 @@ static void validate(struct parse_ctx *ctx)
 				    "which may connect to it, could skip the bridge; pick another listen port",
 				    r->name, r->port);
 			return;
+		}
+		for (j = 0; j < r->n_headers; j++) {
+			struct passed pass = { cfg, NULL };
+			const char *bad = NULL;
+			if (r->headers[j].env && envref_names(r->headers[j].value, passed_cb, &pass, &bad) == 1) {
+				config_fail(ctx, r->line, "[route %s]: header %s takes ${%s}, which [agent] env_pass "
+					    "gives the agent too: it could read the secret; take it out of env_pass",
+					    r->name, r->headers[j].name, pass.name);
+				return;
+			}
 		}
 		if (bound_upstream_port(cfg, &r->up)) {
 			config_fail(ctx, r->line, "[route %s]: the upstream's port %u is in [landlock] bind: the agent "

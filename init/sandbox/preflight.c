@@ -322,7 +322,7 @@ int preflight_private(const struct ward_config *cfg)
 	/* a header written in the config is a secret in the config file */
 	for (i = 0; !rc && cfg->path && i < cfg->n_routes; i++)
 		for (h = 0; !rc && h < cfg->routes[i].n_headers; h++)
-			if (!cfg->routes[i].headers[h].source) {
+			if (!cfg->routes[i].headers[h].source && !cfg->routes[i].headers[h].env) {
 				char real[PATH_MAX], what[160];
 				snprintf(what, sizeof what, "[route %s]'s header %s is written in the config, and",
 					 cfg->routes[i].name, cfg->routes[i].headers[h].name);
@@ -419,7 +419,7 @@ int preflight_upstreams(const struct confine *agent, const struct ll_ruleset *ll
 	 * its modes say so: a header written there is tried as the agent */
 	for (i = 0; !rc && !ll_in_force && agent && !check && geteuid() == 0 && cfg->path && i < t->n; i++)
 		for (h = 0; !rc && h < t->v[i].n_headers; h++)
-			if (!t->v[i].from_mcp && !t->v[i].headers[h].source) {
+			if (!t->v[i].from_mcp && !t->v[i].headers[h].source && !t->v[i].headers[h].env) {
 				int e = as_agent(&agent->user, open_read, cfg->path);
 				if (e == AS_AGENT_FAILED)
 					rc = cannot_try(cfg, &t->v[i]);

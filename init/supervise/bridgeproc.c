@@ -14,6 +14,7 @@
 
 #include "common/log.h"
 #include "common/record.h"
+#include "common/envref.h"
 #include "common/source.h"
 #include "init/config/names.h"
 
@@ -64,7 +65,16 @@ static int build_routes(struct bridgeproc *b, const struct route_table *t, const
 		for (h = 0; h < c->n_headers; h++) {
 			const struct header *hd = &c->headers[h];
 			char *secret = NULL;
-			if (hd->source) {
+			if (hd->env) {
+				/* ${VAR}s: the whole value, from ward's environment */
+				char why[256];
+				secret = envref_expand(hd->value, why, sizeof why);
+				if (!secret) {
+					log_error("%s:%d: [route %s] header %s: %s", cfg->path, c->line, c->name, hd->name,
+						  why);
+					return 2;
+				}
+			} else if (hd->source) {
 				char why[512];
 				secret = read_secret(hd->source, why, sizeof why);
 				if (!secret) {
@@ -73,9 +83,10 @@ static int build_routes(struct bridgeproc *b, const struct route_table *t, const
 					return 2;
 				}
 			}
-			/* with a source, value is the prefix before the secret (or none) */
-			if (asprintf(&r->headers[h], "%s: %s%s", hd->name, secret && hd->value ? hd->value : "",
-				     secret ? secret : hd->value) < 0)
+			/* with a source, value is the prefix before the secret (or none);
+			 * expanded, it is the secret's whole line */
+			if (asprintf(&r->headers[h], "%s: %s%s", hd->name,
+				     secret && hd->value && !hd->env ? hd->value : "", secret ? secret : hd->value) < 0)
 				r->headers[h] = NULL;
 			if (secret) {
 				explicit_bzero(secret, strlen(secret));

@@ -179,6 +179,18 @@ def check_case(a, work):
         report(f"{'refused before anything starts' if want else 'starts'}: {label}", ok,
                f"rc {p.returncode}: {p.stderr.strip().splitlines()[-2:]}")
     srv3.close()
+    # a route header's ${VAR} that is not in ward's environment: one line, nothing started
+    conf = os.path.join(work, "envref.conf")
+    marker = os.path.join(work, "envref-started")
+    with open(conf, "w") as f:
+        f.write(f"[agent]\nuser = {AGENT_UID}\ncommand = touch {marker}\n[route c]\nlisten = 127.0.0.1:17893\n"
+                "upstream = unix:/nonexistent.sock\npath = /x\nheader = Authorization: Bearer ${WARD_T_NOT_SET}\n")
+    env = {k: v for k, v in os.environ.items() if k != "WARD_T_NOT_SET"}
+    p = subprocess.run([a.ward, "-c", conf], capture_output=True, text=True, timeout=20, env=env)
+    err = [l for l in p.stderr.strip().splitlines() if l.startswith("ward: ")]
+    report("a route header's ${VAR} not in ward's environment: exit 2, one line, nothing started",
+           p.returncode == 2 and len(err) == 1 and "names ${WARD_T_NOT_SET}, which is not in ward's environment"
+           in err[0] and not os.path.exists(marker), f"rc {p.returncode}: {err}")
     # a cwd that is not there: found before anything starts, not by the agent's chdir
     conf = os.path.join(work, "check-cwd.conf")
     marker = os.path.join(work, "cwd-started")

@@ -92,13 +92,13 @@ def good_post(e):
     h = seen.get("headers", {})
     ok = status(r) == 200 and h.get("authorization") == ["Bearer route-secret"] and \
         h.get("host") == ["upstream.test:6767"] and h.get("x-custom") == ["kept"] and \
-        h.get("x-api-key") == ["Token bare-key"] and \
+        h.get("x-api-key") == ["Token bare-key"] and h.get("x-env-key") == ["Key env-secret-1"] and \
         h.get("connection") == ["close"] and seen.get("body") == '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' \
         and b"Connection: close\r\n" in r and b"keep-alive" not in r
-    report("POST relayed: token injected (agent's dropped), a prefix before a secret (Token @PATH), Host "
-           "rewritten, other headers kept", ok,
+    report("POST relayed: token injected (agent's dropped), a prefix before a secret (Token @PATH), one from "
+           "ward's environment (Key ${VAR}), Host rewritten, other headers kept", ok,
            f"status {status(r)}, upstream saw Authorization {h.get('authorization')}, X-Api-Key "
-           f"{h.get('x-api-key')}, Host {h.get('host')}")
+           f"{h.get('x-api-key')}, X-Env-Key {h.get('x-env-key')}, Host {h.get('host')}")
 
 
 def wrong_target_or_method(e):
@@ -736,7 +736,7 @@ def wire_cases(a, work):
             name, f"unix:{up.path}")
         path = {"echo": "/echo?agent=a1", "prefix": "/api/"}.get(name, f"/{name}")
         extra = (f"header = Authorization: @{secret}\nheader = X-Api-Key: Token @{secret}-bare\n"
-                 "host = upstream.test:6767\n") if name == "echo" else ""
+                 "header = X-Env-Key: Key ${WARD_T_ENV_KEY}\nhost = upstream.test:6767\n") if name == "echo" else ""
         routes += f"[route {name}]\nlisten = 127.0.0.1:{port}\nupstream = {upstream}\npath = {path}\n{extra}"
     # more routes than PID 1 once kept descriptors for across a bridge
     # restart, and than the bridge once kept listeners for (60)
@@ -745,7 +745,8 @@ def wire_cases(a, work):
         routes += f"[route pad{i}]\nlisten = 127.0.0.1:{17920 + i}\nupstream = unix:{up.path}\npath = /pad{i}\n"
     with open(conf, "w") as f:
         f.write(routes)
-    w = subprocess.Popen([a.ward, "-c", conf, "--", "sleep", "300"], stderr=subprocess.PIPE)
+    w = subprocess.Popen([a.ward, "-c", conf, "--", "sleep", "300"], stderr=subprocess.PIPE,
+                         env={**os.environ, "WARD_T_ENV_KEY": "env-secret-1"})
     wait_port(ports["echo"])
     P = ports["echo"]
     e = Wire(a=a, work=work, up=up, busy=busy, ports=ports, P=P, w=w, secret=secret, N_PAD=N_PAD)

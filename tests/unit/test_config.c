@@ -323,6 +323,23 @@ static void test_errors(void)
 		CHECK_STR(cfg.bridge_user, "4243");
 		config_free(&cfg);
 	}
+	{
+		/* ${VAR}: checked now, taken from ward's environment at start */
+		struct ward_config cfg;
+		CHECK(load(&cfg, "[agent]\nuser = 1000\nenv_pass = HOME\n[route m]\nlisten = 127.0.0.1:7900\n"
+				 "upstream = tcp:127.0.0.1:8080\npath = /\nheader = Authorization: Bearer ${WARD_KEY}\n"
+				 "header = X-A: $5 ${A}${B}\nheader = X-L: plain\n") == 0);
+		CHECK(cfg.routes[0].n_headers == 3 && cfg.routes[0].headers[0].env && cfg.routes[0].headers[1].env &&
+		      !cfg.routes[0].headers[2].env && !cfg.routes[0].headers[0].source);
+		CHECK_STR(cfg.routes[0].headers[0].value, "Bearer ${WARD_KEY}"); /* as written: the config is unchanged */
+		config_free(&cfg);
+	}
+	CHECK(err("[route m]\nheader = A: ${KEY\n", "ward: t.conf:2: header: 'A: ${KEY': bad ${VAR}"));
+	CHECK(err("[route m]\nheader = A: x${}\n", "ward: t.conf:2: header: 'A: x${}': bad ${VAR}"));
+	CHECK(err("[route m]\nheader = A: ${K} @/run/k\n", "ward: t.conf:2: header: 'A: ${K} @/run/k': a header takes its secret from one place"));
+	CHECK(err("[agent]\nuser = 1000\nenv_pass = HOME WARD_KEY\n[route m]\nlisten = 127.0.0.1:7900\nupstream = tcp:127.0.0.1:8080\n"
+		  "path = /\nheader = Authorization: Bearer ${WARD_KEY}\n",
+		  "ward: t.conf:4: [route m]: header Authorization takes ${WARD_KEY}, which [agent] env_pass gives the agent too"));
 	CHECK(err("[agent]\nuser = 1000\n[file ext]\n", "ward: t.conf:3: [file ext]: source is required"));
 	CHECK(err("[agent]\nuser = 1000\n[file ext]\nsource = fd:4\n", "ward: t.conf:3: [file ext]: target is required"));
 	CHECK(err("[file ext]\nsource = fd:4\ntarget = /a/ext.mjs\n", "ward: t.conf:1: [file ext]: needs [agent] user"));
