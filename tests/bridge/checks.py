@@ -1,5 +1,6 @@
 """--check and the refusals a config gets before anything starts."""
 import os
+import socket
 import subprocess
 
 import kernel  # noqa: E402
@@ -100,85 +101,7 @@ def check_case(a, work):
                p.returncode == 2 and len(err) == 1 and want in err[0] and not os.path.exists(marker) and
                not os.path.exists(f"{work}/vars-target.json"), f"rc {p.returncode}: {err}")
         os.unlink(conf)
-    # a unix: upstream the agent could replace (its directory under a write
-    # rule) or connect to around the bridge (its modes let the agent's user)
-    import socket as socketmod
-    up_dir = os.path.join(work, "updir")
-    os.makedirs(up_dir, exist_ok=True)
-    os.chmod(up_dir, 0o755)
-    sock_path = os.path.join(up_dir, "up.sock")
-    srv = socketmod.socket(socketmod.AF_UNIX, socketmod.SOCK_STREAM)
-    srv.bind(sock_path)
-    srv.listen(4)
-    mark_dir = os.path.join(work, "marks")
-    os.makedirs(mark_dir, exist_ok=True)
-    os.chmod(mark_dir, 0o777)
-    marker = os.path.join(mark_dir, "upstream-started")
-    base = (f"[agent]\nuser = {AGENT_UID}\ncommand = touch {marker}\n[landlock]\nmode = best_effort\n"
-            f"read = /usr\nwrite = {mark_dir}\n" "{rules}[route u]\nlisten = 127.0.0.1:17894\nupstream = unix:{sock}\npath = /x\n")
-    # a symlink in a directory the agent cannot write, to a socket in one it can
-    real_sock = os.path.join(mark_dir, "real.sock")
-    srv2 = socketmod.socket(socketmod.AF_UNIX, socketmod.SOCK_STREAM)
-    srv2.bind(real_sock)
-    srv2.listen(4)
-    os.chmod(real_sock, 0o600)
-    link = os.path.join(up_dir, "link.sock")
-    if not os.path.lexists(link):
-        os.symlink(real_sock, link)
-    for label, rules, sock, mode, want in (
-            ("a unix: upstream under the agent's write rule", f"write = {up_dir}\n", sock_path, 0o600,
-             "its directory is within the agent's Landlock write rule"),
-            ("a unix: upstream that is a symlink into the agent's write rule", "", link, 0o600,
-             f"within the agent's Landlock write rule for {mark_dir}"),
-            ("a unix: upstream under a write rule, not made yet", f"write = {up_dir}\n",
-             os.path.join(up_dir, "later", "up.sock"), 0o600, "its directory is within the agent's Landlock write rule"),
-            ("a unix: upstream the agent's user may connect to (0666)", "", sock_path, 0o666,
-             "may connect to it (mode 0666"),
-            ("a unix: upstream only its owner may connect to (0600)", "", sock_path, 0o600, None)):
-        os.chmod(sock_path, mode)
-        conf = os.path.join(work, "unix-up.conf")
-        with open(conf, "w") as f:
-            f.write(base.format(rules=rules, sock=sock))
-        if os.path.exists(marker):
-            os.unlink(marker)
-        p = subprocess.run([a.ward, "-c", conf], capture_output=True, text=True, timeout=30)
-        err = [l for l in p.stderr.strip().splitlines() if l.startswith("ward: ")]
-        if want:
-            ok = p.returncode == 2 and len(err) == 1 and want in err[0] and not os.path.exists(marker)
-        else:
-            ok = p.returncode == 0 and os.path.exists(marker)
-        report(f"{'refused before anything starts' if want else 'starts'}: {label}", ok,
-               f"rc {p.returncode}: {p.stderr.strip().splitlines()[-2:]}")
-    srv.close()
-    srv2.close()
-    # with no Landlock in force the file modes are all there is: a header
-    # written in a config the agent's user may read, a socket directory it may write
-    shared = os.path.join(work, "shared-tmp")
-    os.makedirs(shared, exist_ok=True)
-    os.chmod(shared, 0o1777)
-    shared_sock = os.path.join(shared, "up.sock")
-    srv3 = socketmod.socket(socketmod.AF_UNIX, socketmod.SOCK_STREAM)
-    srv3.bind(shared_sock)
-    srv3.listen(4)
-    os.chmod(shared_sock, 0o600)
-    for label, sock, header, conf_mode, want in (
-            ("no Landlock: a header written in a config the agent's user may read (0644)", sock_path,
-             "header = X-Key: literal\n", 0o644, "which the agent's user may read (no Landlock in force)"),
-            ("no Landlock: a unix: upstream in a directory the agent's user may write (1777)", shared_sock, "",
-             0o600, "the agent's user may create files in the socket's directory"),
-            ("no Landlock: the same header in a config only root may read (0600)", sock_path,
-             "header = X-Key: literal\n", 0o600, None)):
-        conf = os.path.join(work, "nolandlock.conf")
-        with open(conf, "w") as f:
-            f.write(f"[agent]\nuser = {AGENT_UID}\ncommand = true\n[landlock]\nmode = off\n"
-                    f"[route u]\nlisten = 127.0.0.1:17895\nupstream = unix:{sock}\npath = /x\n{header}")
-        os.chmod(conf, conf_mode)
-        p = subprocess.run([a.ward, "-c", conf], capture_output=True, text=True, timeout=30)
-        err = [l for l in p.stderr.strip().splitlines() if l.startswith("ward: ")]
-        ok = (p.returncode == 2 and len(err) == 1 and want in err[0]) if want else p.returncode == 0
-        report(f"{'refused before anything starts' if want else 'starts'}: {label}", ok,
-               f"rc {p.returncode}: {p.stderr.strip().splitlines()[-2:]}")
-    srv3.close()
+    upstream_reach_cases(a, work)
     # a route header's ${VAR} that is not in ward's environment: one line, nothing started
     conf = os.path.join(work, "envref.conf")
     marker = os.path.join(work, "envref-started")
@@ -267,3 +190,86 @@ def check_mcp_case(a, work):
     rc, out, err = run(17881, source="fd:7")
     report("--check with [mcp] source = fd:N: exit 0, a note that it is checked at start",
            rc == 0 and any("checked at start" in l for l in err), f"rc {rc}: {err}")
+
+
+def listening(path, mode=0o600):
+    """A unix socket that listens at path (and takes nobody)."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(path)
+    s.listen(4)
+    os.chmod(path, mode)
+    return s
+
+
+def start_or_refusal(a, label, conf, want, marker=None):
+    """ward started with conf: refused with one line holding want, nothing
+    started; or (want None) started, its agent's marker made."""
+    if marker and os.path.exists(marker):
+        os.unlink(marker)
+    p = subprocess.run([a.ward, "-c", conf], capture_output=True, text=True, timeout=30)
+    err = [l for l in p.stderr.strip().splitlines() if l.startswith("ward: ")]
+    if want:
+        ok = p.returncode == 2 and len(err) == 1 and want in err[0] and not (marker and os.path.exists(marker))
+    else:
+        ok = p.returncode == 0 and (not marker or os.path.exists(marker))
+    report(f"{'refused before anything starts' if want else 'starts'}: {label}", ok,
+           f"rc {p.returncode}: {p.stderr.strip().splitlines()[-2:]}")
+
+
+def upstream_reach_cases(a, work):
+    """A unix: upstream the agent could replace (its directory under a write
+    rule, or where a symlink leads) or connect to around the bridge (its
+    modes let the agent's user); with no Landlock in force, the file modes
+    alone: a header written in a config the agent's user may read, a socket
+    directory it may write."""
+    up_dir = os.path.join(work, "updir")
+    os.makedirs(up_dir, exist_ok=True)
+    os.chmod(up_dir, 0o755)
+    sock_path = os.path.join(up_dir, "up.sock")
+    srv = listening(sock_path)
+    mark_dir = os.path.join(work, "marks")
+    os.makedirs(mark_dir, exist_ok=True)
+    os.chmod(mark_dir, 0o777)
+    marker = os.path.join(mark_dir, "upstream-started")
+    base = (f"[agent]\nuser = {AGENT_UID}\ncommand = touch {marker}\n[landlock]\nmode = best_effort\n"
+            f"read = /usr\nwrite = {mark_dir}\n" "{rules}[route u]\nlisten = 127.0.0.1:17894\nupstream = unix:{sock}\npath = /x\n")
+    # a symlink in a directory the agent cannot write, to a socket in one it can
+    srv2 = listening(os.path.join(mark_dir, "real.sock"))
+    link = os.path.join(up_dir, "link.sock")
+    if not os.path.lexists(link):
+        os.symlink(os.path.join(mark_dir, "real.sock"), link)
+    for label, rules, sock, mode, want in (
+            ("a unix: upstream under the agent's write rule", f"write = {up_dir}\n", sock_path, 0o600,
+             "its directory is within the agent's Landlock write rule"),
+            ("a unix: upstream that is a symlink into the agent's write rule", "", link, 0o600,
+             f"within the agent's Landlock write rule for {mark_dir}"),
+            ("a unix: upstream under a write rule, not made yet", f"write = {up_dir}\n",
+             os.path.join(up_dir, "later", "up.sock"), 0o600, "its directory is within the agent's Landlock write rule"),
+            ("a unix: upstream the agent's user may connect to (0666)", "", sock_path, 0o666,
+             "may connect to it (mode 0666"),
+            ("a unix: upstream only its owner may connect to (0600)", "", sock_path, 0o600, None)):
+        os.chmod(sock_path, mode)
+        conf = os.path.join(work, "unix-up.conf")
+        with open(conf, "w") as f:
+            f.write(base.format(rules=rules, sock=sock))
+        start_or_refusal(a, label, conf, want, marker)
+    srv.close()
+    srv2.close()
+    shared = os.path.join(work, "shared-tmp")
+    os.makedirs(shared, exist_ok=True)
+    os.chmod(shared, 0o1777)
+    srv3 = listening(os.path.join(shared, "up.sock"))
+    for label, sock, header, conf_mode, want in (
+            ("no Landlock: a header written in a config the agent's user may read (0644)", sock_path,
+             "header = X-Key: literal\n", 0o644, "which the agent's user may read (no Landlock in force)"),
+            ("no Landlock: a unix: upstream in a directory the agent's user may write (1777)",
+             os.path.join(shared, "up.sock"), "", 0o600, "the agent's user may create files in the socket's directory"),
+            ("no Landlock: the same header in a config only root may read (0600)", sock_path,
+             "header = X-Key: literal\n", 0o600, None)):
+        conf = os.path.join(work, "nolandlock.conf")
+        with open(conf, "w") as f:
+            f.write(f"[agent]\nuser = {AGENT_UID}\ncommand = true\n[landlock]\nmode = off\n"
+                    f"[route u]\nlisten = 127.0.0.1:17895\nupstream = unix:{sock}\npath = /x\n{header}")
+        os.chmod(conf, conf_mode)
+        start_or_refusal(a, label, conf, want)
+    srv3.close()
