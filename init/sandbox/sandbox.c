@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "common/parse.h"
 #include "init/sandbox/preflight.h"
+#include "init/sandbox/reach.h"
 #include "init/sandbox/privfiles.h"
 
 static int resolve_user(struct sandbox *sb, const struct ward_config *cfg, int check)
@@ -129,7 +130,7 @@ int sandbox_prepare(struct sandbox *sb, const struct ward_config *cfg, int vm, i
 	int rc, i;
 
 	sb->ev.cfg = cfg;
-	if ((rc = preflight_rlimits(cfg)) != 0 || (rc = preflight_private(cfg)) != 0)
+	if ((rc = preflight_rlimits(cfg)) != 0 || (rc = reach_private(cfg)) != 0)
 		return rc;
 	if (cfg->cwd) {
 		/* else found only by the agent's chdir, after the bridge and the
@@ -240,7 +241,7 @@ int sandbox_prepare(struct sandbox *sb, const struct ward_config *cfg, int vm, i
 		goto out;
 	sb->ev.guard = &sb->guard;
 	if ((rc = preflight_writable(sb->confining ? &sb->confine : NULL, &sb->ll, cfg, check)) != 0 ||
-	    (rc = preflight_upstreams(sb->confining ? &sb->confine : NULL, &sb->ll, &sb->routes, cfg, check)) != 0)
+	    (rc = reach_upstreams(sb->confining ? &sb->confine : NULL, &sb->ll, &sb->routes, cfg, check)) != 0)
 		goto out;
 	sb->ev.path = cfg->evidence;
 	if (!check && (rc = evidence_open(&sb->ev)) != 0) {
