@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "init/sandbox/ephemeral.h"
 #include "init/supervise/bridgeproc.h"
 #include "init/supervise/guardproc.h"
 #include "init/config/names.h"
@@ -289,6 +290,14 @@ static json_t *egress_json(const struct evidence_src *e, const struct start_note
 		if (g->port_range)
 			json_object_set_new(o, "ephemeral_ports", json_pack("[i,i]", (int)(g->port_range & 0xffff),
 									    (int)(g->port_range >> 16)));
+		/* best_effort went on without keeping them off an upstream's port */
+		if (e->eph && e->eph->n_kept && (e->eph->unsupported || e->eph->unreadable)) {
+			char why[200];
+			snprintf(why, sizeof why, "egress: listen() is not kept off tcp: upstream port %u (%s)",
+				 e->eph->kept[0], e->eph->unreadable ? "the ephemeral range could not be read"
+								     : "IP_LOCAL_PORT_RANGE needs Linux 6.3");
+			json_array_append_new(degr, json_string(why));
+		}
 	}
 	if (e->guard_pid && *e->guard_pid > 0) {
 		char h[65];

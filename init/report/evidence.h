@@ -13,6 +13,8 @@
 struct confine;
 struct bridgeproc;
 
+struct ephemeral;
+
 struct evidence_src {
 	const struct ward_config *cfg;
 	const struct confine *confine; /* NULL: no privilege drop */
@@ -26,6 +28,7 @@ struct evidence_src {
 	const pid_t *bridge_pid;       /* the supervisor's, read at each start */
 	const struct guardproc *guard;  /* the egress guard (inactive: ports only) */
 	const pid_t *guard_pid;	       /* the supervisor's, read at each start */
+	const struct ephemeral *eph;   /* the agent's sockets' ports, or NULL */
 	int self_filter_loaded;	       /* PID 1's own filter (sc_init) is in force */
 	int self_caps_kept;	       /* PID 1 could not drop its own capabilities */
 };

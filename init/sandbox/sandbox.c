@@ -240,6 +240,7 @@ int sandbox_prepare(struct sandbox *sb, const struct ward_config *cfg, int vm, i
 	    (rc = guardproc_prepare(&sb->guard, &sb->confine.user, sb->confine.port_range)) != 0)
 		goto out;
 	sb->ev.guard = &sb->guard;
+	sb->ev.eph = &sb->eph;
 	if ((rc = preflight_writable(sb->confining ? &sb->confine : NULL, &sb->ll, cfg, check)) != 0 ||
 	    (rc = reach_upstreams(sb->confining ? &sb->confine : NULL, &sb->ll, &sb->routes, cfg, check)) != 0)
 		goto out;

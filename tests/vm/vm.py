@@ -44,6 +44,14 @@ host = mcp.host:6767
 header = Authorization: @/etc/ward/token
 """
 
+# a tcp: upstream inside the ephemeral range (32768-60999): the guard keeps
+# the agent's sockets off its port
+SIDE = """[route side]
+listen = 127.0.0.1:7801
+upstream = tcp:127.0.0.1:40005
+path = /
+"""
+
 CONF = """[ward]
 log_level = info
 [agent]
@@ -54,7 +62,7 @@ env = PATH=/
 mode = {mode}
 read = /vmtest
 [seccomp]
-""" + ROUTE
+""" + ROUTE + SIDE
 
 
 CONF_SDK = """[ward]
@@ -174,6 +182,10 @@ def main():
         report("VM: bridge over AF_VSOCK to CID 1 (vsock_loopback) with the token",
                any("ok bridge relayed over AF_VSOCK" in l for l in agent), "")
         report("VM: the confined agent cannot open AF_VSOCK", any("ok agent cannot open AF_VSOCK" in l for l in agent), "")
+        # Debian's 6.1 has IP_LOCAL_PORT_RANGE (6.3 upstream): the guard keeps 40005 out
+        report("VM: the agent's socket's ephemeral ports are kept off the tcp: upstream's port 40005",
+               any("the agent's socket's ephemeral ports: ok 40006-60999" in l for l in agent),
+               next((l for l in agent if "ephemeral ports" in l), "no such line"))
         seen = {}
         for l in agent:
             if " peek: " in l:

@@ -264,6 +264,11 @@ static int do_agent(void)
 		/* made by the egress guard, held to lo, at whatever Yama scope */
 		char dev[16] = { 0 };
 		socklen_t dl = sizeof dev;
+		unsigned range = 0;
+		socklen_t rl = sizeof range;
+		int rr = getsockopt(s, IPPROTO_IP, 51 /* IP_LOCAL_PORT_RANGE */, &range, &rl);
+		printf("vmtest: the agent's socket's ephemeral ports: %s %u-%u\n", rr == 0 ? "ok" : strerror(errno),
+		       range & 0xffff, range >> 16);
 		if (s >= 0 && getsockopt(s, SOL_SOCKET, SO_BINDTODEVICE, dev, &dl) == 0 && strcmp(dev, "lo") == 0)
 			printf("vmtest: ok the agent's socket is held to lo (the egress guard)\n");
 		else {
