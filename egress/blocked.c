@@ -97,7 +97,8 @@ int blocked_parse(const void *buf, size_t len, unsigned lo_index,
 			if (h->nlmsg_len >= NLMSG_LENGTH(sizeof status))
 				memcpy(&status, NLMSG_DATA(h), sizeof status);
 			if (status < 0) {
-				errno = -status;
+				/* an errno, or (INT_MIN, no errno) EPROTO: never negated past int */
+				errno = status > -4096 ? -status : EPROTO;
 				return -1;
 			}
 			return 1;
@@ -106,7 +107,8 @@ int blocked_parse(const void *buf, size_t len, unsigned lo_index,
 			/* its errno, for the warning: ENOENT when sock_diag has no
 			 * TCP module (inet_diag, tcp_diag not loaded) */
 			const struct nlmsgerr *e = NLMSG_DATA(h);
-			errno = h->nlmsg_len >= NLMSG_LENGTH(sizeof *e) && e->error < 0 ? -e->error : EPROTO;
+			errno = h->nlmsg_len >= NLMSG_LENGTH(sizeof *e) && e->error < 0 && e->error > -4096 ? -e->error
+												      : EPROTO;
 			return -1;
 		}
 		if (h->nlmsg_type == SOCK_DIAG_BY_FAMILY && parse_one(h, lo_index, found, ctx) != 0)
