@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "common/clock.h"
 #include "mcp-bridge/conn.h"
+#include "mcp-bridge/stream.h"
 
 /* The upstream stopped taking the request (it closed, or answered early,
  * e.g. 413): the rest is dropped and no more read from the client; what
@@ -106,8 +107,16 @@ static void linger(struct loop *l, struct conn *c);
 static void refuse(struct loop *l, struct conn *c, int status, const char *why)
 {
 	char out[1024];
-	int n = http_refusal(status, why, c->route->http.methods, out, sizeof out);
+	int n;
 
+	if (c->route->stream) {
+		/* a stream has no answer to give: the client sees the close */
+		if (!c->req.why)
+			c->req.why = why;
+		close_conn(l, c);
+		return;
+	}
+	n = http_refusal(status, why, c->route->http.methods, out, sizeof out);
 	c->status = status;
 	if (!c->req.why)
 		c->req.why = why;
@@ -281,6 +290,8 @@ static int shortage(int err)
 	return err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM;
 }
 
+static void connect_upstream(struct loop *l, struct conn *c);
+
 static void accept_one(struct loop *l, const struct bridge_route *r)
 {
 	int fd = accept4(r->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), err = errno;
@@ -332,10 +343,17 @@ static void accept_one(struct loop *l, const struct bridge_route *r)
 		return;
 	}
 	c = calloc(1, sizeof *c);
-	if (c)
-		c->head = malloc(HTTP_MAX_HEAD);
-	if (!c || !c->head) {
-		free(c);
+	if (c) {
+		c->route = r;
+		if (r->stream ? stream_alloc(c) != 0 : !(c->head = malloc(HTTP_MAX_HEAD))) {
+			free(c->c2u);
+			free(c->u2c);
+			free(c->head);
+			free(c);
+			c = NULL;
+		}
+	}
+	if (!c) {
 		close(fd);
 		return;
 	}
@@ -349,6 +367,14 @@ static void accept_one(struct loop *l, const struct bridge_route *r)
 	c->next = l->conns;
 	l->conns = c;
 	l->n_conns++;
+	if (r->stream) {
+		/* no head to wait for: the upstream at once, the client's
+		 * bytes left in its socket until it is ready (only a hangup
+		 * is heard of it meanwhile) */
+		conn_watch(l, c, 0, EPOLL_CTL_ADD, 0);
+		connect_upstream(l, c);
+		return;
+	}
 	conn_watch(l, c, 0, EPOLL_CTL_ADD, EPOLLIN);
 }
 
@@ -677,10 +703,23 @@ again:
 	conn_rearm(l, c);
 }
 
+/* A stream's event; its end is the connection's. */
+static void on_stream(struct loop *l, struct conn *c, int upstream, unsigned ev)
+{
+	if (stream_event(c, upstream, ev))
+		close_conn(l, c);
+	else
+		conn_rearm(l, c);
+}
+
 static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 {
 	if (c->dead)
 		return;
+	if (c->state == C_STREAM) {
+		on_stream(l, c, upstream, ev);
+		return;
+	}
 	if (c->state == C_DRAIN) {
 		if (!upstream)
 			drain(l, c);
@@ -732,6 +771,10 @@ static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 				return;
 			}
 			c->state = C_HANDSHAKE;
+		} else if (c->route->stream) {
+			c->state = C_STREAM;
+			on_stream(l, c, 1, EPOLLOUT);
+			return;
 		} else {
 			c->state = C_RELAY;
 			ev = EPOLLOUT;
@@ -747,6 +790,11 @@ static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 		}
 		if (r > 0) {
 			conn_rearm(l, c);
+			return;
+		}
+		if (c->route->stream) {
+			c->state = C_STREAM;
+			on_stream(l, c, 1, EPOLLOUT);
 			return;
 		}
 		c->state = C_RELAY;

@@ -10,6 +10,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "mcp-bridge/stream.h"
 
 /* Upstream I/O, plain or TLS: > 0 bytes, 0 end, -1 would block, -2 error,
  * -3 (TLS) the stream ended without close_notify. */
@@ -129,6 +130,17 @@ void conn_rearm(struct loop *l, struct conn *c)
 		if (!c->up_eof && c->u2c_len < c->u2c_room)
 			ue |= c->tls && c->tls->want_rd ? c->tls->want_rd : EPOLLIN;
 	}
+	if (c->state == C_STREAM) {
+		stream_events(c, &ce, &ue);
+		/* A client that ended its side and was told the end hangs up,
+		 * which epoll reports whatever it is asked: out of the set
+		 * while what it sent still goes to the upstream. */
+		if (c->client_eof && c->shut_client && !c->client_unpolled &&
+		    epoll_ctl(l->epfd, EPOLL_CTL_DEL, c->cfd, NULL) == 0)
+			c->client_unpolled = 1;
+		if (c->client_unpolled)
+			ce = c->events[0];
+	}
 	if (c->state == C_CONNECTING)
 		ue = EPOLLOUT;
 	if (c->state == C_HANDSHAKE)
@@ -138,7 +150,7 @@ void conn_rearm(struct loop *l, struct conn *c)
 		conn_watch(l, c, 1, EPOLL_CTL_MOD, ue);
 }
 
-void conn_audit(const struct conn *c)
+static void conn_audit_http(const struct conn *c)
 {
 	char rpc[96], target[201];
 	const char *m = c->req.headers_done ? http_method_str(c->req.parser.method) : "-";
@@ -163,6 +175,14 @@ void conn_audit(const struct conn *c)
 	if (c->kept_reads)
 		log_debug("bridge: route=%s target=%s: %u read(s) of plaintext mbedTLS had kept back%s", c->route->name,
 			  n ? target : "-", c->kept_reads, c->kept_last ? ", the last bytes read among them" : "");
+}
+
+void conn_audit(const struct conn *c)
+{
+	if (c->route->stream)
+		stream_audit(c);
+	else
+		conn_audit_http(c);
 }
 
 void conn_close_rpipe(struct conn *c)

@@ -33,10 +33,11 @@
 #define PIPE_BIG ((size_t)1024 * 1024)
 #define SPLICE_MIN ((uint64_t)64 * 1024)
 
-/* C_RETRY: a unix upstream's backlog was full (connect: EAGAIN); tried
+/* C_STREAM: a stream route's connection, its upstream ready (stream.c).
+ * C_RETRY: a unix upstream's backlog was full (connect: EAGAIN); tried
  * again every RETRY_MS, up to RETRY_MAX times, then 502. C_ABORT: a cut
  * answer, relayed; the client is reset once it has been sent all of it. */
-enum conn_state { C_HEAD, C_RETRY, C_CONNECTING, C_HANDSHAKE, C_RELAY, C_DRAIN, C_ABORT };
+enum conn_state { C_HEAD, C_RETRY, C_CONNECTING, C_HANDSHAKE, C_RELAY, C_DRAIN, C_ABORT, C_STREAM };
 #define RETRY_MS 10
 #define RETRY_MAX 200
 #define ACCEPT_PAUSE_MS 100 /* listeners rest when no client can be accepted */
@@ -75,6 +76,8 @@ struct conn {
 	size_t in_rpipe;
 	int retries;	      /* connects refused with EAGAIN so far */
 	struct tls_conn *tls; /* a tls: upstream */
+	int shut_up, shut_client; /* a stream: the end passed on to each side */
+	int client_unpolled;	  /* a stream: the client is done both ways, out of the set */
 	/* reads of plaintext mbedTLS kept back, which no socket event
 	 * announces; whether the read in progress is one, and whether the
 	 * last read that returned bytes was (a debug line says) */

@@ -22,6 +22,7 @@ struct bridge_route {
 	char **headers; /* "Name: value", secrets resolved */
 	int n_headers;
 	int line;	/* config line, for messages */
+	int stream;	/* protocol = stream: no HTTP, bytes both ways (stream.c) */
 	struct tls_route *tls; /* tls: upstreams */
 };
 

@@ -219,6 +219,12 @@ size_t tls_pending(struct tls_conn *c)
 	return mbedtls_ssl_get_bytes_avail(&c->ssl);
 }
 
+void tls_close_notify(struct tls_conn *c)
+{
+	/* best effort: a blocked alert is not retried (the TCP FIN follows) */
+	(void)mbedtls_ssl_close_notify(&c->ssl);
+}
+
 void tls_conn_free(struct tls_conn *c)
 {
 	mbedtls_ssl_free(&c->ssl);

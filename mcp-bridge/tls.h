@@ -59,6 +59,9 @@ ssize_t tls_read(struct tls_conn *c, void *buf, size_t len);
 ssize_t tls_write(struct tls_conn *c, const void *buf, size_t len);
 /* Plaintext already decrypted and waiting. */
 size_t tls_pending(struct tls_conn *c);
+/* The end of what this side sends: a close_notify alert (a stream route's
+ * half-close). */
+void tls_close_notify(struct tls_conn *c);
 void tls_conn_free(struct tls_conn *c);
 
 #endif

@@ -32,6 +32,8 @@ struct config_route {
 	unsigned port; /* listen = 127.0.0.1:PORT */
 	struct upstream up;
 	int has_up;
+	int stream; /* protocol = stream: bytes both ways, no HTTP (methods..header unset) */
+	int protocol_set;
 	unsigned methods; /* http-parser method bits; 0 = POST GET DELETE */
 	char *path;
 	char *host;

@@ -183,8 +183,12 @@ void config_print(const struct ward_config *cfg, FILE *out)
 	for (i = 0; i < cfg->n_routes; i++) {
 		const struct config_route *r = &cfg->routes[i];
 		int m, h;
-		fprintf(out, "\n[route %s]\nlisten = 127.0.0.1:%u\nupstream = %s\nmethods =", r->name, r->port,
-			r->up.desc);
+		fprintf(out, "\n[route %s]\nlisten = 127.0.0.1:%u\nupstream = %s\n", r->name, r->port, r->up.desc);
+		if (r->stream) {
+			fprintf(out, "protocol = stream\n");
+			continue;
+		}
+		fprintf(out, "methods =");
 		for (m = 0; m < 32; m++)
 			if (r->methods & (1u << m))
 				fprintf(out, " %s", http_method_str((enum http_method)m));

@@ -370,7 +370,8 @@ static int set_ports(struct parse_ctx *ctx, const char *k, const char *v, const 
 			return *why = addr_loopback(&d)
 					      ? "a loopback address: give the port alone (ports are on loopback)"
 					      : "addresses other than loopback cannot be allowed: the egress guard holds "
-						"every socket to lo (egress = ports lets the ports reach any address)",
+						"every socket to lo; reach one host through the bridge with a [route] of "
+						"protocol = stream (egress = ports lets the ports reach any address)",
 			       -1;
 		w += len;
 		w += strspn(w, " \t,");
@@ -473,6 +474,13 @@ static int set_route(struct parse_ctx *ctx, const char *k, const char *v, const 
 		if (upstream_parse(v, &r->up, why) != 0)
 			return -1;
 		r->has_up = 1;
+	} else if (strcmp(k, "protocol") == 0) {
+		if (r->protocol_set)
+			return *why = "set twice in this route", -1;
+		if (strcmp(v, "http") != 0 && strcmp(v, "stream") != 0)
+			return *why = "expected http (requests checked and pinned) or stream (bytes as they come)", -1;
+		r->stream = strcmp(v, "stream") == 0;
+		r->protocol_set = 1;
 	} else if (strcmp(k, "methods") == 0) {
 		if (r->methods)
 			return *why = "set twice in this route", -1;
@@ -694,6 +702,7 @@ const struct key_def config_keys[] = {
 	/* route keys may repeat across routes; set_route refuses repeats in one */
 	{ SEC_ROUTE, "listen", set_route, 1, 0 },
 	{ SEC_ROUTE, "upstream", set_route, 1, 0 },
+	{ SEC_ROUTE, "protocol", set_route, 1, 0 },
 	{ SEC_ROUTE, "methods", set_route, 1, 0 },
 	{ SEC_ROUTE, "path", set_route, 1, 0 },
 	{ SEC_ROUTE, "host", set_route, 1, 0 },

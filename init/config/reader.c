@@ -276,7 +276,10 @@ static void validate(struct parse_ctx *ctx)
 	}
 	for (i = 0; i < cfg->n_routes; i++) {
 		struct config_route *r = &cfg->routes[i];
-		const char *missing = !r->port ? "listen" : !r->has_up ? "upstream" : !r->path ? "path" : NULL;
+		const char *missing = !r->port ? "listen" : !r->has_up ? "upstream" : !r->path && !r->stream ? "path" : NULL;
+		/* a stream's host is only the TLS server name of a tls: upstream */
+		const char *http_only = r->methods ? "methods" : r->path ? "path"
+				      : r->host && r->up.kind != UP_TLS ? "host" : r->n_headers ? "header" : NULL;
 		if (strspn(r->name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") !=
 		    strlen(r->name)) {
 			config_fail(ctx, r->line, "[route %s]: route names are letters, digits, _ and -", r->name);
@@ -290,6 +293,12 @@ static void validate(struct parse_ctx *ctx)
 		}
 		if (missing) {
 			config_fail(ctx, r->line, "[route %s]: %s is required", r->name, missing);
+			return;
+		}
+		if (r->stream && http_only) {
+			/* a stream is not parsed: nothing could pin it or carry a header */
+			config_fail(ctx, r->line, "[route %s]: %s is for HTTP routes: protocol = stream relays bytes "
+				    "as they come, with nothing checked or added", r->name, http_only);
 			return;
 		}
 		for (j = 0; j < i; j++)
@@ -323,7 +332,7 @@ static void validate(struct parse_ctx *ctx)
 				    "take it out of bind", r->name, bound_upstream_port(cfg, &r->up));
 			return;
 		}
-		if (!r->methods)
+		if (!r->methods && !r->stream)
 			r->methods = HTTP_DEFAULT_METHODS;
 		if ((r->tls_ca || r->tls_pin) && r->up.kind != UP_TLS) {
 			config_fail(ctx, r->line, "[route %s]: tls_ca and tls_pin need a tls: upstream", r->name);

@@ -228,9 +228,17 @@ static json_t *bridge_json(const struct evidence_src *e)
 				json_array_append_new(methods, json_string(http_method_str((enum http_method)m)));
 		for (h = 0; h < r->n_headers; h++)
 			json_array_append_new(headers, json_stringn(r->headers[h], (size_t)(strchr(r->headers[h], ':') - r->headers[h])));
-		json_array_append_new(routes, json_pack("{s:s,s:i,s:o,s:o,s:o,s:o,s:o}", "name", r->name, "listen",
-							 r->port, "upstream", jstr(r->up.desc), "path", jstr(r->http.path),
-							 "host", jstr(r->http.host), "methods", methods, "adds_headers", headers));
+		if (r->stream) { /* bytes as they come: nothing pinned, nothing added */
+			json_decref(methods);
+			json_decref(headers);
+			json_array_append_new(routes, json_pack("{s:s,s:i,s:o,s:s}", "name", r->name, "listen", r->port,
+								 "upstream", jstr(r->up.desc), "protocol", "stream"));
+			continue;
+		}
+		json_array_append_new(routes, json_pack("{s:s,s:i,s:o,s:s,s:o,s:o,s:o,s:o}", "name", r->name, "listen",
+							 r->port, "upstream", jstr(r->up.desc), "protocol", "http",
+							 "path", jstr(r->http.path), "host", jstr(r->http.host), "methods",
+							 methods, "adds_headers", headers));
 	}
 	o = json_pack("{s:i,s:i,s:i,s:o}", "pid", e->bridge_pid ? (int)*e->bridge_pid : 0, "uid",
 		      (int)b->confine.user.uid, "upstreams_answering", b->health_ok, "routes", routes);

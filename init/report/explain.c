@@ -136,8 +136,8 @@ static int explain_port(const struct confine *agent, const struct ll_ruleset *ll
 	fprintf(out, "tcp port %u:\n", port);
 	/* what listens there, whatever Landlock can say */
 	if ((route = routes_on_port(routes, port)))
-		fprintf(out, "  bridge route %s listens on 127.0.0.1:%u (relayed to %s)\n", route->name, port,
-			route->up->desc);
+		fprintf(out, "  bridge route %s listens on 127.0.0.1:%u (relayed to %s%s)\n", route->name, port,
+			route->up->desc, route->stream ? ", a stream: nothing checked" : "");
 	if (!cfg->has_landlock || cfg->landlock.mode == LL_OFF || rs->fd < 0) {
 		fprintf(out, "  landlock: not in force, no port is refused by it\n");
 		return 0;
@@ -160,12 +160,36 @@ static int explain_port(const struct confine *agent, const struct ll_ruleset *ll
 	return 0;
 }
 
+/* The stream route whose tcp: or tls: upstream is d (address and port),
+ * or NULL: the one way a guarded agent reaches an address off loopback. */
+static const struct route *stream_to(const struct route_table *routes, const struct tcp_dest *d)
+{
+	int i;
+
+	for (i = 0; i < routes->n; i++) {
+		const struct route *r = &routes->v[i];
+		const struct sockaddr_in *s4 = (const struct sockaddr_in *)&r->up->addr;
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)&r->up->addr;
+
+		if (!r->stream || (r->up->kind != UP_TCP && r->up->kind != UP_TLS))
+			continue;
+		if (d->family == AF_INET && r->up->addr.ss_family == AF_INET && ntohs(s4->sin_port) == d->port &&
+		    s4->sin_addr.s_addr == d->addr4.s_addr)
+			return r;
+		if (d->family == AF_INET6 && r->up->addr.ss_family == AF_INET6 && ntohs(s6->sin6_port) == d->port &&
+		    memcmp(&s6->sin6_addr, &d->addr6, sizeof d->addr6) == 0)
+			return r;
+	}
+	return NULL;
+}
+
 /* Where an address is let out, before what its port gets. */
-static void explain_address(const struct confine *agent, const struct ward_config *cfg, const struct tcp_dest *d,
-			    FILE *out)
+static void explain_address(const struct confine *agent, const struct route_table *routes,
+			    const struct ward_config *cfg, const struct tcp_dest *d, FILE *out)
 {
 	char a[64];
 	int guarded = agent && agent->egress;
+	const struct route *via = stream_to(routes, d);
 
 	addr_text(d, a, sizeof a);
 	if (addr_loopback(d)) {
@@ -173,10 +197,17 @@ static void explain_address(const struct confine *agent, const struct ward_confi
 		return;
 	}
 	if (guarded)
-		fprintf(out, "address %s: NEVER REACHED: the egress guard makes every inet socket of the "
+		fprintf(out, "address %s: NEVER REACHED directly: the egress guard makes every inet socket of the "
 			"agent and binds it to lo, so nothing goes out but on loopback (a connect there times out; "
 			"egress = loopback under [landlock]%s)\n",
 			a, agent->egress > 1 ? ", required" : ", best_effort: ports only if the guard cannot be installed");
+	if (guarded && via)
+		fprintf(out, "  but the bridge reaches it: [route %s] (protocol = stream) relays 127.0.0.1:%u to %s\n",
+			via->name, via->port, via->up->desc);
+	else if (guarded)
+		fprintf(out, "  to let the agent reach it, add a [route NAME] with protocol = stream, upstream = "
+			"tcp:%s%s%s:%u and a listen port, and connect to that port\n",
+			d->family == AF_INET6 ? "[" : "", a, d->family == AF_INET6 ? "]" : "", d->port);
 	else
 		fprintf(out, "address %s: reached on any port Landlock allows (below): %s\n", a,
 			!cfg->has_landlock || cfg->landlock.mode == LL_OFF ? "Landlock is not in force"
@@ -233,7 +264,7 @@ int explain(const struct confine *agent, const struct ll_ruleset *ll, const stru
 			return 2;
 		}
 		if (d.has_addr)
-			explain_address(agent, cfg, &d, out);
+			explain_address(agent, routes, cfg, &d, out);
 		return explain_port(agent, ll, routes, cfg, d.port, out);
 	}
 	if (sc_known_syscall(what) || sc_default_has(what) || sc_optin_has(what)) /* or a group */

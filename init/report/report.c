@@ -193,6 +193,11 @@ static json_t *bridge(const struct route_table *t, const struct ward_config *cfg
 		snprintf(line, sizeof line, "127.0.0.1:%u", r->port);
 		json_object_set_new(ro, "listen", jstr(line));
 		json_object_set_new(ro, "upstream", jstr(r->up->desc));
+		json_object_set_new(ro, "protocol", jstr(r->stream ? "stream" : "http"));
+		if (r->stream) { /* no request to pin, no header to add */
+			json_array_append_new(routes, ro);
+			continue;
+		}
 		line[0] = '\0';
 		for (m = 0; m < 32; m++)
 			if (r->methods & (1u << m))
@@ -334,6 +339,12 @@ static json_t *weak_settings(const struct confine *agent, const struct ll_rulese
 		if (r->up->kind == UP_TCP && r->n_headers && !loopback(r->up))
 			warn(w, "[route %s] adds headers and sends them in clear over %s; use a tls: upstream",
 			     r->name, r->up->desc);
+		if (r->stream) {
+			/* the exception it is for: said, since nothing is checked on it */
+			warn(w, "[route %s] protocol = stream: the agent may send anything to %s, nothing checked",
+			     r->name, r->up->desc);
+			continue;
+		}
 		if (strcmp(r->path, "/") == 0)
 			warn(w, "[route %s] path = /: every path of the upstream is reachable; give the endpoint's "
 				"path", r->name);

@@ -59,6 +59,7 @@ static int build_routes(struct bridgeproc *b, const struct route_table *t, const
 		r->port = (uint16_t)c->port;
 		r->lfd = -1;
 		r->line = c->line;
+		r->stream = c->stream;
 		r->headers = calloc((size_t)c->n_headers + 1, sizeof *r->headers);
 		if (!r->headers)
 			return 3;

@@ -22,6 +22,7 @@ struct route {
 	const char *host; /* the Host it sends (NULL: the upstream's) */
 	int exact;	  /* path is matched exactly even ending in '/' (mcp.json's) */
 	int from_mcp;	  /* an [mcp] server's: its headers are mcp.json's, final */
+	int stream;	  /* protocol = stream: bytes relayed as they come, no HTTP */
 	const struct header *headers;
 	int n_headers;
 	const char *tls_ca, *tls_pin;

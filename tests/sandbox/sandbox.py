@@ -670,6 +670,7 @@ def egress(a):
     try:
         with netns.RoutedPair("we") as pair:
             egress_cases(a, pair, root, node)
+            egress_stream(a, pair, root)
             egress_containers(a, pair)
         egress_listen(a, root)
     finally:
@@ -789,6 +790,40 @@ def egress_cases(a, pair, root, node):
     report("egress: the guard killed mid-session: the agent's sockets wait for the next one, none unguarded",
            "pass" if ok else "FAIL", f"killed {killed}; {out.strip()}; outside got {got}, kernel {d}" +
            ("" if ok else f"; rc={w.returncode} {err[-500:]}"))
+
+
+def egress_stream(a, pair, root):
+    """The exception an operator makes: a stream route to one outside
+    address and port. The agent reaches it through the bridge, and still
+    not directly; what arrives outside is the agent's bytes and no more."""
+    db = PORT_B  # a port Landlock lets the agent connect to: the guard alone keeps it in
+    if not os.access("/usr/bin/python3", os.X_OK):  # the agent's, under read = /usr
+        report("egress: a stream route to one outside address", "SKIP", "no /usr/bin/python3 to run as the agent")
+        return
+    conf = os.path.join(root, "ward-stream.conf")
+    with open(conf, "w") as f:
+        f.write(egress_policy(root, "loopback", f"[route db]\nlisten = 127.0.0.1:{PORT_A}\n"
+                              f"upstream = tcp:{netns.OUT4}:{db}\nprotocol = stream\n"))
+    py = ("import socket\n"
+          f"s = socket.create_connection(('127.0.0.1', {PORT_A}), timeout=10)\n"
+          "s.sendall(b's' * 1000); s.shutdown(socket.SHUT_WR)\n"
+          "print('bridge:end' if s.recv(10) == b'' else 'bridge:data')\n"
+          "t = socket.socket(); t.settimeout(1.5)\n"
+          "try:\n"
+          f"    t.connect(('{netns.OUT4}', {db})); t.sendall(b'leak'); print('direct:connected')\n"
+          "except OSError as e:\n"
+          "    print('direct:' + type(e).__name__)\n")
+    outside = Listen(pair, pair.outside, [db, PORT_A])
+    p = subprocess.run(pair.cmd(pair.inside, [a.ward, "-c", conf, "--", "/usr/bin/python3", "-c", py]),
+                       capture_output=True, text=True, timeout=60)
+    got = outside.done()
+    audit = [l for l in p.stderr.splitlines() if "route=db stream" in l]
+    # the bridge's start-up health check is a connection with no byte
+    ok = p.returncode == 0 and p.stdout.split() == ["bridge:end", "direct:TimeoutError"] and \
+        got["bytes"] == 1000 and 1 <= got["connections"] <= 2 and any("in=1000 " in l for l in audit)
+    report("egress: a stream route to one outside address: the agent reaches it through the bridge, "
+           "never directly, and only its bytes arrive", "pass" if ok else "FAIL",
+           f"{p.stdout.split()}; outside got {got}; {audit}" + ("" if ok else f"; rc={p.returncode} {p.stderr[-400:]}"))
 
 
 def egress_rootfs(a, rootfs):
