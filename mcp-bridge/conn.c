@@ -10,7 +10,6 @@
 
 #include "common/clock.h"
 #include "common/log.h"
-#include "mcp-bridge/stream.h"
 
 /* Upstream I/O, plain or TLS: > 0 bytes, 0 end, -1 would block, -2 error,
  * -3 (TLS) the stream ended without close_notify. */
@@ -104,6 +103,24 @@ void conn_close_upstream(struct conn *c)
 	c->up_polled = 0;
 }
 
+/* A stream (stream.c): each direction's buffer is read into while it has
+ * room and written out while it holds bytes. */
+static void stream_events(const struct conn *c, unsigned *client, unsigned *upstream)
+{
+	unsigned ce = 0, ue = 0;
+
+	if (!c->client_eof && c->c2u_len < RESP_BUF)
+		ce |= EPOLLIN;
+	if (c->u2c_len > c->u2c_off)
+		ce |= EPOLLOUT;
+	if (c->c2u_len > c->c2u_off)
+		ue |= c->tls && c->tls->want_wr ? c->tls->want_wr : EPOLLOUT;
+	if (!c->up_eof && c->u2c_len < RESP_BUF)
+		ue |= c->tls && c->tls->want_rd ? c->tls->want_rd : EPOLLIN;
+	*client = ce;
+	*upstream = ue;
+}
+
 /* What each side should be polled for now (backpressure: read only when
  * there is room to keep what is read). */
 void conn_rearm(struct loop *l, struct conn *c)
@@ -175,6 +192,14 @@ static void conn_audit_http(const struct conn *c)
 	if (c->kept_reads)
 		log_debug("bridge: route=%s target=%s: %u read(s) of plaintext mbedTLS had kept back%s", c->route->name,
 			  n ? target : "-", c->kept_reads, c->kept_last ? ", the last bytes read among them" : "");
+}
+
+static void stream_audit(const struct conn *c)
+{
+	log_info("bridge: route=%s stream in=%llu out=%llu ms=%llu%s%s", c->route->name,
+		 (unsigned long long)c->bytes_in, (unsigned long long)c->bytes_out,
+		 (unsigned long long)(now_ms() - c->started), c->req.why ? " reason=" : "",
+		 c->req.why ? c->req.why : "");
 }
 
 void conn_audit(const struct conn *c)

@@ -6,8 +6,6 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
-#include "common/clock.h"
-#include "common/log.h"
 
 /* Each direction has one buffer of RESP_BUF: what was read and not yet
  * written stops further reads from that side (backpressure). */
@@ -17,22 +15,6 @@ int stream_alloc(struct conn *c)
 	c->u2c = malloc(RESP_BUF);
 	c->u2c_room = RESP_BUF;
 	return c->c2u && c->u2c ? 0 : -1;
-}
-
-void stream_events(const struct conn *c, unsigned *client, unsigned *upstream)
-{
-	unsigned ce = 0, ue = 0;
-
-	if (!c->client_eof && c->c2u_len < RESP_BUF)
-		ce |= EPOLLIN;
-	if (c->u2c_len > c->u2c_off)
-		ce |= EPOLLOUT;
-	if (c->c2u_len > c->c2u_off)
-		ue |= c->tls && c->tls->want_wr ? c->tls->want_wr : EPOLLOUT;
-	if (!c->up_eof && c->u2c_len < RESP_BUF)
-		ue |= c->tls && c->tls->want_rd ? c->tls->want_rd : EPOLLIN;
-	*client = ce;
-	*upstream = ue;
 }
 
 /* A failed side ends the stream: its why is the audit line's. */
@@ -137,12 +119,4 @@ int stream_event(struct conn *c, int upstream, unsigned ev)
 		return failed(c, "client went away");
 	pass_ends(c);
 	return c->shut_up && c->shut_client;
-}
-
-void stream_audit(const struct conn *c)
-{
-	log_info("bridge: route=%s stream in=%llu out=%llu ms=%llu%s%s", c->route->name,
-		 (unsigned long long)c->bytes_in, (unsigned long long)c->bytes_out,
-		 (unsigned long long)(now_ms() - c->started), c->req.why ? " reason=" : "",
-		 c->req.why ? c->req.why : "");
 }

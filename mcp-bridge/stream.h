@@ -14,16 +14,10 @@
 /* The buffers a stream needs, allocated at accept: 0, or -1 (no memory). */
 int stream_alloc(struct conn *c);
 
-/* What each side is polled for while streaming (conn_rearm asks). */
-void stream_events(const struct conn *c, unsigned *client, unsigned *upstream);
-
 /* An event of one side (upstream 0 or 1), or the upstream just ready
  * (ev = EPOLLOUT on it). Returns 0 while the stream goes on, 1 when it is
  * over: both ends passed on, or a side failed (c->req.why says which);
  * the caller closes it. */
 int stream_event(struct conn *c, int upstream, unsigned ev);
-
-/* The audit line of a stream connection. */
-void stream_audit(const struct conn *c);
 
 #endif
