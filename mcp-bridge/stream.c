@@ -114,6 +114,12 @@ int stream_event(struct conn *c, int upstream, unsigned ev)
 		return failed(c, "upstream reset the connection");
 	if (write_client(c))
 		return 1;
+	/* TLS: plaintext mbedTLS decrypted and kept back when the buffer
+	 * was full; no socket event will announce it, so it is read as soon
+	 * as there is room (each pass takes some of it: the loop ends) */
+	while (c->tls && !c->up_eof && c->u2c_len < RESP_BUF && tls_pending(c->tls))
+		if (read_upstream(c) || write_client(c))
+			return 1;
 	/* a client whose socket hung up both ways with nothing more to read */
 	if (!upstream && (ev & EPOLLHUP) && c->client_eof && c->u2c_len)
 		return failed(c, "client went away");

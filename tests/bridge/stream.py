@@ -109,7 +109,7 @@ def stream_case(a, work):
             wrap = ctx
 
         tls_srv = tcp_server(TlsTalker)
-        tls_srv.name = b"tls"
+        tls_srv.name = b"tls big"
         tls_route = (f"[route stls]\nlisten = 127.0.0.1:17955\nupstream = tls:127.0.0.1:{tls_srv.server_address[1]}\n"
                      f"protocol = stream\ntls_ca = {crt}\nhost = stream.test\n")
     # a port nothing listens on: the upstream that is down
@@ -151,9 +151,9 @@ def stream_case(a, work):
         if tls_srv:
             payload = os.urandom(300000)
             banner, got, err = talk(17955, payload)
-            report("stream tls: plaintext in, TLS to the upstream, its end (close_notify) passed back",
-                   banner == b"HELLO stream\n" and got == digest_line(payload) and err is None,
-                   f"banner {banner!r}, answer {got[:90]!r}, {err!r}")
+            report(f"stream tls: plaintext in, TLS to the upstream, {BIG >> 20} MiB back, its end (close_notify) passed on",
+                   banner == b"HELLO stream\n" and got == digest_line(payload) + b"b" * BIG and err is None,
+                   f"banner {banner!r}, {len(got)} bytes back, {got[:90]!r}, {err!r}")
         else:
             report("stream tls", None, "openssl (to make a test certificate) is not installed")
         s = socket.create_connection(("127.0.0.1", 17954), timeout=10)
