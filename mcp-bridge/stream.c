@@ -6,14 +6,12 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
-
 /* Each direction has one buffer of RESP_BUF: what was read and not yet
  * written stops further reads from that side (backpressure). */
 int stream_alloc(struct conn *c)
 {
 	c->c2u = malloc(RESP_BUF);
 	c->u2c = malloc(RESP_BUF);
-	c->u2c_room = RESP_BUF;
 	return c->c2u && c->u2c ? 0 : -1;
 }
 
@@ -101,7 +99,7 @@ int stream_event(struct conn *c, int upstream, unsigned ev)
 	if (!upstream && (ev & EPOLLERR))
 		return failed(c, "client reset the connection");
 	if (upstream) {
-		if ((ev & EPOLLIN) || (ev & (EPOLLHUP | EPOLLERR)) || (c->tls && (ev & c->tls->want_rd)))
+		if ((ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) || (c->tls && (ev & c->tls->want_rd)))
 			if (read_upstream(c))
 				return 1;
 	} else if (ev & (EPOLLIN | EPOLLHUP)) {
@@ -120,9 +118,6 @@ int stream_event(struct conn *c, int upstream, unsigned ev)
 	while (c->tls && !c->up_eof && c->u2c_len < RESP_BUF && tls_pending(c->tls))
 		if (read_upstream(c) || write_client(c))
 			return 1;
-	/* a client whose socket hung up both ways with nothing more to read */
-	if (!upstream && (ev & EPOLLHUP) && c->client_eof && c->u2c_len)
-		return failed(c, "client went away");
 	pass_ends(c);
 	return c->shut_up && c->shut_client;
 }
