@@ -7,7 +7,7 @@ CPPFLAGS += -I.
 CPPFLAGS += -DWARD_CAPNG_VERSION='"$(shell pkg-config --modversion libcap-ng 2>/dev/null || echo unknown)"' \
             -DWARD_INIH_VERSION='"$(shell pkg-config --modversion inih 2>/dev/null || echo unknown)"'
 ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(CFLAGS) -ffunction-sections -fdata-sections
-LIBS     := -linih -ljansson -lseccomp -lcap-ng -lmbedtls -lmbedx509 -lmbedcrypto -lhttp_parser
+LIBS     := -linih -ljansson -lseccomp -lcap-ng -lmbedtls -lmbedx509 -lmbedcrypto -lhttp_parser -lcares
 B        := build
 
 # Every production source, by the process that runs it (docs/design.md):

@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "common/clock.h"
 #include "mcp-bridge/conn.h"
+#include "mcp-bridge/dial.h"
 #include "mcp-bridge/stream.h"
 
 /* The upstream stopped taking the request (it closed, or answered early,
@@ -378,11 +379,63 @@ static void accept_one(struct loop *l, const struct bridge_route *r)
 	conn_watch(l, c, 0, EPOLL_CTL_ADD, EPOLLIN);
 }
 
+/* The resolver's descriptor in the epoll set: tagged after the listeners
+ * (route index + 1, shifted), below any heap pointer. */
+#define RESOLVER_TAG(r) ((uint64_t)((r)->n + 1) << 1)
+
 /* Connects to the route's upstream, or waits to try again while a unix
  * upstream's backlog is full (its connect answers EAGAIN at once, where
  * TCP would queue). */
+/* A socket to a named upstream's address, connecting; or the wait for a
+ * lookup; or 502 (dial.h). */
+static void dialed(struct loop *l, struct conn *c, int fd)
+{
+	if (fd == DIAL_WAIT) {
+		if (c->state != C_RESOLVING) {
+			c->state = C_RESOLVING;
+			c->deadline = now_ms() + RESOLVE_WAIT_MS;
+			conn_rearm(l, c);
+		}
+		return;
+	}
+	if (fd < 0) {
+		log_warn("bridge: route=%s upstream %s: %s", c->route->name, c->route->up.desc, c->why);
+		refuse(l, c, 502, c->why);
+		return;
+	}
+	c->ufd = fd;
+	c->state = C_CONNECTING;
+	/* one address of several does not hold the request for long */
+	c->deadline = now_ms() + (dial_more(l, c) ? NAME_TRY_MS : CONNECT_MS);
+	conn_watch(l, c, 1, EPOLL_CTL_ADD, EPOLLOUT);
+	conn_rearm(l, c);
+}
+
+/* A named upstream's connect failed: its next address, if it has one. */
+static void connect_failed(struct loop *l, struct conn *c, const char *why)
+{
+	conn_close_upstream(c);
+	dialed(l, c, dial_next(l, c, why));
+}
+
+/* The lookup of a route's name ended: the connections waiting for it go on. */
+static void name_answered(struct loop *l, int route)
+{
+	struct conn *c = l->conns, *next;
+
+	for (; c; c = next) {
+		next = c->next; /* c may be closed (and moved to l->dead) */
+		if (c->state == C_RESOLVING && c->route == &l->routes->v[route])
+			dialed(l, c, dial_answered(l, c));
+	}
+}
+
 static void connect_upstream(struct loop *l, struct conn *c)
 {
+	if (c->route->up.name[0]) {
+		dialed(l, c, dial_start(l, c));
+		return;
+	}
 	c->ufd = upstream_connect(&c->route->up);
 	if (c->ufd < 0 && errno == EAGAIN && c->retries < RETRY_MAX) {
 		if (c->state != C_RETRY)
@@ -759,6 +812,10 @@ static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 		int err = 0;
 		socklen_t len = sizeof err;
 		if (getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err) {
+			if (c->route->up.name[0]) {
+				connect_failed(l, c, strerror(err ? err : errno));
+				return;
+			}
 			log_warn("bridge: route=%s upstream %s: %s", c->route->name, c->route->up.desc,
 				 strerror(err ? err : errno));
 			refuse(l, c, 502, "upstream unreachable");
@@ -864,6 +921,10 @@ static void expire(struct loop *l)
 			connect_upstream(l, c);
 		else if (c->state == C_RELAY && c->req_cut && !c->resp_head_done && now >= c->deadline)
 			refuse(l, c, 502, "upstream stopped reading the request and did not answer");
+		else if (c->state == C_RESOLVING && now >= c->deadline)
+			refuse(l, c, 502, "the resolver did not answer in time");
+		else if (c->state == C_CONNECTING && c->route->up.name[0] && now >= c->deadline)
+			connect_failed(l, c, "did not accept the connection in time");
 		else if ((c->state == C_CONNECTING || c->state == C_HANDSHAKE) && now >= c->deadline)
 			refuse(l, c, 502, c->state == C_HANDSHAKE ? "upstream did not complete the TLS handshake in time"
 								 : "upstream did not accept the connection in time");
@@ -872,9 +933,9 @@ static void expire(struct loop *l)
 	}
 }
 
-int bridge_run(const struct bridge_routes *r, int max_conns)
+int bridge_run(const struct bridge_routes *r, struct resolver *res, int max_conns)
 {
-	struct loop l = { .max_conns = max_conns, .routes = r };
+	struct loop l = { .max_conns = max_conns, .routes = r, .res = res };
 	struct epoll_event ev;
 	int i;
 
@@ -889,9 +950,21 @@ int bridge_run(const struct bridge_routes *r, int max_conns)
 		if (epoll_ctl(l.epfd, EPOLL_CTL_ADD, r->v[i].lfd, &ev) != 0)
 			return -1;
 	}
+	/* the resolver's sockets, as one descriptor, tagged after the listeners */
+	if (resolver_fd(res) >= 0) {
+		ev.events = EPOLLIN;
+		ev.data.u64 = RESOLVER_TAG(r);
+		if (epoll_ctl(l.epfd, EPOLL_CTL_ADD, resolver_fd(res), &ev) != 0)
+			return -1;
+	}
 	for (;;) {
 		struct epoll_event evs[64];
 		int wait = l.n_retrying ? RETRY_MS : l.n_aborting ? ABORT_POLL_MS : l.conns ? 1000 : -1, n, k;
+		int dns = resolver_timeout_ms(res), dns_ready = 0;
+		uint64_t dns_due = dns >= 0 ? now_ms() + (uint64_t)dns : 0;
+
+		if (dns >= 0 && (wait < 0 || dns < wait))
+			wait = dns;
 
 		if (l.paused_until) {
 			uint64_t now = now_ms();
@@ -907,6 +980,10 @@ int bridge_run(const struct bridge_routes *r, int max_conns)
 			return -1;
 		for (k = 0; k < n; k++) {
 			uint64_t d = evs[k].data.u64;
+			if (d == RESOLVER_TAG(r)) {
+				dns_ready = 1; /* read below, with the timeouts */
+				continue;
+			}
 			if (d <= (uint64_t)r->n << 1) {
 				accept_one(&l, &r->v[(d >> 1) - 1]);
 				continue;
@@ -914,6 +991,12 @@ int bridge_run(const struct bridge_routes *r, int max_conns)
 			on_event(&l, (struct conn *)(uintptr_t)(d & ~(uint64_t)1), // NOLINT(performance-no-int-to-ptr)
 				 (int)(d & 1), evs[k].events);
 		}
+		/* lookups that ended (c-ares also ends some inside the calls
+		 * that start them): their waiters go on */
+		if (dns_ready || (dns_due && now_ms() >= dns_due))
+			resolver_process(res);
+		while ((i = resolver_next(res)) >= 0)
+			name_answered(&l, i);
 		expire(&l);
 		reap_dead(&l);
 	}

@@ -9,13 +9,17 @@
 
 #include "mcp-bridge/route.h"
 
-/* The bridge's event loop; returns only on a fatal setup error. */
-int bridge_run(const struct bridge_routes *r, int max_conns);
+struct resolver;
+
+/* The bridge's event loop; returns only on a fatal setup error. res: the
+ * routes' names (resolve.h). */
+int bridge_run(const struct bridge_routes *r, struct resolver *res, int max_conns);
 
 /* Checks once that each upstream accepts a connection, all at once and
- * within a second in all; logs those that do not. Returns how many
- * answered. */
-int bridge_health(const struct bridge_routes *r);
+ * within a second in all; logs those that do not. An upstream by name is
+ * looked up (its answer kept for the first request), not connected, unless
+ * /etc/hosts gave its address. Returns how many answered. */
+int bridge_health(const struct bridge_routes *r, struct resolver *res);
 
 struct confine;
 

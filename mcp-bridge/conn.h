@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "mcp-bridge/resolve.h"
 #include "mcp-bridge/route.h"
 
 /* Relay buffers, allocated with the first request. Request heads, chunked
@@ -33,11 +34,12 @@
 #define PIPE_BIG ((size_t)1024 * 1024)
 #define SPLICE_MIN ((uint64_t)64 * 1024)
 
-/* C_STREAM: a stream route's connection, its upstream ready (stream.c).
+/* C_RESOLVING: waiting for a lookup of the upstream's name (dial.h).
+ * C_STREAM: a stream route's connection, its upstream ready (stream.c).
  * C_RETRY: a unix upstream's backlog was full (connect: EAGAIN); tried
  * again every RETRY_MS, up to RETRY_MAX times, then 502. C_ABORT: a cut
  * answer, relayed; the client is reset once it has been sent all of it. */
-enum conn_state { C_HEAD, C_RETRY, C_CONNECTING, C_HANDSHAKE, C_RELAY, C_DRAIN, C_ABORT, C_STREAM };
+enum conn_state { C_HEAD, C_RESOLVING, C_RETRY, C_CONNECTING, C_HANDSHAKE, C_RELAY, C_DRAIN, C_ABORT, C_STREAM };
 #define RETRY_MS 10
 #define RETRY_MAX 200
 #define ACCEPT_PAUSE_MS 100 /* listeners rest when no client can be accepted */
@@ -76,6 +78,11 @@ struct conn {
 	size_t in_rpipe;
 	int retries;	      /* connects refused with EAGAIN so far */
 	struct tls_conn *tls; /* a tls: upstream */
+	/* an upstream by name (dial.c): the next of its addresses to try, the
+	 * one being connected, whether this request had a lookup of its own */
+	int addr_i, looked_up;
+	struct name_addr addr;
+	char why[320]; /* a refusal's reason that is not a constant */
 	int shut_up, shut_client; /* a stream: the end passed on to each side */
 	int client_unpolled;	  /* a stream: the client is done both ways, out of the set */
 	/* reads of plaintext mbedTLS kept back, which no socket event
@@ -92,6 +99,7 @@ struct loop {
 	int epfd, n_conns, max_conns, n_retrying, n_bulk;
 	int spare; /* a descriptor held back, given up to turn a client away when none are left */
 	const struct bridge_routes *routes;
+	struct resolver *res; /* the routes' names (resolve.h) */
 	uint64_t paused_until; /* listeners out of the set until then (0: polled) */
 	uint64_t pause_logged;
 	int n_aborting; /* connections in C_ABORT */

@@ -10,6 +10,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "mcp-bridge/resolve.h"
 
 #define RETRY_MS 10 /* a unix upstream whose backlog is full is tried again this often */
 
@@ -17,7 +18,29 @@
  * routes there are: PID 1 waits for the bridge to be ready. */
 #define HEALTH_MS 1000
 
-int bridge_health(const struct bridge_routes *r)
+/* The socket for route i's check: its address, or a name's first from
+ * /etc/hosts; a name DNS must answer is looked up now (its answer waits
+ * for the first request) and not checked: -1 with err 0. */
+static int check_connect(const struct bridge_routes *r, struct resolver *res, int i, int *err)
+{
+	const struct name *e;
+	int fd;
+
+	*err = 0;
+	if (!r->v[i].up.name[0]) {
+		fd = upstream_connect(&r->v[i].up);
+	} else {
+		e = resolver_get(res, i, now_ms());
+		if (!e)
+			return -1;
+		fd = upstream_connect_addr((const struct sockaddr *)&e->addr[0].sa, e->addr[0].len);
+	}
+	if (fd < 0)
+		*err = errno ? errno : EIO;
+	return fd;
+}
+
+int bridge_health(const struct bridge_routes *r, struct resolver *res)
 {
 	struct pollfd *p = calloc((size_t)r->n + 1, sizeof *p);
 	int *err = calloc((size_t)r->n + 1, sizeof *err), i, ok = 0, waiting;
@@ -31,11 +54,8 @@ int bridge_health(const struct bridge_routes *r)
 	/* err[i]: 0 while in progress (p[i].fd >= 0) or answered, EAGAIN
 	 * while a unix upstream's backlog is full (tried again), else why not */
 	for (i = 0; i < r->n; i++) {
-		p[i].fd = upstream_connect(&r->v[i].up);
+		p[i].fd = check_connect(r, res, i, &err[i]);
 		p[i].events = POLLOUT;
-		err[i] = p[i].fd < 0 ? errno : 0;
-		if (p[i].fd < 0 && !err[i])
-			err[i] = EIO;
 	}
 	for (;;) {
 		uint64_t now = now_ms();
@@ -43,10 +63,8 @@ int bridge_health(const struct bridge_routes *r)
 
 		waiting = 0;
 		for (i = 0; i < r->n; i++) {
-			if (p[i].fd < 0 && err[i] == EAGAIN && now < end) {
-				p[i].fd = upstream_connect(&r->v[i].up);
-				err[i] = p[i].fd < 0 ? (errno ? errno : EIO) : 0;
-			}
+			if (p[i].fd < 0 && err[i] == EAGAIN && now < end)
+				p[i].fd = check_connect(r, res, i, &err[i]);
 			waiting += p[i].fd < 0 && err[i] == EAGAIN;
 			busy += p[i].fd >= 0;
 		}

@@ -14,6 +14,7 @@
 #include "common/fds.h"
 #include "common/log.h"
 #include "common/record.h"
+#include "mcp-bridge/resolve.h"
 
 
 /* Before the bridge is locked down: raises its soft RLIMIT_NOFILE to the
@@ -43,6 +44,8 @@ void bridge_main(const struct bridge_start *s, int rfd, pid_t parent)
 {
 	const struct bridge_routes *r = s->routes;
 	int *keep = calloc((size_t)r->n + 3, sizeof *keep), nk = 0, i, max_conns, health_ok = 0;
+	struct resolver res;
+	char err[256];
 	sigset_t none;
 
 	prctl(PR_SET_NAME, "ward-bridge", 0, 0, 0);
@@ -71,6 +74,12 @@ void bridge_main(const struct bridge_start *s, int rfd, pid_t parent)
 		log_warn("bridge: at most %d connections at once (the file descriptor limit)", max_conns);
 	if (privdrop_credentials(s->confine, rfd) != 0)
 		_exit(3);
+	/* as its user and before its lock-down: resolv.conf and /etc/hosts
+	 * are read now, never again (resolve.h) */
+	if (resolver_init(&res, r, err, sizeof err) != 0) {
+		log_error("bridge: %s", err);
+		_exit(3);
+	}
 	/* Gone with ward. Set after the change of user, which clears it (the
 	 * kernel resets the parent-death signal when credentials change);
 	 * and before the filter, which has no prctl. A ward that died before
@@ -81,11 +90,11 @@ void bridge_main(const struct bridge_start *s, int rfd, pid_t parent)
 	/* at the first start only: a restart keeps PID 1 waiting no longer
 	 * than the bridge takes to confine itself */
 	if (s->check_health)
-		health_ok = bridge_health(r);
+		health_ok = bridge_health(r, &res);
 	record_send(rfd, RECORD_READY, health_ok);
 	close(rfd);
 	sigprocmask(SIG_SETMASK, &none, NULL); /* TERM ends the bridge */
-	if (bridge_run(r, max_conns) != 0)
+	if (bridge_run(r, &res, max_conns) != 0)
 		log_error("bridge: event loop: %s", strerror(errno));
 	_exit(1);
 }

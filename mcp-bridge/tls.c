@@ -134,6 +134,22 @@ static int blocked(unsigned *want, int rc)
 	return *want != 0;
 }
 
+/* Why a handshake failed, in words that say what to do. A server that
+ * speaks only TLS 1.3 answers mbedTLS 2.28's TLS 1.2 hello with a
+ * protocol_version alert. */
+static const char *handshake_failure(const struct tls_conn *c, int rc)
+{
+	if (rc == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED)
+		return "upstream certificate not trusted (or not for the route's host name)";
+	if (rc == MBEDTLS_ERR_SSL_FATAL_ALERT_MESSAGE && c->ssl.in_msg &&
+	    c->ssl.in_msg[1] == MBEDTLS_SSL_ALERT_MSG_PROTOCOL_VERSION)
+		return "the upstream speaks only TLS 1.3, and this build's mbedTLS 2.28 speaks TLS 1.2";
+	if (rc == MBEDTLS_ERR_SSL_FATAL_ALERT_MESSAGE && c->ssl.in_msg &&
+	    c->ssl.in_msg[1] == MBEDTLS_SSL_ALERT_MSG_HANDSHAKE_FAILURE)
+		return "TLS handshake with the upstream failed (no cipher suite or version in common)";
+	return "TLS handshake with the upstream failed";
+}
+
 int tls_handshake(struct tls_conn *c, const char **why)
 {
 	int rc = mbedtls_ssl_handshake(&c->ssl);
@@ -141,8 +157,7 @@ int tls_handshake(struct tls_conn *c, const char **why)
 	if (blocked(&c->want_hs, rc))
 		return 1;
 	if (rc != 0) {
-		*why = rc == MBEDTLS_ERR_X509_CERT_VERIFY_FAILED ? "upstream certificate not trusted"
-								   : "TLS handshake with the upstream failed";
+		*why = handshake_failure(c, rc);
 		return -1;
 	}
 	if (c->route->has_pin) {

@@ -47,26 +47,40 @@ int upstream_parse(const char *spec, struct upstream *u, const char **why)
 	}
 	if (strncmp(spec, "tcp:", 4) == 0 || strncmp(spec, "tls:", 4) == 0) {
 		struct sockaddr_in *a = (struct sockaddr_in *)&u->addr;
-		char host[64];
+		char host[UPSTREAM_NAME_MAX + 2];
 		const char *colon = strrchr(spec + 4, ':');
 		unsigned port;
+		int tls = spec[1] == 'l';
 		size_t hl = colon ? (size_t)(colon - (spec + 4)) : 0;
 
 		if (!colon || hl == 0 || hl >= sizeof host || port_of(colon + 1, &port) != 0)
-			return *why = "expected tcp:IP:PORT or tls:IP:PORT", -1;
+			return *why = tls ? "expected tls:HOST:PORT (an IPv4 address or a DNS name, and a port 1-65535)"
+					  : "expected tcp:HOST:PORT (an IPv4 address or a DNS name, and a port 1-65535)", -1;
 		memcpy(host, spec + 4, hl);
 		host[hl] = '\0';
 		if (strcmp(host, "localhost") == 0)
 			strcpy(host, "127.0.0.1");
-		/* a static binary has no resolver: numeric IPv4 only */
-		if (inet_pton(AF_INET, host, &a->sin_addr) != 1)
-			return *why = spec[1] == 'c' ? "tcp: takes a numeric IPv4 address (or localhost)"
-						     : "tls: takes a numeric IPv4 address (or localhost); the route's host names the server", -1;
-		a->sin_family = AF_INET;
-		a->sin_port = htons((uint16_t)port);
-		u->len = (socklen_t)sizeof *a;
-		u->kind = spec[1] == 'c' ? UP_TCP : UP_TLS;
-		snprintf(u->default_host, sizeof u->default_host, "%s:%u", host, port);
+		u->kind = tls ? UP_TLS : UP_TCP;
+		u->port = port;
+		if (inet_pton(AF_INET, host, &a->sin_addr) == 1) {
+			a->sin_family = AF_INET;
+			a->sin_port = htons((uint16_t)port);
+			u->len = (socklen_t)sizeof *a;
+		} else if (upstream_name_ok(host, hl)) {
+			/* resolved by the bridge on use (resolve.h); a final dot
+			 * is the same name */
+			if (host[hl - 1] == '.')
+				host[--hl] = '\0';
+			memcpy(u->name, host, hl + 1);
+		} else {
+			return *why = "the host is neither a numeric IPv4 address nor a DNS name (letters, digits, '-' "
+				      "and dots; IPv6 addresses are not taken)", -1;
+		}
+		/* the scheme's own port is left out of Host, as clients do */
+		if (port == (tls ? 443u : 80u))
+			snprintf(u->default_host, sizeof u->default_host, "%s", host);
+		else
+			snprintf(u->default_host, sizeof u->default_host, "%s:%u", host, port);
 		return 0;
 	}
 	if (strncmp(spec, "vsock:", 6) == 0) {
@@ -90,7 +104,37 @@ int upstream_parse(const char *spec, struct upstream *u, const char **why)
 		snprintf(u->default_host, sizeof u->default_host, "localhost");
 		return 0;
 	}
-	return *why = "expected unix:PATH, tcp:IP:PORT, tls:IP:PORT or vsock:CID:PORT", -1;
+	return *why = "expected unix:PATH, tcp:HOST:PORT, tls:HOST:PORT or vsock:CID:PORT", -1;
+}
+
+int upstream_name_ok(const char *s, size_t n)
+{
+	size_t i, label = 0;
+	int digits_only = 1;
+
+	if (n && s[n - 1] == '.')
+		n--; /* the root's empty label */
+	if (n == 0 || n > UPSTREAM_NAME_MAX)
+		return 0;
+	for (i = 0; i <= n; i++) {
+		char ch = i < n ? s[i] : '.';
+		if (ch == '.') {
+			/* a label ends: 1-63 characters, no '-' at either end */
+			if (label == 0 || label > 63 || s[i - label] == '-' || s[i - 1] == '-')
+				return 0;
+			if (i < n)
+				digits_only = 1;
+			label = 0;
+			continue;
+		}
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '-'))
+			return 0;
+		if (ch < '0' || ch > '9')
+			digits_only = 0;
+		label++;
+	}
+	/* digits_only now tells of the last label */
+	return !digits_only;
 }
 
 int host_server_name(const char *host, char *name, size_t size)
@@ -123,11 +167,16 @@ int host_server_name(const char *host, char *name, size_t size)
 
 int upstream_connect(const struct upstream *u)
 {
-	int fd = socket(u->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	return upstream_connect_addr((const struct sockaddr *)&u->addr, u->len);
+}
+
+int upstream_connect_addr(const struct sockaddr *sa, socklen_t len)
+{
+	int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
 		return -1;
-	if (connect(fd, (const struct sockaddr *)&u->addr, u->len) != 0 && errno != EINPROGRESS) {
+	if (connect(fd, sa, len) != 0 && errno != EINPROGRESS) {
 		int e = errno;
 		close(fd);
 		errno = e;

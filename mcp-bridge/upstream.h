@@ -1,5 +1,7 @@
-/* upstream: where a route's requests go: unix:PATH, tcp:IP:PORT,
- * vsock:CID:PORT, tls:IP:PORT (TCP, then TLS: see tls.h). */
+/* upstream: where a route's requests go: unix:PATH, tcp:HOST:PORT,
+ * vsock:CID:PORT, tls:HOST:PORT (TCP, then TLS: see tls.h). HOST is a
+ * numeric IPv4 address, localhost, or a DNS name that the bridge resolves
+ * itself on use (resolve.h). */
 #ifndef WARD_UPSTREAM_H
 #define WARD_UPSTREAM_H
 
@@ -8,12 +10,16 @@
 
 enum upstream_kind { UP_UNIX, UP_TCP, UP_VSOCK, UP_TLS };
 
+#define UPSTREAM_NAME_MAX 253 /* a DNS name's longest text form, without a final dot */
+
 struct upstream {
 	enum upstream_kind kind;
-	struct sockaddr_storage addr;
+	struct sockaddr_storage addr; /* unset for a name: resolve.c finds its addresses */
 	socklen_t len;
-	char desc[128];		/* as written */
-	char default_host[96];	/* Host when the route sets none */
+	unsigned port;			    /* tcp: and tls: */
+	char name[UPSTREAM_NAME_MAX + 1];   /* tcp:/tls: by name, or "" (an address) */
+	char desc[300];			    /* as written */
+	char default_host[UPSTREAM_NAME_MAX + 8]; /* Host when the route sets none */
 };
 
 /* Parses a spec; 0 or -1 with why. */
@@ -25,7 +31,17 @@ int upstream_parse(const char *spec, struct upstream *u, const char **why);
  * or the name does not fit in size. */
 int host_server_name(const char *host, char *name, size_t size);
 
-/* A non-blocking connect; returns the fd (connecting or connected) or -1. */
+/* A DNS host name as an upstream may name it: letters, digits and '-' in
+ * labels of 1-63 characters that neither start nor end with '-', at most
+ * 253 in all, a final dot allowed, and a last label that is not all digits
+ * (so 10.1 or 0x7f.1 is never read as a name). 1 if it is one. */
+int upstream_name_ok(const char *s, size_t n);
+
+/* A non-blocking connect to an upstream by address (not by name); returns
+ * the fd (connecting or connected) or -1. */
 int upstream_connect(const struct upstream *u);
+
+/* The same to one address (a name's, as resolved). */
+int upstream_connect_addr(const struct sockaddr *sa, socklen_t len);
 
 #endif

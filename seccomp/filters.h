@@ -15,6 +15,7 @@ WARD_FILTER(agent);
 WARD_FILTER(init);
 WARD_FILTER(init_vm);
 WARD_FILTER(bridge);
+WARD_FILTER(bridge_dns);
 WARD_FILTER(guard);
 
 #endif

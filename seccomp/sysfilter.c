@@ -588,11 +588,23 @@ static int allow_names(scmp_filter_ctx ctx, const char *const *names, size_t n, 
 	return added;
 }
 
-int sc_compile_bridge(struct sc_filter *f, char *err, size_t errsize)
+/* socket(family, type, protocol) allowed, for each protocol given. */
+static int allow_socket(scmp_filter_ctx ctx, int family, int type, const int *protos, int n)
 {
-	static const int families[] = { AF_UNIX, AF_INET, AF_VSOCK };
+	int p;
+
+	for (p = 0; p < n; p++)
+		if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 3, cmp(0, SCMP_CMP_EQ, (scmp_datum_t)family, 0),
+				     cmp(1, SCMP_CMP_MASKED_EQ, 0xf, (scmp_datum_t)type),
+				     cmp(2, SCMP_CMP_EQ, (scmp_datum_t)protos[p], 0)) != 0)
+			return -1;
+	return n;
+}
+
+int sc_compile_bridge(struct sc_filter *f, int resolver, char *err, size_t errsize)
+{
+	static const int tcp[] = { 0, IPPROTO_TCP }, udp[] = { 0, IPPROTO_UDP }, any[] = { 0 };
 	scmp_filter_ctx ctx;
-	size_t i;
 	int n;
 
 	memset(f, 0, sizeof *f);
@@ -606,19 +618,26 @@ int sc_compile_bridge(struct sc_filter *f, char *err, size_t errsize)
 	f->n_rules += n;
 	/* Sockets: its upstreams' families only, stream sockets only, and on
 	 * inet TCP itself: Landlock's connect rules see neither MPTCP nor
-	 * SCTP, nor a Fast Open send, which connects from sendto/sendmsg. */
-	for (i = 0; i < sizeof families / sizeof families[0]; i++) {
-		int p;
-		for (p = 0; p < (families[i] == AF_INET ? 2 : 1); p++) {
-			if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 3,
-					     cmp(0, SCMP_CMP_EQ, (scmp_datum_t)families[i], 0),
-					     cmp(1, SCMP_CMP_MASKED_EQ, 0xf, SOCK_STREAM),
-					     cmp(2, SCMP_CMP_EQ, p ? IPPROTO_TCP : 0, 0)) != 0) {
-				snprintf(err, errsize, "seccomp: bridge rule for socket");
-				goto fail;
-			}
-			f->n_rules++;
+	 * SCTP, nor a Fast Open send, which connects from sendto/sendmsg.
+	 * With a resolver: DNS over UDP (Landlock does not govern UDP; the
+	 * servers are resolv.conf's) and TCP (port 53, in its Landlock rules),
+	 * and IPv6 TCP for an AAAA answer's addresses. */
+	if ((n = allow_socket(ctx, AF_UNIX, SOCK_STREAM, any, 1)) < 0 ||
+	    (f->n_rules += n, n = allow_socket(ctx, AF_INET, SOCK_STREAM, tcp, 2)) < 0 ||
+	    (f->n_rules += n, n = allow_socket(ctx, AF_VSOCK, SOCK_STREAM, any, 1)) < 0) {
+		snprintf(err, errsize, "seccomp: bridge rule for socket");
+		goto fail;
+	}
+	f->n_rules += n;
+	if (resolver) {
+		if ((n = allow_socket(ctx, AF_INET6, SOCK_STREAM, tcp, 2)) < 0 ||
+		    (f->n_rules += n, n = allow_socket(ctx, AF_INET, SOCK_DGRAM, udp, 2)) < 0 ||
+		    (f->n_rules += n, n = allow_socket(ctx, AF_INET6, SOCK_DGRAM, udp, 2)) < 0 ||
+		    (f->n_rules += n, seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(writev), 0)) != 0) {
+			snprintf(err, errsize, "seccomp: bridge rule for its resolver");
+			goto fail;
 		}
+		f->n_rules += n + 1;
 	}
 	if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendto), 1, cmp(3, SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, 0)) != 0 ||
 	    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendmsg), 1, cmp(2, SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, 0)) != 0) {

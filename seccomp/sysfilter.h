@@ -54,9 +54,11 @@ int sc_build_init(const struct sc_policy *p, int vm, struct sc_filter *f, char *
 int sc_compile(const struct sc_policy *p, int pid1, int vm, struct sc_filter *f, char *err, size_t errsize);
 
 /* The bridge's allowlist (default EPERM); the build-time copy is taken by
- * sc_build_bridge(). */
-int sc_compile_bridge(struct sc_filter *f, char *err, size_t errsize);
-int sc_build_bridge(struct sc_filter *f, char *err, size_t errsize);
+ * sc_build_bridge(). resolver: a route names its upstream by DNS name, and
+ * the bridge also makes UDP sockets (queries) and IPv6 TCP ones (an AAAA
+ * answer's), and writev (a query over TCP). */
+int sc_compile_bridge(struct sc_filter *f, int resolver, char *err, size_t errsize);
+int sc_build_bridge(struct sc_filter *f, int resolver, char *err, size_t errsize);
 
 /* The egress guard's allowlist (default EPERM), likewise. */
 int sc_compile_guard(struct sc_filter *f, char *err, size_t errsize);

@@ -28,9 +28,10 @@ int sc_build_init(const struct sc_policy *p, int vm, struct sc_filter *f, char *
 	return rc;
 }
 
-int sc_build_bridge(struct sc_filter *f, char *err, size_t errsize)
+int sc_build_bridge(struct sc_filter *f, int resolver, char *err, size_t errsize)
 {
-	if (sc_from_bpf(ward_filter_bridge, ward_filter_bridge_len, ward_filter_bridge_rules, f) != 0) {
+	if ((resolver ? sc_from_bpf(ward_filter_bridge_dns, ward_filter_bridge_dns_len, ward_filter_bridge_dns_rules, f)
+		      : sc_from_bpf(ward_filter_bridge, ward_filter_bridge_len, ward_filter_bridge_rules, f)) != 0) {
 		snprintf(err, errsize, "seccomp: out of memory");
 		return -1;
 	}

@@ -234,7 +234,7 @@ static unsigned bound_upstream_port(const struct ward_config *cfg, const struct 
 
 	if (!cfg->has_landlock || (u->kind != UP_TCP && u->kind != UP_TLS))
 		return 0;
-	port = ntohs(((const struct sockaddr_in *)&u->addr)->sin_port);
+	port = u->port;
 	for (i = 0; i < cfg->landlock.n_bind; i++)
 		if (port >= cfg->landlock.bind[i].lo && port <= cfg->landlock.bind[i].hi)
 			return port;
@@ -308,7 +308,7 @@ static void validate(struct parse_ctx *ctx)
 				return;
 			}
 		if ((r->up.kind == UP_TCP || r->up.kind == UP_TLS) &&
-		    ntohs(((const struct sockaddr_in *)&r->up.addr)->sin_port) == r->port) {
+		    r->up.port == r->port) {
 			/* the agent may connect to every listen port: one that is
 			 * the upstream's too would let it past the bridge */
 			config_fail(ctx, r->line, "[route %s]: listen port %u is the upstream's port too: the agent, "

@@ -110,7 +110,7 @@ int ephemeral_prepare(struct ephemeral *e, const struct route_table *t)
 	for (i = 0; i < t->n; i++) {
 		const struct upstream *u = t->v[i].up;
 		if (u->kind == UP_TCP || u->kind == UP_TLS)
-			ports[n++] = ntohs(((const struct sockaddr_in *)&u->addr)->sin_port);
+			ports[n++] = u->port;
 	}
 	if (n == 0) {
 		free(ports); /* no port to keep off: the range is not needed */

@@ -147,6 +147,8 @@ static int listen_routes(struct bridge_routes *r, char *err, size_t errsize)
 	return 0;
 }
 
+#define DNS_PORT 53
+
 int bridgeproc_user(const struct ward_config *cfg, const struct user_ids *agent, struct user_ids *user)
 {
 	const char *why = NULL, *spec = cfg->bridge_user ? cfg->bridge_user : BRIDGE_USER_DEFAULT;
@@ -178,7 +180,7 @@ int bridgeproc_prepare(struct bridgeproc *b, const struct route_table *t, const 
 	struct port_range *up_ports;
 	struct ll_policy pol;
 	char err[1024];
-	int rc, i, n = 0;
+	int rc, i, n = 0, named = 0;
 
 	memset(b, 0, sizeof *b);
 	b->ll.fd = -1;
@@ -194,17 +196,23 @@ int bridgeproc_prepare(struct bridgeproc *b, const struct route_table *t, const 
 		log_error("bridge: %s", err);
 		return 3;
 	}
-	/* its own Landlock: no file at all, TCP connect to its tcp upstreams only */
-	up_ports = calloc((size_t)(unsigned)b->routes.n + 1, sizeof *up_ports);
+	/* its own Landlock: no file at all, TCP connect to its tcp upstreams
+	 * only, and to port 53 when it resolves names (a DNS answer too long
+	 * for UDP comes over TCP) */
+	up_ports = calloc((size_t)(unsigned)b->routes.n + 2, sizeof *up_ports);
 	if (!up_ports)
 		return 3;
 	for (i = 0; i < b->routes.n; i++) {
 		const struct upstream *u = &b->routes.v[i].up;
 		if (u->kind == UP_TCP || u->kind == UP_TLS) {
-			unsigned port = ntohs(((const struct sockaddr_in *)&u->addr)->sin_port);
-			up_ports[n].lo = up_ports[n].hi = (uint16_t)port;
+			up_ports[n].lo = up_ports[n].hi = (uint16_t)u->port;
 			n++;
 		}
+		named += u->name[0] != '\0';
+	}
+	if (named) {
+		up_ports[n].lo = up_ports[n].hi = DNS_PORT;
+		n++;
 	}
 	memset(&pol, 0, sizeof pol);
 	/* Best effort whatever the agent's mode: the bridge asks for more
@@ -225,7 +233,7 @@ int bridgeproc_prepare(struct bridgeproc *b, const struct route_table *t, const 
 		log_warn("bridge: landlock: %s", b->ll.notes[i]);
 	if (b->ll.fd >= 0)
 		b->confine.ll = &b->ll;
-	if (sc_build_bridge(&b->sc, err, sizeof err) != 0) {
+	if (sc_build_bridge(&b->sc, named > 0, err, sizeof err) != 0) {
 		log_error("bridge: %s", err);
 		return 3;
 	}

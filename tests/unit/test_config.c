@@ -214,7 +214,7 @@ static void test_errors(void)
 	CHECK(err("[mcp]\nsource = fd:3\ntarget = /t/mcp.json\nupstream = unix:/u\n[file f]\nsource = fd:03\ntarget = /t/f\n",
 		  "ward: t.conf:5: [file f]: source is also [mcp] source"));
 	CHECK(err("[mcp]\nlisten = 8000\n", "ward: t.conf:2: listen: '8000': expected 127.0.0.1:PORT"));
-	CHECK(err("[mcp]\nupstream = tcp:h:1\n", "ward: t.conf:2: upstream: 'tcp:h:1': tcp: takes a numeric"));
+	CHECK(err("[mcp]\nupstream = tcp:h_1:1\n", "ward: t.conf:2: upstream: 'tcp:h_1:1': the host is neither a numeric IPv4"));
 	CHECK(ok("[agent]\nuser = 1000\n[mcp]\nsource = /run/mcp.json\ntarget = /home/pi/.pi/agent/mcp.json\nupstream = vsock:2:5000\nlisten = 127.0.0.1:9000\n"));
 	/* secrets for the bridge need an agent that is not root */
 	CHECK(err("[mcp]\nsource = /run/mcp.json\ntarget = /home/pi/.pi/agent/mcp.json\nupstream = vsock:2:5000\n",
@@ -238,23 +238,25 @@ static void test_errors(void)
 	CHECK(err("[route model]\n", "ward: t.conf:1: [route model]: listen is required"));
 	CHECK(err("[route m]\nlisten = 127.0.0.1:7900\npath = /v1/\n", "ward: t.conf:1: [route m]: upstream is required"));
 	CHECK(err("[route m]\nlisten = 0.0.0.0:7900\n", "ward: t.conf:2: listen: '0.0.0.0:7900': expected 127.0.0.1:PORT"));
-	CHECK(err("[route m]\nupstream = tls:api.example.com:443\n", "ward: t.conf:2: upstream: 'tls:api.example.com:443': tls: takes a numeric IPv4"));
+	/* by name: resolved by the bridge on use */
+	CHECK(ok("[route m]\nlisten = 127.0.0.1:7900\nupstream = tls:api.example.com:443\npath = /v1/\n"));
+	CHECK(err("[route m]\nupstream = tls:[::1]:443\n", "ward: t.conf:2: upstream: 'tls:[::1]:443': the host is neither a numeric IPv4 address nor a DNS name"));
 	CHECK(err("[route m]\ntls_pin = sha256:abc\n", "ward: t.conf:2: tls_pin: 'sha256:abc': expected sha256: and 64 hex digits"));
 	CHECK(err("[route m]\ntls_ca = ca.pem\n", "ward: t.conf:2: tls_ca: 'ca.pem': expected an absolute path"));
 	CHECK(err("[route m]\nlisten = 127.0.0.1:7900\nupstream = tcp:127.0.0.1:1\npath = /\ntls_ca = /ca.pem\n",
 		  "ward: t.conf:1: [route m]: tls_ca and tls_pin need a tls: upstream"));
 	CHECK(ok("[route m]\nlisten = 127.0.0.1:7900\nupstream = tls:127.0.0.1:443\npath = /v1/\nhost = api.example.com\n"
 		 "tls_pin = sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n"));
-	CHECK(err("[route m]\nupstream = tcp:example.com:80\n", "ward: t.conf:2: upstream: 'tcp:example.com:80': tcp: takes a numeric"));
+	CHECK(err("[route m]\nupstream = tcp:10.1:80\n", "ward: t.conf:2: upstream: 'tcp:10.1:80': the host is neither"));
 	CHECK(err("[route m]\nupstream = unix:rel.sock\n", "ward: t.conf:2: upstream: 'unix:rel.sock': unix: needs an absolute"));
 	CHECK(err("[route m]\nupstream = vsock:x:1\n", "ward: t.conf:2: upstream: 'vsock:x:1': expected vsock:CID:PORT"));
 	/* numbers are digits only: strtoul alone took a blank or a sign */
-	CHECK(err("[route m]\nupstream = tcp:127.0.0.1: 80\n", "ward: t.conf:2: upstream: 'tcp:127.0.0.1: 80': expected tcp:IP:PORT"));
-	CHECK(err("[route m]\nupstream = tcp:127.0.0.1:+80\n", "ward: t.conf:2: upstream: 'tcp:127.0.0.1:+80': expected tcp:IP:PORT"));
+	CHECK(err("[route m]\nupstream = tcp:127.0.0.1: 80\n", "ward: t.conf:2: upstream: 'tcp:127.0.0.1: 80': expected tcp:HOST:PORT"));
+	CHECK(err("[route m]\nupstream = tcp:127.0.0.1:+80\n", "ward: t.conf:2: upstream: 'tcp:127.0.0.1:+80': expected tcp:HOST:PORT"));
 	CHECK(err("[route m]\nupstream = vsock: 2:5000\n", "ward: t.conf:2: upstream: 'vsock: 2:5000': expected vsock:CID:PORT"));
 	CHECK(err("[route m]\nupstream = vsock:+2:5000\n", "ward: t.conf:2: upstream: 'vsock:+2:5000': expected vsock:CID:PORT"));
 	CHECK(err("[route m]\nupstream = vsock:4294967296:5000\n", "ward: t.conf:2: upstream: 'vsock:4294967296:5000': expected vsock:CID"));
-	CHECK(err("[route m]\nupstream = tcp:127.0.0.1:65536\n", "ward: t.conf:2: upstream: 'tcp:127.0.0.1:65536': expected tcp:IP:PORT"));
+	CHECK(err("[route m]\nupstream = tcp:127.0.0.1:65536\n", "ward: t.conf:2: upstream: 'tcp:127.0.0.1:65536': expected tcp:HOST:PORT"));
 	CHECK(ok("[route m]\nlisten = 127.0.0.1:7900\nupstream = vsock:4294967295:65535\npath = /\n"));
 	/* host: the TLS server name is taken from it, an IPv6 one in brackets */
 	CHECK(ok("[route m]\nlisten = 127.0.0.1:7900\nupstream = tls:127.0.0.1:443\npath = /\nhost = [::1]:443\n"

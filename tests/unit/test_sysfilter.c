@@ -17,8 +17,10 @@
 #include "unit.h"
 
 /* In a child under the bridge's filter: which socket calls get through.
- * Bit set = the kernel (not the filter) answered as it should. */
-static int bridge_probe(void)
+ * Bit set = the kernel (not the filter) answered as it should; 255: all.
+ * resolver: the filter of a bridge that resolves names, which also makes
+ * UDP and IPv6 TCP sockets (and still no MPTCP). */
+static int bridge_probe(int resolver)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(1), .sin_addr.s_addr = htonl(0x7f000001) };
 	struct msghdr m = { .msg_name = &a, .msg_namelen = sizeof a };
@@ -28,11 +30,12 @@ static int bridge_probe(void)
 	pid_t pid = fork();
 
 	if (pid == 0) {
-		if (sc_build_bridge(&f, err, sizeof err) != 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+		if (sc_build_bridge(&f, resolver, err, sizeof err) != 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
 		    sc_load(&f) != 0)
-			_exit(255);
+			_exit(0);
 		/* MPTCP and SCTP: Landlock's port rules do not see them */
-		if (socket(AF_INET, SOCK_STREAM, 262) < 0 && errno == EPERM)
+		if (socket(AF_INET, SOCK_STREAM, 262) < 0 && errno == EPERM && socket(AF_INET6, SOCK_STREAM, 262) < 0 &&
+		    errno == EPERM)
 			got |= 1;
 		if (socket(AF_INET, SOCK_STREAM, IPPROTO_SCTP) < 0 && errno == EPERM)
 			got |= 2;
@@ -47,8 +50,12 @@ static int bridge_probe(void)
 		/* an ordinary send reaches the kernel: not connected */
 		if (s >= 0 && send(s, "x", 1, MSG_NOSIGNAL) < 0 && errno != EPERM)
 			got |= 32;
-		if (socket(AF_INET, SOCK_DGRAM, 0) < 0 && errno == EPERM)
+		if (resolver ? socket(AF_INET, SOCK_DGRAM, 0) >= 0 && socket(AF_INET6, SOCK_DGRAM, IPPROTO_UDP) >= 0
+			     : socket(AF_INET, SOCK_DGRAM, 0) < 0 && errno == EPERM)
 			got |= 64;
+		if (resolver ? socket(AF_INET6, SOCK_STREAM, 0) >= 0
+			     : socket(AF_INET6, SOCK_STREAM, 0) < 0 && errno == EPERM)
+			got |= 128;
 		_exit(got);
 	}
 	if (pid < 0 || waitpid(pid, &s, 0) != pid || !WIFEXITED(s))
@@ -150,15 +157,16 @@ int main(void)
 	p.n_deny = 0;
 	sc_free(&pre);
 
-	CHECK(sc_build_bridge(&pre, err, sizeof err) == 0);
-	CHECK(sc_compile_bridge(&now, err, sizeof err) == 0 && same(&pre, &now) && now.n_rules > 40);
-	sc_free(&now);
-	sc_free(&pre);
-	{
-		int r = bridge_probe();
-		if (r != 127)
-			fprintf(stderr, "bridge filter probe: %d (want 127)\n", r);
-		CHECK(r == 127);
+	for (int resolver = 0; resolver < 2; resolver++) {
+		int r;
+		CHECK(sc_build_bridge(&pre, resolver, err, sizeof err) == 0);
+		CHECK(sc_compile_bridge(&now, resolver, err, sizeof err) == 0 && same(&pre, &now) && now.n_rules > 40);
+		sc_free(&now);
+		sc_free(&pre);
+		r = bridge_probe(resolver);
+		if (r != 255)
+			fprintf(stderr, "bridge filter probe (resolver %d): %d (want 255)\n", resolver, r);
+		CHECK(r == 255);
 	}
 
 	CHECK(sc_default_has("clone3") && sc_default_has("ptrace") && !sc_default_has("read"));

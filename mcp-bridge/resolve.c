@@ -1,0 +1,353 @@
+#define _GNU_SOURCE
+#include "mcp-bridge/resolve.h"
+
+#include <ares.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+
+/* The entry a c-ares callback is about, and the resolver to tell. */
+struct lookup {
+	struct resolver *r;
+	int route;
+};
+
+static ares_channel channel_of(const struct resolver *r)
+{
+	return (ares_channel)r->channel;
+}
+
+/* c-ares opens and closes its sockets itself; each is mirrored into the
+ * resolver's own epoll set, which the loop polls as one descriptor. */
+static void sock_state(void *data, ares_socket_t fd, int readable, int writable)
+{
+	struct resolver *r = data;
+	struct epoll_event ev = { .events = (readable ? EPOLLIN : 0u) | (writable ? EPOLLOUT : 0u), .data.fd = fd };
+
+	if (!readable && !writable) {
+		(void)epoll_ctl(r->epfd, EPOLL_CTL_DEL, fd, NULL); /* about to be closed */
+		return;
+	}
+	if (epoll_ctl(r->epfd, EPOLL_CTL_MOD, fd, &ev) != 0 && errno == ENOENT)
+		(void)epoll_ctl(r->epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+/* What went wrong, in words a 502's reader can act on. */
+static const char *cause(int status)
+{
+	switch (status) {
+	case ARES_ENOTFOUND:
+		return "no such name (NXDOMAIN)";
+	case ARES_ENODATA:
+		return "the name has no A or AAAA record";
+	case ARES_ETIMEOUT:
+		return "the resolver did not answer";
+	case ARES_ECONNREFUSED:
+		return "the resolver refused the connection";
+	case ARES_ESERVFAIL:
+		return "the resolver failed (SERVFAIL)";
+	case ARES_EREFUSED:
+		return "the resolver refused the query";
+	case ARES_EBADRESP:
+	case ARES_EFORMERR:
+		return "the resolver's answer was malformed";
+	case ARES_ECANCELLED:
+	case ARES_EDESTRUCTION:
+		return "the lookup was cancelled";
+	default:
+		return ares_strerror(status);
+	}
+}
+
+/* One address (4 or 16 bytes of family) into e, unless it is there
+ * already or e is full. The bytes are taken apart from any sockaddr: a
+ * sockaddr_in read through a struct sockaddr pointer is an aliasing the
+ * compiler may assume away (it did, once inlined). */
+static int keep(struct name *e, int family, const void *bytes, uint32_t scope)
+{
+	struct name_addr *a;
+	size_t len = family == AF_INET ? sizeof(struct in_addr) : sizeof(struct in6_addr);
+	int i;
+
+	if (e->n == NAME_MAX_ADDRS || (family != AF_INET && family != AF_INET6))
+		return 0;
+	for (i = 0; i < e->n; i++) {
+		const struct name_addr *o = &e->addr[i];
+		if (o->family == family && memcmp(o->bytes, bytes, len) == 0)
+			return 0;
+	}
+	a = &e->addr[e->n++];
+	memset(a, 0, sizeof *a);
+	a->family = family;
+	memcpy(a->bytes, bytes, len);
+	if (family == AF_INET) {
+		struct sockaddr_in s4 = { .sin_family = AF_INET, .sin_port = htons((uint16_t)e->port) };
+		memcpy(&s4.sin_addr, bytes, len);
+		memcpy(&a->sa, &s4, sizeof s4);
+		a->len = (socklen_t)sizeof s4;
+	} else {
+		struct sockaddr_in6 s6 = { .sin6_family = AF_INET6, .sin6_port = htons((uint16_t)e->port),
+					   .sin6_scope_id = scope };
+		memcpy(&s6.sin6_addr, bytes, len);
+		memcpy(&a->sa, &s6, sizeof s6);
+		a->len = (socklen_t)sizeof s6;
+	}
+	return 1;
+}
+
+/* A node's address, if it is one of its family's, whole. */
+static int node_keep(struct name *e, const struct ares_addrinfo_node *n)
+{
+	if (n->ai_family == AF_INET && n->ai_addrlen >= (socklen_t)sizeof(struct sockaddr_in)) {
+		struct sockaddr_in s4;
+		memcpy(&s4, n->ai_addr, sizeof s4);
+		return s4.sin_family == AF_INET && keep(e, AF_INET, &s4.sin_addr, 0);
+	}
+	if (n->ai_family == AF_INET6 && n->ai_addrlen >= (socklen_t)sizeof(struct sockaddr_in6)) {
+		struct sockaddr_in6 s6;
+		memcpy(&s6, n->ai_addr, sizeof s6);
+		return s6.sin6_family == AF_INET6 && keep(e, AF_INET6, &s6.sin6_addr, s6.sin6_scope_id);
+	}
+	return 0;
+}
+
+int resolver_take(struct name *e, const struct ares_addrinfo_node *nodes, unsigned *ttl)
+{
+	const struct ares_addrinfo_node *n;
+	int pass;
+	unsigned t = NAME_TTL_MAX_S;
+
+	e->n = 0;
+	/* IPv4 first: containers and pods without IPv6 routes are common, and
+	 * an address that cannot be reached costs a connect timeout */
+	for (pass = 0; pass < 2; pass++)
+		for (n = nodes; n; n = n->ai_next) {
+			if (!n->ai_addr || n->ai_family != (pass ? AF_INET6 : AF_INET))
+				continue;
+			if (node_keep(e, n) && (unsigned)(n->ai_ttl < 0 ? 0 : n->ai_ttl) < t)
+				t = (unsigned)(n->ai_ttl < 0 ? 0 : n->ai_ttl);
+		}
+	*ttl = t;
+	return e->n;
+}
+
+/* A lookup ended (inside a c-ares call): the entry takes the answer or
+ * its failure; the waiters are told later, by resolver_next. */
+static void on_answer(void *arg, int status, int timeouts, struct ares_addrinfo *res)
+{
+	struct lookup *lk = arg;
+	struct resolver *r = lk->r;
+	struct name *e = &r->v[lk->route];
+	unsigned ttl = 0;
+
+	(void)timeouts;
+	free(lk);
+	if (status == ARES_EDESTRUCTION) {
+		/* the channel is being destroyed: nobody waits any more */
+		if (res)
+			ares_freeaddrinfo(res);
+		return;
+	}
+	e->querying = 0;
+	if (status == ARES_SUCCESS && res && resolver_take(e, res->nodes, &ttl) > 0) {
+		e->expires = now_ms() + (uint64_t)ttl * 1000;
+		e->why[0] = '\0';
+	} else {
+		e->n = 0;
+		snprintf(e->why, sizeof e->why, "cannot resolve %s: %s", e->host,
+			 status == ARES_SUCCESS ? "the answer held no address" : cause(status));
+	}
+	if (res)
+		ares_freeaddrinfo(res);
+	if (!e->answered) {
+		e->answered = 1;
+		r->pending++;
+	}
+}
+
+static void start_lookup(struct resolver *r, int route)
+{
+	struct name *e = &r->v[route];
+	struct ares_addrinfo_hints h;
+	struct lookup *lk = malloc(sizeof *lk);
+
+	if (!lk) {
+		e->n = 0;
+		snprintf(e->why, sizeof e->why, "cannot resolve %s: out of memory", e->host);
+		if (!e->answered) {
+			e->answered = 1;
+			r->pending++;
+		}
+		return;
+	}
+	lk->r = r;
+	lk->route = route;
+	memset(&h, 0, sizeof h);
+	/* A and AAAA; no sorting: c-ares would sort by connecting a UDP socket
+	 * to each address, calls the bridge's filter has no business allowing */
+	h.ai_family = AF_UNSPEC;
+	h.ai_socktype = SOCK_STREAM;
+	h.ai_flags = ARES_AI_NOSORT;
+	e->querying = 1;
+	e->lookups++;
+	log_debug("bridge: resolving %s (lookup %u)", e->host, e->lookups);
+	ares_getaddrinfo(channel_of(r), e->host, NULL, &h, on_answer, lk);
+}
+
+/* The name's line of /etc/hosts, if it has one: its addresses for good. */
+static void hosts_entry(ares_channel ch, struct name *e)
+{
+	static const int families[] = { AF_INET, AF_INET6 };
+	size_t f;
+
+	for (f = 0; f < sizeof families / sizeof families[0]; f++) {
+		struct hostent *he = NULL;
+		char **p;
+
+		if (ares_gethostbyname_file(ch, e->host, families[f], &he) != ARES_SUCCESS || !he)
+			continue;
+		for (p = he->h_addr_list; *p; p++) {
+			if ((he->h_addrtype == AF_INET && he->h_length == (int)sizeof(struct in_addr)) ||
+			    (he->h_addrtype == AF_INET6 && he->h_length == (int)sizeof(struct in6_addr)))
+				keep(e, he->h_addrtype, *p, 0);
+		}
+		ares_free_hostent(he);
+	}
+	e->fixed = e->n > 0;
+}
+
+int resolver_init(struct resolver *r, const struct bridge_routes *routes, char *err, size_t errsize)
+{
+	struct ares_options o;
+	ares_channel ch = NULL;
+	char lookups[] = "b"; /* DNS only: /etc/hosts was read before the lock-down */
+	int i, named = 0, rc;
+
+	memset(r, 0, sizeof *r);
+	r->epfd = -1;
+	for (i = 0; i < routes->n; i++)
+		named += routes->v[i].up.name[0] != '\0';
+	if (!named)
+		return 0;
+	r->v = calloc((size_t)routes->n, sizeof *r->v);
+	r->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (!r->v || r->epfd < 0) {
+		snprintf(err, errsize, "resolver: %s", strerror(errno ? errno : ENOMEM));
+		return -1;
+	}
+	r->n = routes->n;
+	if ((rc = ares_library_init(ARES_LIB_INIT_ALL)) != ARES_SUCCESS) {
+		snprintf(err, errsize, "resolver: c-ares: %s", ares_strerror(rc));
+		return -1;
+	}
+	memset(&o, 0, sizeof o);
+	o.timeout = RESOLVE_TIMEOUT_MS;
+	o.tries = RESOLVE_TRIES;
+	o.lookups = lookups;
+	o.sock_state_cb = sock_state;
+	o.sock_state_cb_data = r;
+	/* reads /etc/resolv.conf (servers, search, ndots) now, before the
+	 * lock-down; the timeouts are ward's, whatever resolv.conf says */
+	rc = ares_init_options(&ch, &o, ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES | ARES_OPT_LOOKUPS | ARES_OPT_SOCK_STATE_CB);
+	if (rc != ARES_SUCCESS) {
+		snprintf(err, errsize, "resolver: c-ares: %s", ares_strerror(rc));
+		return -1;
+	}
+	r->channel = ch;
+	for (i = 0; i < routes->n; i++) {
+		const struct upstream *u = &routes->v[i].up;
+		if (!u->name[0])
+			continue;
+		r->v[i].host = u->name;
+		r->v[i].port = u->port;
+		hosts_entry(ch, &r->v[i]);
+	}
+	return 0;
+}
+
+const struct name *resolver_get(struct resolver *r, int route, uint64_t now)
+{
+	struct name *e;
+
+	if (!r->channel || route < 0 || route >= r->n || !r->v[route].host)
+		return NULL;
+	e = &r->v[route];
+	if (e->n && (e->fixed || now < e->expires))
+		return e;
+	if (!e->querying)
+		start_lookup(r, route);
+	return NULL;
+}
+
+void resolver_stale(struct resolver *r, int route)
+{
+	if (r->channel && route >= 0 && route < r->n && !r->v[route].fixed)
+		r->v[route].expires = 0;
+}
+
+int resolver_fd(const struct resolver *r)
+{
+	return r->channel ? r->epfd : -1;
+}
+
+int resolver_timeout_ms(const struct resolver *r)
+{
+	struct timeval tv, *t;
+
+	if (!r->channel)
+		return -1;
+	t = ares_timeout(channel_of(r), NULL, &tv);
+	if (!t)
+		return -1;
+	return (int)(t->tv_sec * 1000 + (t->tv_usec + 999) / 1000);
+}
+
+void resolver_process(struct resolver *r)
+{
+	struct epoll_event ev[16];
+	int n, i;
+
+	if (!r->channel)
+		return;
+	n = epoll_wait(r->epfd, ev, 16, 0);
+	for (i = 0; i < n; i++) {
+		ares_socket_t fd = ev[i].data.fd;
+		ares_process_fd(channel_of(r), (ev[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) ? fd : ARES_SOCKET_BAD,
+				(ev[i].events & EPOLLOUT) ? fd : ARES_SOCKET_BAD);
+	}
+	/* the timeouts that are due */
+	ares_process_fd(channel_of(r), ARES_SOCKET_BAD, ARES_SOCKET_BAD);
+}
+
+int resolver_next(struct resolver *r)
+{
+	int i;
+
+	for (i = 0; r->pending && i < r->n; i++)
+		if (r->v[i].answered) {
+			r->v[i].answered = 0;
+			r->pending--;
+			return i;
+		}
+	return -1;
+}
+
+void resolver_free(struct resolver *r)
+{
+	if (r->channel)
+		ares_destroy(channel_of(r));
+	if (r->epfd >= 0)
+		close(r->epfd);
+	free(r->v);
+	memset(r, 0, sizeof *r);
+	r->epfd = -1;
+}

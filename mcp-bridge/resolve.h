@@ -1,0 +1,92 @@
+/* resolve: the bridge's names (tcp:NAME:PORT, tls:NAME:PORT), resolved by
+ * the bridge itself with c-ares, on its own event loop, and kept for their
+ * answer's TTL. One entry per route; routes by address have none.
+ *
+ * What is read when: the channel is made in the bridge process before it
+ * locks itself down (c-ares reads /etc/resolv.conf there, and its random
+ * query ids are seeded there, never in PID 1, whose copy every restarted
+ * bridge would share). /etc/hosts is read then too, once: a name it lists
+ * keeps those addresses for the bridge's life, and DNS is never asked for
+ * it. After the lock-down the bridge opens no file: queries go to the
+ * resolv.conf servers only (UDP, and TCP for a truncated answer, port 53). */
+#ifndef WARD_RESOLVE_H
+#define WARD_RESOLVE_H
+
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "mcp-bridge/route.h"
+
+#define NAME_MAX_ADDRS 8	  /* addresses kept per name, IPv4 first */
+#define NAME_TTL_MAX_S 3600	  /* an answer is kept at most this long */
+#define RESOLVE_TIMEOUT_MS 1500	  /* one query's first wait (c-ares doubles it for the next try) */
+#define RESOLVE_TRIES 2		  /* tries per server */
+#define RESOLVE_WAIT_MS 10000	  /* a request waits for an answer at most this long */
+
+struct name_addr {
+	struct sockaddr_storage sa; /* with the route's port, for connect() */
+	socklen_t len;
+	int family;		    /* AF_INET or AF_INET6 */
+	unsigned char bytes[16];    /* the address alone */
+};
+
+/* One route's name: its addresses while they are fresh, or why there are
+ * none. */
+struct name {
+	const char *host; /* the route's upstream name; NULL: the route has none */
+	unsigned port;
+	struct name_addr addr[NAME_MAX_ADDRS];
+	int n;		  /* addresses held (0: none, or the last lookup failed) */
+	uint64_t expires; /* now_ms() past which they are stale */
+	int fixed;	  /* from /etc/hosts: never stale */
+	int querying;	  /* a lookup is in flight */
+	int answered;	  /* a lookup ended and its waiters are not yet told */
+	unsigned lookups; /* lookups started, for the debug line */
+	char why[320];	  /* the last lookup's failure, for the 502 and the log */
+};
+
+struct resolver {
+	void *channel; /* ares_channel; NULL when no route has a name */
+	int epfd;      /* the c-ares sockets, polled as one descriptor by the loop */
+	struct name *v; /* indexed like the routes */
+	int n;
+	int pending; /* entries answered whose waiters are not yet told */
+};
+
+/* In the bridge, before its lock-down: the channel (resolv.conf), each
+ * name's /etc/hosts entry. 0 (also when no route has a name: then nothing
+ * is made), or -1 with err. */
+int resolver_init(struct resolver *r, const struct bridge_routes *routes, char *err, size_t errsize);
+
+/* The name's addresses if they are fresh at now; else NULL, and a lookup
+ * is started unless one is in flight (its end is told by resolver_next). */
+const struct name *resolver_get(struct resolver *r, int route, uint64_t now);
+
+/* The addresses failed (every one refused or timed out): the next
+ * resolver_get looks the name up again. */
+void resolver_stale(struct resolver *r, int route);
+
+/* The c-ares sockets' descriptor for the loop's epoll set (-1: none), and
+ * how long until c-ares wants its timeouts run (-1: never). */
+int resolver_fd(const struct resolver *r);
+int resolver_timeout_ms(const struct resolver *r);
+
+/* Reads what is ready and runs the timeouts. */
+void resolver_process(struct resolver *r);
+
+/* A route whose lookup ended since the last call, for its waiters to go on
+ * (the answer, or its failure, is in its entry); -1 when none is left.
+ * Lookups end inside c-ares's calls; the loop tells their waiters here,
+ * outside them. */
+int resolver_next(struct resolver *r);
+
+void resolver_free(struct resolver *r);
+
+/* Pure: an answer's addresses into e (IPv4 first, duplicates dropped, at
+ * most NAME_MAX_ADDRS, each with e->port), and its TTL in seconds: the
+ * smallest of the addresses', capped at NAME_TTL_MAX_S. The number kept.
+ * For the fuzzer and the tests too. */
+struct ares_addrinfo_node;
+int resolver_take(struct name *e, const struct ares_addrinfo_node *nodes, unsigned *ttl);
+
+#endif

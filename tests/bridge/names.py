@@ -1,0 +1,265 @@
+"""Upstreams by name (tcp:NAME:PORT, tls:NAME:PORT): the bridge resolves
+them itself, with c-ares, from the resolv.conf and /etc/hosts it finds.
+
+Everything runs in a network namespace of its own, entered with `ip netns
+exec`, which also puts /etc/netns/NS/resolv.conf and hosts in place of the
+machine's for what runs there: a DNS server of the test's (tests/lib/
+dnsserver.py) on 127.0.0.1:53, TLS servers with certificates of a test CA on
+other loopback addresses, and ward. The cases run in that child
+(`bridge.py --names-child`), which prints its results as JSON."""
+import json
+import os
+import shutil
+import socket
+import socketserver
+import ssl
+import subprocess
+import sys
+import threading
+import time
+
+from results import report  # noqa: E402
+from harness import AGENT_UID, HERE, body_json, exchange, recv_until, req, status, stop_ward, wait_port  # noqa: E402
+
+PORT = 8443
+KEY = "sk-test-provider-key"
+
+
+def make_certs(work):
+    """A test CA and, signed by it, one certificate per name; paths."""
+    ca_key, ca = os.path.join(work, "ca.key"), os.path.join(work, "ca.crt")
+    run = lambda *a: subprocess.run(list(a), check=True, capture_output=True)  # noqa: E731
+    run("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca_key, "-out", ca, "-days", "2",
+        "-subj", "/CN=ward test CA", "-addext", "basicConstraints=critical,CA:TRUE",
+        "-addext", "keyUsage=critical,keyCertSign")
+    out = {"ca": ca}
+    for name in ("provider.test", "six.test", "tls13.test", "other.test"):
+        alt = f"DNS:{name}" + (",DNS:ttl.test" if name == "provider.test" else "")
+        key, csr, crt = (os.path.join(work, f"{name}.{x}") for x in ("key", "csr", "crt"))
+        ext = os.path.join(work, f"{name}.ext")
+        with open(ext, "w") as f:
+            f.write(f"subjectAltName={alt}\n")
+        run("openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr, "-subj", f"/CN={name}")
+        run("openssl", "x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial", "-out", crt,
+            "-days", "2", "-extfile", ext)
+        out[name] = (crt, key)
+    return out
+
+
+class Server:
+    """A TLS (or plain) HTTP server on one address: it records each request
+    head and the server name each handshake asked for, and answers with its
+    label."""
+
+    def __init__(self, label, addr, port, cert=None, tls13_only=False):
+        self.label, self.heads, self.snis = label, [], []
+        ctx = None
+        if cert:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(*cert)
+            if tls13_only:
+                ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+            ctx.sni_callback = lambda _s, name, _c: self.snis.append(name)
+        outer = self
+
+        class H(socketserver.StreamRequestHandler):
+            def handle(self):
+                try:
+                    conn = ctx.wrap_socket(self.request, server_side=True) if ctx else self.request
+                    head = recv_until(conn, b"\r\n\r\n")
+                except (ssl.SSLError, OSError):
+                    return
+                if b"\r\n\r\n" not in head:
+                    return
+                outer.heads.append(head.decode("latin-1"))
+                body = f"from {outer.label}".encode()
+                try:
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+                    conn.close()
+                except OSError:
+                    pass
+
+        fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
+
+        class S(socketserver.ThreadingMixIn, socketserver.TCPServer):
+            daemon_threads = True
+            allow_reuse_address = True
+            address_family = fam
+
+        self.srv = S((addr, port), H)
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.srv.shutdown()
+        self.srv.server_close()
+
+
+def names_child(a):
+    """In the namespace: the cases, as JSON lines of [name, ok, detail]."""
+    sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+    from dnsserver import DnsServer
+    work = a.names_child
+    out = []
+
+    def check(name, ok, detail=""):
+        out.append([name, bool(ok), str(detail)[:600]])
+
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    certs = make_certs(work)
+    with DnsServer("127.0.0.1", 53) as dns:
+        dns.set("provider.test", a=["127.0.0.2"], ttl=300)
+        dns.set("ttl.test", a=["127.0.0.2"], ttl=1)
+        dns.set("six.test", aaaa=["::1"], ttl=300)
+        dns.set("wrongcert.test", a=["127.0.0.4"], ttl=300)
+        dns.set("tls13.test", a=["127.0.0.5"], ttl=300)
+        dns.drop("quiet.test")
+        srv = {
+            "a": Server("a", "127.0.0.2", PORT, certs["provider.test"]),
+            "b": Server("b", "127.0.0.3", PORT, certs["provider.test"]),
+            "wrong": Server("wrong", "127.0.0.4", PORT, certs["other.test"]),
+            "tls13": Server("tls13", "127.0.0.5", PORT, certs["tls13.test"], tls13_only=True),
+            "six": Server("six", "::1", PORT, certs["six.test"]),
+            "hosted": Server("hosted", "127.0.0.6", 8080),
+        }
+        routes = {  # name: (listen port, upstream)
+            "provider": (17881, f"tls:provider.test:{PORT}"),
+            "ttl": (17882, f"tls:ttl.test:{PORT}"),
+            "missing": (17883, f"tls:missing.test:{PORT}"),
+            "quiet": (17884, f"tls:quiet.test:{PORT}"),
+            "wrongcert": (17885, f"tls:wrongcert.test:{PORT}"),
+            "tls13": (17886, f"tls:tls13.test:{PORT}"),
+            "six": (17887, f"tls:six.test:{PORT}"),
+            "hosted": (17888, "tcp:hosted.test:8080"),
+        }
+        conf = os.path.join(work, "names.conf")
+        with open(conf, "w") as f:
+            f.write(f"[ward]\nlog_level = debug\n[agent]\nuser = {AGENT_UID}\n")
+            for name, (lport, up) in routes.items():
+                f.write(f"[route {name}]\nlisten = 127.0.0.1:{lport}\nupstream = {up}\npath = /v1/\n")
+                if up.startswith("tls:"):
+                    f.write(f"tls_ca = {certs['ca']}\nheader = Authorization: Bearer ${{WARD_TEST_KEY}}\n")
+        env = dict(os.environ, WARD_TEST_KEY=KEY)
+        w = subprocess.Popen([a.ward, "-c", conf, "--", "sleep", "120"], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        try:
+            wait_port(17881)
+            time.sleep(0.3)  # the bridge's first lookups, made at its start
+            post = lambda port: exchange(port, req("POST", "/v1/messages", body=b'{"x":1}'), timeout=15)  # noqa: E731
+
+            r = post(17881)
+            check("names: tls:provider.test: the bridge resolves it, connects, and the server answers",
+                  status(r) == 200 and r.endswith(b"from a"), r[-120:])
+            h = srv["a"].heads[0] if srv["a"].heads else ""
+            check("names: SNI and Host are the name; the key from ${VAR} reached the server",
+                  srv["a"].snis[:1] == ["provider.test"] and f"Host: provider.test:{PORT}" in h
+                  and f"Authorization: Bearer {KEY}" in h, f"sni {srv['a'].snis} head {h[:300]!r}")
+            before = dns.queries("provider.test")
+            for _ in range(5):
+                post(17881)
+            check("names: a warm cache: five more requests, no query (the answer's TTL is 300 s)",
+                  dns.queries("provider.test") == before and before >= 1,
+                  f"{before} then {dns.queries('provider.test')}")
+
+            # the name moves and the old server is gone: the failed connect
+            # makes the bridge look it up again, within the same request
+            dns.set("provider.test", a=["127.0.0.3"], ttl=300)
+            srv["a"].stop()
+            r = post(17881)
+            check("names: the name moved and the old server is gone: the next request follows it",
+                  status(r) == 200 and r.endswith(b"from b"), r[-120:])
+
+            # a short TTL: the next request after it looks the name up again
+            srv_a2 = Server("a2", "127.0.0.2", PORT, certs["provider.test"])
+            dns.set("ttl.test", a=["127.0.0.2"], ttl=1)
+            r1 = post(17882)
+            dns.set("ttl.test", a=["127.0.0.3"], ttl=1)
+            time.sleep(1.6)
+            r2 = post(17882)
+            check("names: TTL 1 s: after it the answer is asked again and followed (old server still up)",
+                  r1.endswith(b"from a2") and r2.endswith(b"from b"), f"{r1[-20:]!r} {r2[-20:]!r}")
+            srv_a2.stop()
+
+            r = post(17883)
+            why = body_json(r).get("reason", "") if status(r) == 502 else ""
+            check("names: a name that does not exist: 502, JSON naming the cause",
+                  status(r) == 502 and "missing.test" in why and "no such name" in why, r[-200:])
+
+            t0 = time.monotonic()
+            r = post(17884)
+            why = body_json(r).get("reason", "") if status(r) == 502 else ""
+            check("names: a resolver that does not answer: 502 naming it, within 10 s",
+                  status(r) == 502 and "did not answer" in why and time.monotonic() - t0 < 10,
+                  f"{time.monotonic() - t0:.1f} s {r[-200:]!r}")
+
+            r = post(17885)
+            check("names: a certificate for another name: 502, nothing sent",
+                  status(r) == 502 and "certificate" in body_json(r).get("reason", "") and not srv["wrong"].heads,
+                  f"{r[-200:]!r} heads {len(srv['wrong'].heads)}")
+
+            r = post(17886)
+            why = body_json(r).get("reason", "") if status(r) == 502 else ""
+            check("names: a server that speaks only TLS 1.3: 502 saying so, nothing sent",
+                  status(r) == 502 and "TLS 1.3" in why and not srv["tls13"].heads, r[-250:])
+
+            r = post(17887)
+            check("names: a name with only an AAAA record: reached over IPv6",
+                  status(r) == 200 and r.endswith(b"from six") and srv["six"].snis == ["six.test"], r[-120:])
+
+            r = post(17888)
+            check("names: a name /etc/hosts holds: its address, and DNS is never asked",
+                  status(r) == 200 and r.endswith(b"from hosted") and dns.queries("hosted.test") == 0,
+                  f"{r[-60:]!r} queries {dns.queries('hosted.test')}")
+            h = srv["hosted"].heads[0] if srv["hosted"].heads else ""
+            check("names: a tcp: name on port 8080 sends Host NAME:PORT",
+                  "Host: hosted.test:8080" in h, h[:200])
+        finally:
+            err = stop_ward(w)
+            for s in srv.values():
+                try:
+                    s.stop()
+                except OSError:
+                    pass
+    lines = err.splitlines()
+    check("names: each failed lookup is one warning naming the name and the cause",
+          any("missing.test" in l and "no such name" in l for l in lines)
+          and any("quiet.test" in l and "did not answer" in l for l in lines), "\n".join(lines[-30:]))
+    check("names: the failed connect to the old address is logged with the address",
+          any("provider.test" in l and "127.0.0.2" in l for l in lines), "")
+    audit = [l for l in lines if "route=missing" in l and "status=502" in l]
+    check("names: the refused request's audit line gives the reason", bool(audit) and "no such name" in audit[0],
+          audit[:1])
+    check("names: the key is in no log line", not any(KEY in l for l in lines), "")
+    print(json.dumps(out))
+    return 0
+
+
+def names_case(a, work):
+    """The child above, in a namespace with its own resolv.conf and hosts."""
+    if not shutil.which("openssl"):
+        report("names: upstreams by name", None, "openssl (to make test certificates) is not installed")
+        return
+    ns = f"wardnames{os.getpid() % 100000}"
+    etc = f"/etc/netns/{ns}"
+    sub = os.path.join(work, "names")
+    os.makedirs(sub, exist_ok=True)
+    os.chmod(sub, 0o755)
+    subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+    try:
+        subprocess.run(["ip", "netns", "add", ns], check=True, capture_output=True)
+        os.makedirs(etc, exist_ok=True)
+        with open(f"{etc}/resolv.conf", "w") as f:
+            f.write("nameserver 127.0.0.1\n")
+        with open(f"{etc}/hosts", "w") as f:
+            f.write("127.0.0.1 localhost\n::1 localhost\n127.0.0.6 hosted.test\n")
+        p = subprocess.run(["ip", "netns", "exec", ns, sys.executable, os.path.join(HERE, "bridge.py"),
+                            "--ward", a.ward, "--names-child", sub], capture_output=True, text=True, timeout=180)
+        try:
+            results = json.loads(p.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            report("names: the child ran", False, (p.stdout + p.stderr)[-1500:])
+            return
+        for name, ok, detail in results:
+            report(name, ok, detail)
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        shutil.rmtree(etc, ignore_errors=True)
