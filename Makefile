@@ -238,9 +238,10 @@ FUZZ_FLAGS   := $(WARNINGS) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sani
 FUZZ_SRCS    := init/config/reader.c init/config/keys.c init/config/names.c init/report/denials.c common/log.c \
                 common/parse.c common/users.c common/header.c common/source.c common/addr.c common/envref.c \
                 seccomp/sysfilter.c landlock/landlock.c mcp-bridge/http.c mcp-bridge/upstream.c \
-                mcp-bridge/mcpjson.c mcp-bridge/tls.c egress/blocked.c
+                mcp-bridge/mcpjson.c mcp-bridge/tls.c mcp-bridge/resolve.c egress/blocked.c
 FUZZERS      := $(B)/fuzz/fuzz_config $(B)/fuzz/fuzz_values $(B)/fuzz/fuzz_users $(B)/fuzz/fuzz_http \
-                $(B)/fuzz/fuzz_mcp $(B)/fuzz/fuzz_audit $(B)/fuzz/fuzz_addr $(B)/fuzz/fuzz_diag
+                $(B)/fuzz/fuzz_mcp $(B)/fuzz/fuzz_audit $(B)/fuzz/fuzz_addr $(B)/fuzz/fuzz_diag \
+                $(B)/fuzz/fuzz_upstream
 FUZZ_SECONDS ?= 60
 
 $(B)/fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS) $(HEADERS)

@@ -117,7 +117,10 @@ int upstream_name_ok(const char *s, size_t n)
 	if (n == 0 || n > UPSTREAM_NAME_MAX)
 		return 0;
 	for (i = 0; i <= n; i++) {
-		char ch = i < n ? s[i] : '.';
+		char ch = '.';
+
+		if (i < n)
+			ch = s[i];
 		if (ch == '.') {
 			/* a label ends: 1-63 characters, no '-' at either end */
 			if (label == 0 || label > 63 || s[i - label] == '-' || s[i - 1] == '-')

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/envref.h"
 #include "common/parse.h"
 #include "init/config/names.h"
 #include "init/report/json.h"
@@ -268,6 +269,23 @@ static int loopback(const struct upstream *u)
 	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)&u->addr)->sin6_addr);
 }
 
+/* A route header's ${VAR} that ward's environment does not hold now: the
+ * start would stop on it. */
+struct unset_ctx {
+	json_t *w;
+	const char *route;
+};
+
+static int warn_unset(void *ctx, const char *name)
+{
+	const struct unset_ctx *u = ctx;
+
+	if (!getenv(name))
+		warn(u->w, "[route %s] a header takes ${%s}, which ward's environment does not have: the start "
+			   "would stop (docker run -e %s, a pod's env)", u->route, name, name);
+	return 0;
+}
+
 static json_t *weak_settings(const struct confine *agent, const struct ll_ruleset *ll, const struct route_table *routes,
 			     const struct ward_config *cfg)
 {
@@ -336,6 +354,11 @@ static json_t *weak_settings(const struct confine *agent, const struct ll_rulese
 			warn(w, "[seccomp] allow = %s: taken out of the default deny list", cfg->seccomp.allow[i]);
 	for (i = 0; i < routes->n; i++) {
 		const struct route *r = &routes->v[i];
+		struct unset_ctx u = { w, r->name };
+		int h;
+		for (h = 0; h < r->n_headers; h++)
+			if (r->headers[h].env)
+				(void)envref_names(r->headers[h].value, warn_unset, &u, NULL);
 		if (r->up->kind == UP_TCP && r->n_headers && !loopback(r->up))
 			warn(w, "[route %s] adds headers and sends them in clear over %s; use a tls: upstream",
 			     r->name, r->up->desc);
