@@ -41,6 +41,8 @@ struct config_route {
 	int n_headers;
 	char *tls_ca;  /* PEM bundle for a tls: upstream (default: the image's) */
 	char *tls_pin; /* "sha256:HEX" of the upstream's certificate */
+	char *provider;	    /* provider = NAME or ${VAR}, as written (providers.h) */
+	char *provider_url; /* provider_url = URL or ${VAR}: openai-compatible */
 };
 
 /* [file NAME]: a private file handed in by the host (fd:N or a path),

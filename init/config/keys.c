@@ -493,6 +493,15 @@ static int set_route(struct parse_ctx *ctx, const char *k, const char *v, const 
 			return *why = "expected an origin-form target like /mcp or /v1/ (no dot segments or "
 				      "encoded separators: the bridge would refuse every request)", -1;
 		r->path = strdup(v);
+	} else if (strcmp(k, "provider") == 0 || strcmp(k, "provider_url") == 0) {
+		/* resolved once the file is read (providers.c): a ${VAR} alone,
+		 * or the value itself */
+		char **dst = k[8] ? &r->provider_url : &r->provider;
+		if (*dst)
+			return *why = "set twice in this route", -1;
+		if (!*v)
+			return *why = "expected a provider's name or ${VAR}", -1;
+		*dst = strdup(v);
 	} else if (strcmp(k, "tls_ca") == 0) {
 		if (r->tls_ca)
 			return *why = "set twice in this route", -1;
@@ -709,6 +718,8 @@ const struct key_def config_keys[] = {
 	{ SEC_ROUTE, "header", set_route, 1, 0 },
 	{ SEC_ROUTE, "tls_ca", set_route, 1, 0 },
 	{ SEC_ROUTE, "tls_pin", set_route, 1, 0 },
+	{ SEC_ROUTE, "provider", set_route, 1, 0 },
+	{ SEC_ROUTE, "provider_url", set_route, 1, 0 },
 	/* like route keys: set_file refuses repeats in one file */
 	{ SEC_FILE, "source", set_file, 1, 0 },
 	{ SEC_FILE, "target", set_file, 1, 0 },

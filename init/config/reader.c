@@ -13,6 +13,7 @@
 #include "mcp-bridge/tls.h"
 #include "common/envref.h"
 #include "common/parse.h"
+#include "init/config/providers.h"
 
 static const struct {
 	const char *name;
@@ -274,6 +275,14 @@ static void validate(struct parse_ctx *ctx)
 		config_fail(ctx, ctx->command_line, "command: '%s': %s", ctx->command_text, why);
 		return;
 	}
+	{
+		char perr[512];
+		int pline = 0;
+		if (providers_apply(cfg, perr, sizeof perr, &pline) != 0) {
+			config_fail(ctx, pline, "%s", perr);
+			return;
+		}
+	}
 	for (i = 0; i < cfg->n_routes; i++) {
 		struct config_route *r = &cfg->routes[i];
 		const char *missing = !r->port ? "listen" : !r->has_up ? "upstream" : !r->path && !r->stream ? "path" : NULL;
@@ -505,6 +514,8 @@ void config_free(struct ward_config *cfg)
 		free(cfg->routes[i].host);
 		free(cfg->routes[i].tls_ca);
 		free(cfg->routes[i].tls_pin);
+		free(cfg->routes[i].provider);
+		free(cfg->routes[i].provider_url);
 		headers_free(cfg->routes[i].headers, cfg->routes[i].n_headers);
 	}
 	free(cfg->routes);

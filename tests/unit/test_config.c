@@ -303,6 +303,72 @@ static void test_errors(void)
 	CHECK(ok("[route m]\nlisten = 127.0.0.1:7901\nupstream = tcp:10.0.0.5:7900\npath = /\n"));
 	CHECK(err("[ward]\nbridge_user = a/b\n", "ward: t.conf:2: bridge_user: 'a/b': expected a user name"));
 	{
+		/* provider presets (init/config/providers.c) */
+		static const char base[] = "[ward]\nbridge_user = 4243\n[agent]\nuser = 1000\nenv = PATH=/bin\n"
+					   "[route model]\nlisten = 127.0.0.1:7901\nprovider = ${WT_PROVIDER}\n"
+					   "provider_url = ${WT_URL}\n";
+		struct ward_config cfg;
+		char text[512];
+		unsetenv("WT_PROVIDER");
+		unsetenv("WT_URL");
+		/* unset: no provider, no route, nothing told the agent */
+		CHECK(load(&cfg, base) == 0 && cfg.n_routes == 0 && cfg.n_env == 1);
+		config_free(&cfg);
+		setenv("WT_PROVIDER", "anthropic", 1);
+		CHECK(load(&cfg, base) == 0 && cfg.n_routes == 1 && cfg.routes[0].up.kind == UP_TLS);
+		CHECK_STR(cfg.routes[0].up.name, "api.anthropic.com");
+		CHECK(cfg.routes[0].up.port == 443 && cfg.routes[0].n_headers == 1 && cfg.routes[0].headers[0].env);
+		CHECK_STR(cfg.routes[0].path, "/v1/");
+		CHECK_STR(hline(&cfg.routes[0].headers[0]), "x-api-key: ${ANTHROPIC_API_KEY}");
+		CHECK(cfg.routes[0].methods == ((1u << HTTP_POST) | (1u << HTTP_GET)));
+		CHECK(cfg.n_env == 3);
+		CHECK_STR(cfg.env[1], "WARD_PROVIDER=anthropic");
+		CHECK_STR(cfg.env[2], "WARD_PROVIDER_BASE_URL=http://127.0.0.1:7901");
+		config_free(&cfg);
+		setenv("WT_PROVIDER", "openai", 1);
+		CHECK(load(&cfg, base) == 0 && cfg.n_routes == 1);
+		CHECK_STR(hline(&cfg.routes[0].headers[0]), "Authorization: Bearer ${OPENAI_API_KEY}");
+		CHECK_STR(cfg.env[2], "WARD_PROVIDER_BASE_URL=http://127.0.0.1:7901/v1");
+		config_free(&cfg);
+		/* the key's header set by the section takes the key from elsewhere */
+		snprintf(text, sizeof text, "%sheader = Authorization: Bearer @/run/secrets/openai\n", base);
+		CHECK(load(&cfg, text) == 0 && cfg.n_routes == 1 && cfg.routes[0].n_headers == 1);
+		CHECK_STR(cfg.routes[0].headers[0].source, "/run/secrets/openai");
+		config_free(&cfg);
+		setenv("WT_PROVIDER", "openai-compatible", 1);
+		setenv("WT_URL", "https://llm.corp.example:8443/api/v1/", 1);
+		CHECK(load(&cfg, base) == 0 && cfg.n_routes == 1 && cfg.routes[0].up.port == 8443);
+		CHECK_STR(cfg.routes[0].up.name, "llm.corp.example");
+		CHECK_STR(cfg.routes[0].path, "/api/v1/");
+		CHECK_STR(cfg.env[2], "WARD_PROVIDER_BASE_URL=http://127.0.0.1:7901/api/v1");
+		config_free(&cfg);
+		setenv("WT_URL", "http://10.0.0.5:8000", 1);
+		CHECK(load(&cfg, base) == 0 && cfg.routes[0].up.kind == UP_TCP && cfg.routes[0].up.port == 8000);
+		CHECK_STR(cfg.routes[0].path, "/");
+		config_free(&cfg);
+		setenv("WT_URL", "ftp://x", 1);
+		CHECK(err(base, "ward: t.conf:6: [route model]: provider_url 'ftp://x': expected https://"));
+		setenv("WT_URL", "https://u@x/", 1);
+		CHECK(err(base, "ward: t.conf:6: [route model]: provider_url 'https://u@x/': expected https://HOST[:PORT]/PATH: no user"));
+		unsetenv("WT_URL");
+		CHECK(err(base, "ward: t.conf:6: [route model]: provider = openai-compatible needs provider_url"));
+		setenv("WT_PROVIDER", "anthropic", 1);
+		setenv("WT_URL", "https://x/", 1);
+		CHECK(err(base, "ward: t.conf:6: [route model]: provider_url 'https://x/' is for provider = openai-compatible"));
+		unsetenv("WT_URL");
+		setenv("WT_PROVIDER", "bogus", 1);
+		CHECK(err(base, "ward: t.conf:6: [route model]: provider 'bogus': expected one of anthropic, openai"));
+		setenv("WT_PROVIDER", "anthropic", 1);
+		snprintf(text, sizeof text, "%supstream = tcp:127.0.0.1:1\n", base);
+		CHECK(err(text, "ward: t.conf:6: [route model]: upstream is the provider's"));
+		snprintf(text, sizeof text, "%s[route two]\nlisten = 127.0.0.1:7902\nprovider = openai\n", base);
+		CHECK(err(text, "ward: t.conf:10: [route two]: a second provider route"));
+		/* the key may not be handed to the agent too */
+		snprintf(text, sizeof text, "%s[agent]\nenv_pass = ANTHROPIC_API_KEY\n", base);
+		CHECK(err(text, "ward: t.conf:6: [route model]: header x-api-key takes ${ANTHROPIC_API_KEY}, which [agent] env_pass"));
+		unsetenv("WT_PROVIDER");
+	}
+	{
 		struct ward_config cfg;
 		CHECK(load(&cfg, "[ward]\nbridge_user = 4243\n[agent]\nuser = 1000\n[route model]\nlisten = 127.0.0.1:7900\nupstream = tcp:127.0.0.1:8080\n"
 				 "methods = POST\npath = /v1/\nheader = Authorization: @/run/secrets/k\nheader = X-A: b\nheader = X-F: @fd:007\n"

@@ -1,0 +1,225 @@
+#define _GNU_SOURCE
+#include "init/config/providers.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/header.h"
+#include "mcp-bridge/http.h"
+#include "mcp-bridge/upstream.h"
+
+/* Each provider's API as its SDKs speak it (checked against Pi 1.6's own
+ * provider code: the base URL each appends its paths to, the header the key
+ * goes in). The route pins the path prefix; the bridge sends the key. */
+static const struct provider_preset presets[] = {
+	{ "anthropic", "api.anthropic.com", "/v1/", "", "x-api-key", "", "ANTHROPIC_API_KEY" },
+	{ "openai", "api.openai.com", "/v1/", "/v1", "Authorization", "Bearer ", "OPENAI_API_KEY" },
+	{ "openrouter", "openrouter.ai", "/api/v1/", "/api/v1", "Authorization", "Bearer ", "OPENROUTER_API_KEY" },
+	{ "google", "generativelanguage.googleapis.com", "/v1beta/", "/v1beta", "x-goog-api-key", "",
+	  "GEMINI_API_KEY" },
+	{ "mistral", "api.mistral.ai", "/v1/", "", "Authorization", "Bearer ", "MISTRAL_API_KEY" },
+	{ "groq", "api.groq.com", "/openai/v1/", "/openai/v1", "Authorization", "Bearer ", "GROQ_API_KEY" },
+	{ "xai", "api.x.ai", "/v1/", "/v1", "Authorization", "Bearer ", "XAI_API_KEY" },
+	{ "deepseek", "api.deepseek.com", "/v1/", "/v1", "Authorization", "Bearer ", "DEEPSEEK_API_KEY" },
+	/* host and path from provider_url */
+	{ "openai-compatible", NULL, NULL, NULL, "Authorization", "Bearer ", "OPENAI_API_KEY" },
+};
+
+const struct provider_preset *provider_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof presets / sizeof presets[0]; i++)
+		if (strcmp(presets[i].name, name) == 0)
+			return &presets[i];
+	return NULL;
+}
+
+const char *provider_names(void)
+{
+	return "anthropic, openai, openrouter, google, mistral, groq, xai, deepseek, openai-compatible";
+}
+
+/* "${NAME}" alone: its value in ward's environment ("" when unset); any
+ * other value: itself. Not a secret: it names a provider or its URL. */
+static const char *resolve(const char *v)
+{
+	size_t n = strlen(v);
+	char name[128];
+
+	if (n < 4 || strncmp(v, "${", 2) != 0 || v[n - 1] != '}' || n - 3 >= sizeof name || memchr(v + 2, '$', n - 3))
+		return v;
+	memcpy(name, v + 2, n - 3);
+	name[n - 3] = '\0';
+	v = getenv(name);
+	return v ? v : "";
+}
+
+/* https://HOST[:PORT][/PREFIX] (or http://) of an OpenAI-compatible server:
+ * its upstream spec, path prefix and the agent's base. */
+static int parse_url(const char *url, char *spec, size_t spec_size, char *path, size_t path_size, const char **why)
+{
+	int tls = strncmp(url, "https://", 8) == 0;
+	const char *h = url + (tls ? 8 : 7), *slash;
+	size_t hl, pl;
+
+	if (!tls && strncmp(url, "http://", 7) != 0)
+		return *why = "expected https://HOST[:PORT]/PATH (or http://)", -1;
+	slash = strchr(h, '/');
+	hl = slash ? (size_t)(slash - h) : strlen(h);
+	pl = slash ? strlen(slash) : 0;
+	while (pl && slash[pl - 1] == '/')
+		pl--;
+	if (!hl || memchr(h, '@', hl) || memchr(h, '?', hl) || (slash && strpbrk(slash, "?#")))
+		return *why = "expected https://HOST[:PORT]/PATH: no user, query or fragment", -1;
+	if (pl + 2 > path_size)
+		return *why = "the URL's path is too long", -1;
+	if (memchr(h, ':', hl))
+		snprintf(spec, spec_size, "%s:%.*s", tls ? "tls" : "tcp", (int)hl, h);
+	else
+		snprintf(spec, spec_size, "%s:%.*s:%s", tls ? "tls" : "tcp", (int)hl, h, tls ? "443" : "80");
+	memcpy(path, slash ? slash : "", pl);
+	path[pl] = '/';
+	path[pl + 1] = '\0';
+	return 0;
+}
+
+static void drop_route(struct ward_config *cfg, int i)
+{
+	struct config_route *r = &cfg->routes[i];
+
+	free(r->name);
+	free(r->path);
+	free(r->host);
+	free(r->tls_ca);
+	free(r->tls_pin);
+	free(r->provider);
+	free(r->provider_url);
+	headers_free(r->headers, r->n_headers);
+	memmove(r, r + 1, (size_t)(cfg->n_routes - i - 1) * sizeof *r);
+	cfg->n_routes--;
+}
+
+/* The agent's environment: NAME=VALUE added, unless [agent] env set it. */
+static int agent_env(struct ward_config *cfg, const char *name, const char *value)
+{
+	size_t n = strlen(name);
+	int i;
+
+	for (i = 0; i < cfg->n_env; i++)
+		if (strncmp(cfg->env[i], name, n) == 0 && cfg->env[i][n] == '=')
+			return 0;
+	if (cfg->n_env == WARD_MAX_ENV)
+		return -1;
+	if (asprintf(&cfg->env[cfg->n_env], "%s=%s", name, value) < 0)
+		return -1;
+	cfg->n_env++;
+	return 0;
+}
+
+/* The preset's settings into r; what the section set itself is refused
+ * (a provider route is the preset's), but for a header of the key's name,
+ * which takes the key from elsewhere (@/run/secrets/key). */
+static int fill(struct ward_config *cfg, struct config_route *r, const struct provider_preset *p, const char *url,
+		char *err, size_t errsize)
+{
+	char spec[300], path[256], value[160], base[300];
+	const char *why = NULL, *set = r->has_up ? "upstream" : r->path ? "path" : r->methods ? "methods"
+				    : r->protocol_set ? "protocol" : NULL;
+	struct header *nv;
+	int h;
+
+	if (set) {
+		snprintf(err, errsize, "[route %s]: %s is the provider's: a provider route takes only listen, header, "
+			 "tls_ca, tls_pin and host", r->name, set);
+		return -1;
+	}
+	if (!p->host) {
+		if (!*url) {
+			snprintf(err, errsize, "[route %s]: provider = %s needs provider_url (WARD_PROVIDER_URL): the "
+				 "server's https://HOST[:PORT]/PATH", r->name, p->name);
+			return -1;
+		}
+		if (parse_url(url, spec, sizeof spec, path, sizeof path, &why) != 0) {
+			snprintf(err, errsize, "[route %s]: provider_url '%s': %s", r->name, url, why);
+			return -1;
+		}
+	} else {
+		snprintf(spec, sizeof spec, "tls:%s:443", p->host);
+		snprintf(path, sizeof path, "%s", p->path);
+	}
+	if (upstream_parse(spec, &r->up, &why) != 0 || !http_target_ok(path)) {
+		snprintf(err, errsize, "[route %s]: provider_url '%s': %s", r->name, url, why ? why : "not a usable path");
+		return -1;
+	}
+	r->has_up = 1;
+	r->path = strdup(path);
+	if (!r->path || http_methods("POST GET", &r->methods) != 0)
+		return snprintf(err, errsize, "out of memory"), -1;
+	for (h = 0; h < r->n_headers; h++)
+		if (strcasecmp(r->headers[h].name, p->header) == 0)
+			break;
+	if (h == r->n_headers) {
+		/* the key, from ward's environment at start (a missing one stops it) */
+		snprintf(value, sizeof value, "%s${%s}", p->prefix, p->key_var);
+		nv = realloc(r->headers, (size_t)(r->n_headers + 1) * sizeof *nv);
+		if (!nv)
+			return snprintf(err, errsize, "out of memory"), -1;
+		r->headers = nv;
+		if (header_set(&nv[r->n_headers], p->header, strlen(p->header), value, NULL) != 0)
+			return snprintf(err, errsize, "out of memory"), -1;
+		nv[r->n_headers++].env = 1;
+	}
+	/* what the agent's SDK is pointed at, nothing secret */
+	path[strlen(path) - 1] = '\0';
+	snprintf(base, sizeof base, "http://127.0.0.1:%u%s", r->port, p->host ? p->base : path);
+	if (agent_env(cfg, "WARD_PROVIDER", p->name) != 0 || agent_env(cfg, "WARD_PROVIDER_BASE_URL", base) != 0) {
+		snprintf(err, errsize, "[agent] env: no room for WARD_PROVIDER and WARD_PROVIDER_BASE_URL");
+		return -1;
+	}
+	return 0;
+}
+
+int providers_apply(struct ward_config *cfg, char *err, size_t errsize, int *line)
+{
+	const char *named = NULL;
+	int i;
+
+	for (i = 0; i < cfg->n_routes; i++) {
+		struct config_route *r = &cfg->routes[i];
+		const struct provider_preset *p;
+		const char *name, *url;
+
+		if (!r->provider)
+			continue;
+		*line = r->line;
+		name = resolve(r->provider);
+		if (!*name) {
+			/* WARD_PROVIDER unset: no provider, and no route for one */
+			drop_route(cfg, i--);
+			continue;
+		}
+		p = provider_find(name);
+		if (!p) {
+			snprintf(err, errsize, "[route %s]: provider '%s': expected one of %s", r->name, name,
+				 provider_names());
+			return -1;
+		}
+		if (named) {
+			snprintf(err, errsize, "[route %s]: a second provider route (route %s is one): the agent is told "
+				 "of one", r->name, named);
+			return -1;
+		}
+		url = r->provider_url ? resolve(r->provider_url) : "";
+		if (p->host && *url) {
+			snprintf(err, errsize, "[route %s]: provider_url '%s' is for provider = openai-compatible, not %s",
+				 r->name, url, p->name);
+			return -1;
+		}
+		if (fill(cfg, r, p, url, err, errsize) != 0)
+			return -1;
+		named = r->name;
+	}
+	return 0;
+}
