@@ -42,20 +42,6 @@ REQ = (b"POST /v1/messages HTTP/1.1\r\nHost: provider.test\r\nContent-Type: appl
        b"Content-Length: 13\r\n\r\n{\"stream\":1}\n")
 
 
-def certs(work):
-    run = lambda *a: subprocess.run(list(a), check=True, capture_output=True)  # noqa: E731
-    ca_key, ca, key, csr, crt = (os.path.join(work, n) for n in ("ca.key", "ca.crt", "p.key", "p.csr", "p.crt"))
-    run("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca_key, "-out", ca, "-days", "2",
-        "-subj", "/CN=bench CA", "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign")
-    ext = os.path.join(work, "p.ext")
-    with open(ext, "w") as f:
-        f.write("subjectAltName=DNS:provider.test\n")
-    run("openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr, "-subj", "/CN=provider.test")
-    run("openssl", "x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial", "-out", crt, "-days", "2",
-        "-extfile", ext)
-    return ca, crt, key
-
-
 def serve(crt, key):
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(crt, key)
@@ -123,7 +109,9 @@ def child(a):
     from dnsserver import DnsServer
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     work = tempfile.mkdtemp(prefix="ward-pbench-")
-    ca, crt, key = certs(work)
+    from testca import make_certs
+    certs = make_certs(work, ["provider.test"])
+    ca, (crt, key) = certs["ca"], certs["provider.test"]
     conf = os.path.join(work, "p.conf")
     with open(conf, "w") as f:
         f.write(f"[agent]\nuser = 4242\n[route p]\nlisten = 127.0.0.1:{LISTEN}\nupstream = tls:provider.test:{PORT}\n"

@@ -25,27 +25,6 @@ PORT = 8443
 KEY = "sk-test-provider-key"
 
 
-def make_certs(work):
-    """A test CA and, signed by it, one certificate per name; paths."""
-    ca_key, ca = os.path.join(work, "ca.key"), os.path.join(work, "ca.crt")
-    run = lambda *a: subprocess.run(list(a), check=True, capture_output=True)  # noqa: E731
-    run("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca_key, "-out", ca, "-days", "2",
-        "-subj", "/CN=ward test CA", "-addext", "basicConstraints=critical,CA:TRUE",
-        "-addext", "keyUsage=critical,keyCertSign")
-    out = {"ca": ca}
-    for name in ("provider.test", "six.test", "tls13.test", "other.test", "api.anthropic.com", "api.openai.com"):
-        alt = f"DNS:{name}" + (",DNS:ttl.test" if name == "provider.test" else "")
-        key, csr, crt = (os.path.join(work, f"{name}.{x}") for x in ("key", "csr", "crt"))
-        ext = os.path.join(work, f"{name}.ext")
-        with open(ext, "w") as f:
-            f.write(f"subjectAltName={alt}\n")
-        run("openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr, "-subj", f"/CN={name}")
-        run("openssl", "x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial", "-out", crt,
-            "-days", "2", "-extfile", ext)
-        out[name] = (crt, key)
-    return out
-
-
 class Server:
     """A TLS (or plain) HTTP server on one address: it records each request
     head and the server name each handshake asked for, and answers with its
@@ -104,8 +83,10 @@ def names_child(a):
     def check(name, ok, detail=""):
         out.append([name, bool(ok), str(detail)[:600]])
 
+    from testca import make_certs
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
-    certs = make_certs(work)
+    certs = make_certs(work, ["provider.test", "six.test", "tls13.test", "other.test", "api.anthropic.com",
+                              "api.openai.com"], alt={"provider.test": ["ttl.test"]})
     with DnsServer("127.0.0.1", 53) as dns:
         dns.set("provider.test", a=["127.0.0.2"], ttl=300)
         dns.set("ttl.test", a=["127.0.0.2"], ttl=1)
