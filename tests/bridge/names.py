@@ -87,7 +87,11 @@ def names_child(a):
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     certs = make_certs(work, ["provider.test", "six.test", "tls13.test", "other.test", "api.anthropic.com",
                               "api.openai.com"], alt={"provider.test": ["ttl.test"]})
+    # one server for the whole child: a second one on the same port could
+    # find the first one's socket not yet gone
     with DnsServer("127.0.0.1", 53) as dns:
+        dns.set("api.anthropic.com", a=["127.0.0.7"], ttl=300)
+        dns.set("api.openai.com", a=["127.0.0.8"], ttl=300)
         dns.set("provider.test", a=["127.0.0.2"], ttl=300)
         dns.set("ttl.test", a=["127.0.0.2"], ttl=1)
         dns.set("six.test", aaaa=["::1"], ttl=300)
@@ -200,19 +204,16 @@ def names_child(a):
                     s.stop()
                 except OSError:
                     pass
-    lines = err.splitlines()
-    check("names: each failed lookup is one warning naming the name and the cause",
-          any("missing.test" in l and "no such name" in l for l in lines)
-          and any("quiet.test" in l and "did not answer" in l for l in lines), "\n".join(lines[-30:]))
-    check("names: the failed connect to the old address is logged with the address",
-          any("provider.test" in l and "127.0.0.2" in l for l in lines), "")
-    audit = [l for l in lines if "route=missing" in l and "status=502" in l]
-    check("names: the refused request's audit line gives the reason", bool(audit) and "no such name" in audit[0],
-          audit[:1])
-    check("names: the key is in no log line", not any(KEY in l for l in lines), "")
-    with DnsServer("127.0.0.1", 53) as dns:
-        dns.set("api.anthropic.com", a=["127.0.0.7"], ttl=300)
-        dns.set("api.openai.com", a=["127.0.0.8"], ttl=300)
+        lines = err.splitlines()
+        check("names: each failed lookup is one warning naming the name and the cause",
+              any("missing.test" in l and "no such name" in l for l in lines)
+              and any("quiet.test" in l and "did not answer" in l for l in lines), "\n".join(lines[-30:]))
+        check("names: the failed connect to the old address is logged with the address",
+              any("provider.test" in l and "127.0.0.2" in l for l in lines), "")
+        audit = [l for l in lines if "route=missing" in l and "status=502" in l]
+        check("names: the refused request's audit line gives the reason", bool(audit) and "no such name" in audit[0],
+              audit[:1])
+        check("names: the key is in no log line", not any(KEY in l for l in lines), "")
         for provider, addr in (("anthropic", "127.0.0.7"), ("openai", "127.0.0.8")):
             pi_preset(a, work, certs, provider, addr, check)
     print(json.dumps(out))
