@@ -242,7 +242,7 @@ FUZZ_SRCS    := init/config/reader.c init/config/keys.c init/config/names.c init
                 mcp-bridge/mcpjson.c mcp-bridge/tls.c mcp-bridge/resolve.c egress/blocked.c
 FUZZERS      := $(B)/fuzz/fuzz_config $(B)/fuzz/fuzz_values $(B)/fuzz/fuzz_users $(B)/fuzz/fuzz_http \
                 $(B)/fuzz/fuzz_mcp $(B)/fuzz/fuzz_audit $(B)/fuzz/fuzz_addr $(B)/fuzz/fuzz_diag \
-                $(B)/fuzz/fuzz_upstream
+                $(B)/fuzz/fuzz_upstream $(B)/fuzz/fuzz_dns
 FUZZ_SECONDS ?= 60
 
 $(B)/fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS) $(HEADERS)

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
-// Fake model provider speaking two real wire formats, so Pi's OWN built-in
-// `anthropic` and `openai` providers (official SDKs) can hold a session against it.
+// Fake model provider speaking the real wire formats of Pi's built-in providers, so Pi's
+// OWN provider code (official SDKs: anthropic, openai, @google/genai; Pi's native mistral
+// client) can hold a session against it: anthropic, openai, google, mistral, openrouter,
+// groq, xai, deepseek, with only baseUrl (and a placeholder apiKey) overridden.
 // No dependencies (node: built-ins only).
 //
 //   node fake-provider.mjs
@@ -12,18 +14,27 @@
 //                                {"method","path","headers":{...all, lowercased...},"body":<JSON or null>}
 // Prints "listening HOST:PORT" on stdout once ready. No request is rejected because of its key.
 //
-// Endpoints:
-//   POST /v1/messages            Anthropic Messages API (SSE when "stream": true, else JSON);
+// Endpoints, matched on the path's END so any base-URL prefix works (/v1/…, /api/v1/… for
+// openrouter, /openai/v1/… for groq, /v1beta/… for google, none for deepseek's bare host):
+//   POST …/messages              Anthropic Messages API (SSE when "stream": true, else JSON);
 //                                Pi's SDK calls it as /v1/messages?beta=true
-//   POST /v1/responses           OpenAI Responses API (SSE when stream: true, else JSON)
-//   POST /v1/chat/completions    OpenAI chat completions (SSE or JSON)
-//   GET  /v1/models              a one-model list (shape accepted by both SDKs)
+//   POST …/responses             OpenAI Responses API (SSE when stream: true, else JSON): openai, xai
+//   POST …/chat/completions      OpenAI chat completions (SSE or JSON): openrouter, groq, deepseek;
+//                                also Mistral's chat completions (Pi's mistral-conversations client
+//                                POSTs <base>/v1/chat/completions, same SSE chunks) -- told apart
+//                                by not coming from the OpenAI SDK (no x-stainless-* headers)
+//                                and accepting text/event-stream
+//   POST …/models/M:streamGenerateContent[?alt=sse]   Google Gemini API (@google/genai), SSE
+//   POST …/models/M:generateContent                   Google Gemini API, JSON
+//   GET  …/models                a one-model list (shape accepted by the SDKs, Google's included)
 //
 // Scripted behaviour, the same for every format (looks at the last user message / tool result;
 // trailing system/developer/configuration items that Pi appends are skipped):
 //   - last input is a tool result                  -> text "TOOL RESULT: <first 200 chars of the result>"
 //   - last user text contains  CALL <tool> <json>  -> one tool call to <tool> with <json> as arguments
-//   - anything else                                -> text "Hello from fake-<format>." (anthropic | openai)
+//   - anything else                                -> text "Hello from fake-<format>."
+//                                                     (anthropic | openai | google | mistral;
+//                                                     chat completions and Responses say openai)
 // Streamed text always arrives in several deltas.
 import http from "node:http";
 import https from "node:https";
@@ -187,9 +198,12 @@ function openaiResponses(body, res) {
 }
 
 // ---------------------------------------------------------------- OpenAI chat completions
-function openaiChat(body, res) {
+// Also Mistral's (format "mistral"): Pi's native client reads the same chunks (content string
+// deltas, tool_calls deltas keyed by index, finish_reason, usage) and sends tool results as
+// {role:"tool", content:[{type:"text",text}]}.
+function openaiChat(body, res, format = "openai") {
   const last = (body.messages ?? []).findLast((msg) => msg?.role === "user" || msg?.role === "tool") ?? {};
-  const d = decideFrom(last.role === "tool" ? { toolResult: textOf(last.content) } : { userText: textOf(last.content) }, "openai");
+  const d = decideFrom(last.role === "tool" ? { toolResult: textOf(last.content) } : { userText: textOf(last.content) }, format);
   const id = newId("chatcmpl-fake");
   const model = body.model ?? "fake-model";
   const usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
@@ -218,6 +232,46 @@ function openaiChat(body, res) {
   s.end();
 }
 
+// ---------------------------------------------------------------- Google Gemini API (generateContent)
+// @google/genai POSTs <base>/models/<model>:streamGenerateContent?alt=sse (key in x-goog-api-key);
+// each SSE event is one GenerateContentResponse. Tool calls are functionCall parts (args an
+// object), tool results come back as functionResponse parts {name, response:{output|error}}.
+function googleGenerate(body, res, model, stream) {
+  const contents = body.contents ?? [];
+  const last = contents.findLast((c) => (c?.role ?? "user") === "user") ?? {};
+  const parts = Array.isArray(last.parts) ? last.parts : [];
+  const responses = parts.filter((p) => p?.functionResponse);
+  let input;
+  if (responses.length > 0) {
+    const r = responses[responses.length - 1].functionResponse.response ?? {};
+    const v = r.output ?? r.error ?? r;
+    input = { toolResult: typeof v === "string" ? v : JSON.stringify(v) };
+  } else {
+    input = { userText: parts.map((p) => (typeof p?.text === "string" && !p.thought ? p.text : "")).join("") };
+  }
+  const d = decideFrom(input, "google");
+  const responseId = newId("fakegoog");
+  const modelVersion = model || "fake-model";
+  const usageMetadata = { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 };
+  const response = (parts, final) => ({
+    candidates: [{ content: { role: "model", parts }, index: 0, ...(final && { finishReason: "STOP" }) }],
+    ...(final && { usageMetadata }),
+    modelVersion, responseId,
+  });
+  const allParts = d.text !== undefined
+    ? [{ text: d.text }]
+    : [{ functionCall: { name: d.toolCall.name, args: JSON.parse(d.toolCall.args) } }];
+  if (!stream) return json(res, 200, response(allParts, true));
+  const s = sse(res);
+  if (d.text !== undefined) {
+    const ps = pieces(d.text);
+    ps.forEach((p, i) => s.data(response([{ text: p }], i === ps.length - 1)));
+  } else {
+    s.data(response(allParts, true));
+  }
+  s.end();
+}
+
 // ---------------------------------------------------------------- server
 function handle(req, res) {
   const chunks = [];
@@ -231,16 +285,31 @@ function handle(req, res) {
     }
     const path = req.url.split("?")[0].replace(/\/+$/, "");
     try {
-      if (req.method === "GET" && path === "/v1/models") {
+      if (req.method === "GET" && /\/models$/.test(path)) {
         return json(res, 200, { object: "list", has_more: false, first_id: "fake-model", last_id: "fake-model",
           data: [{ id: "fake-model", object: "model", type: "model", display_name: "Fake model",
-            created: now(), created_at: new Date().toISOString(), owned_by: "fake" }] });
+            created: now(), created_at: new Date().toISOString(), owned_by: "fake" }],
+          models: [{ name: "models/fake-model", displayName: "Fake model",
+            supportedGenerationMethods: ["generateContent", "streamGenerateContent"] }] });
       }
-      if (req.method === "POST" && ["/v1/messages", "/v1/responses", "/v1/chat/completions"].includes(path)) {
+      const g = path.match(/\/models\/([^/]+):(streamGenerateContent|generateContent)$/);
+      const route = req.method !== "POST" ? null
+        : g ? "google"
+        : path.endsWith("/messages") ? "anthropic"
+        : path.endsWith("/responses") ? "responses"
+        : path.endsWith("/chat/completions") ? "chat"
+        : null;
+      if (route) {
         if (body === null || typeof body !== "object") return json(res, 400, { error: { type: "invalid_request_error", message: "bad json" } });
-        if (path === "/v1/messages") return anthropicMessages(body, res);
-        if (path === "/v1/responses") return openaiResponses(body, res);
-        return openaiChat(body, res);
+        if (route === "google") return googleGenerate(body, res, decodeURIComponent(g[1]), g[2] === "streamGenerateContent");
+        if (route === "anthropic") return anthropicMessages(body, res);
+        if (route === "responses") return openaiResponses(body, res);
+        // The OpenAI SDK (openrouter, groq, deepseek, ...) always sends x-stainless-* headers and
+        // accept: application/json; Pi's own Mistral client sends no x-stainless-* header and
+        // accept: text/event-stream. Anything else (curl, ...) is answered as openai.
+        const fromOpenAISdk = Object.keys(req.headers).some((h) => h.startsWith("x-stainless-"));
+        const mistral = !fromOpenAISdk && /text\/event-stream/.test(req.headers.accept ?? "");
+        return openaiChat(body, res, mistral ? "mistral" : "openai");
       }
       json(res, 404, { error: { type: "not_found_error", message: `no route ${req.method} ${req.url}` } });
     } catch (e) {
