@@ -85,13 +85,11 @@ def names_child(a):
 
     from testca import make_certs
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
-    certs = make_certs(work, ["provider.test", "six.test", "tls13.test", "other.test", "api.anthropic.com",
-                              "api.openai.com"], alt={"provider.test": ["ttl.test"]})
+    certs = make_certs(work, ["provider.test", "six.test", "tls13.test", "other.test"] + [p[0] for p in PRESETS.values()],
+                       alt={"provider.test": ["ttl.test"]})
     # one server for the whole child: a second one on the same port could
     # find the first one's socket not yet gone
     with DnsServer("127.0.0.1", 53) as dns:
-        dns.set("api.anthropic.com", a=["127.0.0.7"], ttl=300)
-        dns.set("api.openai.com", a=["127.0.0.8"], ttl=300)
         dns.set("provider.test", a=["127.0.0.2"], ttl=300)
         dns.set("ttl.test", a=["127.0.0.2"], ttl=1)
         dns.set("six.test", aaaa=["::1"], ttl=300)
@@ -214,10 +212,28 @@ def names_child(a):
         check("names: the refused request's audit line gives the reason", bool(audit) and "no such name" in audit[0],
               audit[:1])
         check("names: the key is in no log line", not any(KEY in l for l in lines), "")
-        for provider, addr in (("anthropic", "127.0.0.7"), ("openai", "127.0.0.8")):
+        for i, (provider, p) in enumerate(PRESETS.items()):
+            addr = f"127.0.1.{i + 1}"
+            dns.set(p[0], a=[addr], ttl=300)
             pi_preset(a, work, certs, provider, addr, check)
     print(json.dumps(out))
     return 0
+
+
+# Each preset as Pi 1.6 speaks to it: the API's host, the key's variable and
+# header, the fake's answer for its wire format, the route's path prefix.
+PRESETS = {
+    "anthropic": ("api.anthropic.com", "ANTHROPIC_API_KEY", "x-api-key", "", "anthropic", "/v1/"),
+    "openai": ("api.openai.com", "OPENAI_API_KEY", "authorization", "Bearer ", "openai", "/v1/"),
+    "google": ("generativelanguage.googleapis.com", "GEMINI_API_KEY", "x-goog-api-key", "", "google", "/v1beta/"),
+    "mistral": ("api.mistral.ai", "MISTRAL_API_KEY", "authorization", "Bearer ", "mistral", "/v1/"),
+    "openrouter": ("openrouter.ai", "OPENROUTER_API_KEY", "authorization", "Bearer ", "openai", "/api/v1/"),
+    "groq": ("api.groq.com", "GROQ_API_KEY", "authorization", "Bearer ", "openai", "/openai/v1/"),
+    "xai": ("api.x.ai", "XAI_API_KEY", "authorization", "Bearer ", "openai", "/v1/"),
+    "deepseek": ("api.deepseek.com", "DEEPSEEK_API_KEY", "authorization", "Bearer ", "openai", "/v1/"),
+    # any server of OpenAI's chat completions, at the URL given, with the model named
+    "openai-compatible": ("llm.compat.test", "OPENAI_API_KEY", "authorization", "Bearer ", "openai", "/api/v1/"),
+}
 
 
 PI_DIR = os.path.realpath(os.path.join(HERE, "..", "..", "rootfs", "pi"))
@@ -238,7 +254,7 @@ def pi_preset(a, work, certs, provider, addr, check):
         check(name, None, "rootfs/pi or tests/node has no node_modules")
         return
     key = f"sk-{provider}-real-key-only-the-bridge-holds"
-    host = "api.anthropic.com" if provider == "anthropic" else "api.openai.com"
+    host, key_var, kh, prefix, wire, path = PRESETS[provider]
     log = os.path.join(work, f"fake-{provider}.jsonl")
     env = dict(os.environ, FAKE_LISTEN=f"{addr}:443", FAKE_CERT=certs[host][0], FAKE_KEY=certs[host][1], FAKE_LOG=log)
     fake = subprocess.Popen([node, os.path.join(NODE_DIR, "fake-provider.mjs")], env=env, stdout=subprocess.PIPE,
@@ -279,24 +295,23 @@ listen = 127.0.0.1:7901
 provider = ${{WARD_PROVIDER}}
 tls_ca = {certs['ca']}
 """)
+                if provider == "openai-compatible":
+                    f.write(f"provider_url = https://{host}/api/v1\n[agent]\nenv_pass = WARD_MODEL\n")
             p = subprocess.run([a.ward, "-c", conf], capture_output=True, text=True, timeout=120,
-                               env=dict(os.environ, WARD_PROVIDER=provider,
-                                        **{"ANTHROPIC_API_KEY" if provider == "anthropic" else "OPENAI_API_KEY": key}))
+                               env=dict(os.environ, WARD_PROVIDER=provider, WARD_MODEL="fake-model", **{key_var: key}))
             results.append(p)
         reqs = [json.loads(l) for l in open(log)] if os.path.exists(log) else []
         hello = results[0]
         check(f"{name}: a prompt answered by the provider's fake, through the bridge, by name over TLS",
-              hello.returncode == 0 and f"Hello from fake-{provider}" in hello.stdout,
+              hello.returncode == 0 and f"Hello from fake-{wire}" in hello.stdout,
               f"rc {hello.returncode} out {hello.stdout[-300:]!r} err {hello.stderr[-1500:]!r}")
         tool = results[1]
         check(f"{name}: a bash tool call runs in the sandbox and its result goes back to the model",
               tool.returncode == 0 and "TOOL RESULT" in tool.stdout and "tool-ran-42" in tool.stdout,
               f"rc {tool.returncode} out {tool.stdout[-400:]!r} err {tool.stderr[-800:]!r}")
-        kh = "x-api-key" if provider == "anthropic" else "authorization"
-        want = key if provider == "anthropic" else f"Bearer {key}"
         check(f"{name}: every request reached the provider with the real key, on its API's path",
-              bool(reqs) and all(r["headers"].get(kh) == want for r in reqs)
-              and all(r["path"].startswith("/v1/") for r in reqs),
+              bool(reqs) and all(r["headers"].get(kh) == prefix + key for r in reqs)
+              and all(r["path"].startswith(path) for r in reqs),
               f"{len(reqs)} requests: {[(r['method'], r['path'], r['headers'].get(kh, '')[:12]) for r in reqs][:6]}")
         agent_env = open(f"{home}/env.txt").read() if os.path.exists(f"{home}/env.txt") else None
         leaked = subprocess.run(["grep", "-rl", key, home], capture_output=True, text=True).stdout.strip()
