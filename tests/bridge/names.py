@@ -164,8 +164,9 @@ def names_child(a):
 
             r = post(17883)
             why = body_json(r).get("reason", "") if status(r) == 502 else ""
-            check("names: a name that does not exist: 502, JSON naming the cause",
-                  status(r) == 502 and "missing.test" in why and "no such name" in why, r[-200:])
+            check("names: a name that does not exist: 502, JSON naming the cause, and not the key",
+                  status(r) == 502 and "missing.test" in why and "no such name" in why and KEY.encode() not in r,
+                  r[-200:])
 
             t0 = time.monotonic()
             r = post(17884)

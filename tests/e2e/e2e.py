@@ -587,12 +587,16 @@ def provider_runc(a, d, run):
         check(f"{rt}: a prompt answered by the provider, through the bridge, by name over TLS",
               text == "Hello from fake-anthropic.", repr(text))
         probe = ("echo ran-in-sandbox; env | grep -c sk-ant || true; "
+                 "cat /proc/1/environ >/dev/null 2>&1 || echo pid1-env-denied; "
+                 "cat /proc/[0-9]*/environ 2>/dev/null | grep -c sk-ant || true; "
                  "timeout 5 bash -c 'echo x > /dev/tcp/127.0.0.7/443' 2>/dev/null && echo direct-reached || "
                  "echo direct-refused")
         text = s.prompt("p2", "CALL bash " + json.dumps({"command": probe})) or ""
-        check(f"{rt}: the bash tool's result goes back to the model; the agent's environment has no key, "
-              "and its own connection to the provider's address is refused",
-              "TOOL RESULT" in text and "ran-in-sandbox" in text and "\n0" in text and "direct-refused" in text,
+        check(f"{rt}: the bash tool's result goes back to the model; the agent's environment has no key, nor "
+              "any environment it can read in /proc (PID 1's is refused), and its own connection to the "
+              "provider's address is refused",
+              "TOOL RESULT" in text and "ran-in-sandbox" in text and text.count("\n0") == 2
+              and "pid1-env-denied" in text and "direct-refused" in text,
               repr(text[:200]))
         agent = find_agent(pid_of())
         environ = open(f"/proc/{agent}/environ", "rb").read().decode(errors="replace") if agent else ""
