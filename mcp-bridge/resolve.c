@@ -4,6 +4,7 @@
 #include <ares.h>
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -104,18 +105,62 @@ static int keep(struct name *e, int family, const void *bytes, uint32_t scope)
 	return 1;
 }
 
+const char *resolver_refuses(int family, const unsigned char *b, int public_only)
+{
+	static const unsigned char zero[12] = { 0 }, mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	if (family == AF_INET) {
+		if (b[0] == 0)
+			return "unspecified";
+		if (b[0] == 127)
+			return "loopback";
+		if (b[0] == 169 && b[1] == 254)
+			return "link-local";
+		if (b[0] >= 224)
+			return b[0] < 240 ? "multicast" : "reserved";
+		if (public_only && (b[0] == 10 || (b[0] == 172 && (b[1] & 0xf0) == 16) || (b[0] == 192 && b[1] == 168) ||
+				    (b[0] == 100 && (b[1] & 0xc0) == 64)))
+			return "private";
+		return NULL;
+	}
+	if (memcmp(b, mapped, 12) == 0)
+		return "IPv4-mapped";
+	if (memcmp(b, zero, 12) == 0)
+		return b[12] || b[13] || b[14] || b[15] > 1 ? "IPv4-compatible" : b[15] ? "loopback" : "unspecified";
+	if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80)
+		return "link-local";
+	if (b[0] == 0xff)
+		return "multicast";
+	if (public_only && (b[0] & 0xfe) == 0xfc)
+		return "private";
+	return NULL;
+}
+
+/* A DNS answer's address, unless it is refused (counted, the first named). */
+static int keep_answer(struct name *e, int family, const void *bytes, uint32_t scope)
+{
+	const char *why = resolver_refuses(family, bytes, e->public_only);
+	char text[INET6_ADDRSTRLEN];
+
+	if (!why)
+		return keep(e, family, bytes, scope);
+	if (!e->refused++ && inet_ntop(family, bytes, text, sizeof text))
+		snprintf(e->refused_what, sizeof e->refused_what, "%s (%s)", text, why);
+	return 0;
+}
+
 /* A node's address, if it is one of its family's, whole. */
 static int node_keep(struct name *e, const struct ares_addrinfo_node *n)
 {
 	if (n->ai_family == AF_INET && n->ai_addrlen >= (socklen_t)sizeof(struct sockaddr_in)) {
 		struct sockaddr_in s4;
 		memcpy(&s4, n->ai_addr, sizeof s4);
-		return s4.sin_family == AF_INET && keep(e, AF_INET, &s4.sin_addr, 0);
+		return s4.sin_family == AF_INET && keep_answer(e, AF_INET, &s4.sin_addr, 0);
 	}
 	if (n->ai_family == AF_INET6 && n->ai_addrlen >= (socklen_t)sizeof(struct sockaddr_in6)) {
 		struct sockaddr_in6 s6;
 		memcpy(&s6, n->ai_addr, sizeof s6);
-		return s6.sin6_family == AF_INET6 && keep(e, AF_INET6, &s6.sin6_addr, s6.sin6_scope_id);
+		return s6.sin6_family == AF_INET6 && keep_answer(e, AF_INET6, &s6.sin6_addr, s6.sin6_scope_id);
 	}
 	return 0;
 }
@@ -127,6 +172,8 @@ int resolver_take(struct name *e, const struct ares_addrinfo_node *nodes, unsign
 	unsigned t = NAME_TTL_MAX_S;
 
 	e->n = 0;
+	e->refused = 0;
+	e->refused_what[0] = '\0';
 	/* IPv4 first: containers and pods without IPv6 routes are common, and
 	 * an address that cannot be reached costs a connect timeout */
 	for (pass = 0; pass < 2; pass++)
@@ -161,11 +208,18 @@ static void on_answer(void *arg, int status, int timeouts, struct ares_addrinfo 
 	if (status == ARES_SUCCESS && res && resolver_take(e, res->nodes, &ttl) > 0) {
 		e->expires = now_ms() + (uint64_t)ttl * 1000;
 		e->why[0] = '\0';
+	} else if (status == ARES_SUCCESS && e->refused) {
+		e->n = 0;
+		snprintf(e->why, sizeof e->why, "cannot resolve %s: it answered only addresses the bridge does not "
+			 "connect to, such as %s", e->host, e->refused_what);
 	} else {
 		e->n = 0;
 		snprintf(e->why, sizeof e->why, "cannot resolve %s: %s", e->host,
 			 status == ARES_SUCCESS ? "the answer held no address" : cause(status));
 	}
+	if (e->refused && e->n)
+		log_warn("bridge: %s: %u address(es) of its answer not connected to, such as %s", e->host, e->refused,
+			 e->refused_what);
 	if (res)
 		ares_freeaddrinfo(res);
 	if (!e->answered) {
@@ -200,6 +254,13 @@ static void start_lookup(struct resolver *r, int route)
 	e->querying = 1;
 	e->lookups++;
 	log_debug("bridge: resolving %s (lookup %u)", e->host, e->lookups);
+	if (e->fqdn) {
+		/* whole: c-ares tries no search domain before it */
+		char whole[UPSTREAM_NAME_MAX + 2];
+		snprintf(whole, sizeof whole, "%s.", e->host);
+		ares_getaddrinfo(channel_of(r), whole, NULL, &h, on_answer, lk);
+		return;
+	}
 	ares_getaddrinfo(channel_of(r), e->host, NULL, &h, on_answer, lk);
 }
 
@@ -225,6 +286,29 @@ static void hosts_entry(ares_channel ch, struct name *e)
 	e->fixed = e->n > 0;
 }
 
+/* A resolver on this namespace's loopback (or none in resolv.conf: c-ares
+ * then asks 127.0.0.1) could be answered by a process of the agent's that
+ * binds UDP port 53 there before it does; said once at start. */
+static void warn_loopback_servers(ares_channel ch)
+{
+	struct ares_addr_port_node *servers = NULL, *s;
+
+	if (ares_get_servers_ports(ch, &servers) != ARES_SUCCESS)
+		return;
+	for (s = servers; s; s = s->next) {
+		const unsigned char *b = s->family == AF_INET ? (const unsigned char *)&s->addr.addr4
+							     : (const unsigned char *)&s->addr.addr6;
+		const char *why = resolver_refuses(s->family, b, 0);
+		char text[INET6_ADDRSTRLEN];
+		if (why && strcmp(why, "loopback") == 0 && inet_ntop(s->family, b, text, sizeof text)) {
+			log_warn("bridge: its resolver %s is on loopback: an agent that may bind UDP port 53 there could "
+				 "answer for it ([seccomp] deny = udp keeps it from that)", text);
+			break;
+		}
+	}
+	ares_free_data(servers);
+}
+
 int resolver_init(struct resolver *r, const struct bridge_routes *routes, char *err, size_t errsize)
 {
 	struct ares_options o;
@@ -245,6 +329,14 @@ int resolver_init(struct resolver *r, const struct bridge_routes *routes, char *
 		return -1;
 	}
 	r->n = routes->n;
+	/* c-ares 1.18 seeds its query ids from /dev/urandom, and silently from
+	 * rand() without it: predictable ids make answers easy to forge */
+	rc = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	if (rc < 0) {
+		snprintf(err, errsize, "resolver: /dev/urandom: %s (DNS query ids would be predictable)", strerror(errno));
+		return -1;
+	}
+	close(rc);
 	if ((rc = ares_library_init(ARES_LIB_INIT_ALL)) != ARES_SUCCESS) {
 		snprintf(err, errsize, "resolver: c-ares: %s", ares_strerror(rc));
 		return -1;
@@ -269,8 +361,11 @@ int resolver_init(struct resolver *r, const struct bridge_routes *routes, char *
 			continue;
 		r->v[i].host = u->name;
 		r->v[i].port = u->port;
+		r->v[i].fqdn = u->fqdn;
+		r->v[i].public_only = u->public_only;
 		hosts_entry(ch, &r->v[i]);
 	}
+	warn_loopback_servers(ch);
 	return 0;
 }
 

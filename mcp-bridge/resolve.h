@@ -42,6 +42,10 @@ struct name {
 	int querying;	  /* a lookup is in flight */
 	int answered;	  /* a lookup ended and its waiters are not yet told */
 	unsigned lookups; /* lookups started, for the debug line */
+	int fqdn;	  /* looked up as written, no search domain (upstream.h) */
+	int public_only;  /* a provider's public host: private answers refused too */
+	unsigned refused; /* addresses of the last answer not taken (resolver_refuses) */
+	char refused_what[96]; /* the first of them, and why */
 	char why[320];	  /* the last lookup's failure, for the 502 and the log */
 };
 
@@ -82,9 +86,20 @@ int resolver_next(struct resolver *r);
 
 void resolver_free(struct resolver *r);
 
+/* Pure: why an address a DNS answer gave is not one the bridge connects
+ * to, or NULL. Never: unspecified, loopback, link-local, multicast and
+ * reserved addresses, IPv4-mapped or -compatible IPv6 (an answer that
+ * points the route, and the key it carries, at this namespace's own
+ * services or the cloud's metadata address); with public_only also the
+ * private ranges (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7). An
+ * address from /etc/hosts is the runtime's and is not judged. bytes: 4 or
+ * 16 of family. */
+const char *resolver_refuses(int family, const unsigned char *bytes, int public_only);
+
 /* Pure: an answer's addresses into e (IPv4 first, duplicates dropped, at
- * most NAME_MAX_ADDRS, each with e->port), and its TTL in seconds: the
- * smallest of the addresses', capped at NAME_TTL_MAX_S. The number kept.
+ * most NAME_MAX_ADDRS, each with e->port; those resolver_refuses() counted
+ * in e->refused), and its TTL in seconds: the smallest of the kept
+ * addresses', capped at NAME_TTL_MAX_S. The number kept.
  * For the fuzzer and the tests too. */
 struct ares_addrinfo_node;
 int resolver_take(struct name *e, const struct ares_addrinfo_node *nodes, unsigned *ttl);

@@ -69,9 +69,11 @@ int upstream_parse(const char *spec, struct upstream *u, const char **why)
 			u->len = (socklen_t)sizeof *a;
 		} else if (upstream_name_ok(host, hl)) {
 			/* resolved by the bridge on use (resolve.h); a final dot
-			 * is the same name */
-			if (host[hl - 1] == '.')
+			 * says the name is whole: no search domain is tried */
+			if (host[hl - 1] == '.') {
 				host[--hl] = '\0';
+				u->fqdn = 1;
+			}
 			memcpy(u->name, host, hl + 1);
 		} else {
 			return *why = "the host is neither a numeric IPv4 address nor a DNS name (letters, digits, '-' "

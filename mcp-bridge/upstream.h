@@ -18,6 +18,8 @@ struct upstream {
 	socklen_t len;
 	unsigned port;			    /* tcp: and tls: */
 	char name[UPSTREAM_NAME_MAX + 1];   /* tcp:/tls: by name, or "" (an address) */
+	int fqdn;			    /* written with a final dot: looked up as is, no search domain */
+	int public_only;		    /* a provider's API host: private answers refused too (resolve.h) */
 	char desc[300];			    /* as written */
 	char default_host[UPSTREAM_NAME_MAX + 8]; /* Host when the route sets none */
 };

@@ -22,8 +22,9 @@ static const struct provider_preset presets[] = {
 	{ "groq", "api.groq.com", "/openai/v1/", "/openai/v1", "Authorization", "Bearer ", "GROQ_API_KEY" },
 	{ "xai", "api.x.ai", "/v1/", "/v1", "Authorization", "Bearer ", "XAI_API_KEY" },
 	{ "deepseek", "api.deepseek.com", "/v1/", "/v1", "Authorization", "Bearer ", "DEEPSEEK_API_KEY" },
-	/* host and path from provider_url */
-	{ "openai-compatible", NULL, NULL, NULL, "Authorization", "Bearer ", "OPENAI_API_KEY" },
+	/* host and path from provider_url; a key of its own (an OpenAI key
+	 * must not go to another server by default), and only if it is set */
+	{ "openai-compatible", NULL, NULL, NULL, "Authorization", "Bearer ", "WARD_PROVIDER_KEY" },
 };
 
 const struct provider_preset *provider_find(const char *name)
@@ -42,18 +43,37 @@ const char *provider_names(void)
 }
 
 /* "${NAME}" alone: its value in ward's environment ("" when unset); any
- * other value: itself. Not a secret: it names a provider or its URL. */
-static const char *resolve(const char *v)
+ * other value: itself. *from is NAME when the value came from there (an
+ * error then names the variable, never its value: it could be a key given
+ * by mistake). */
+static const char *resolve(const char *v, char *from, size_t from_size)
 {
 	size_t n = strlen(v);
-	char name[128];
 
-	if (n < 4 || strncmp(v, "${", 2) != 0 || v[n - 1] != '}' || n - 3 >= sizeof name || memchr(v + 2, '$', n - 3))
+	from[0] = '\0';
+	if (n < 4 || strncmp(v, "${", 2) != 0 || v[n - 1] != '}' || n - 3 >= from_size ||
+	    strspn(v + 2, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") != n - 3)
 		return v;
-	memcpy(name, v + 2, n - 3);
-	name[n - 3] = '\0';
-	v = getenv(name);
+	memcpy(from, v + 2, n - 3);
+	from[n - 3] = '\0';
+	v = getenv(from);
 	return v ? v : "";
+}
+
+/* How a value is named in a message: as written; or by its variable, with
+ * the value only when it looks like a provider's name (a key given by
+ * mistake never reaches the log). */
+static const char *shown(const char *v, const char *from, char *buf, size_t size)
+{
+	size_t n = strlen(v);
+
+	if (!from[0])
+		return v;
+	if (n && n <= 32 && strspn(v, "abcdefghijklmnopqrstuvwxyz-") == n)
+		snprintf(buf, size, "${%s} = %s", from, v);
+	else
+		snprintf(buf, size, "${%s}", from);
+	return buf;
 }
 
 /* https://HOST[:PORT][/PREFIX] (or http://) of an OpenAI-compatible server:
@@ -73,12 +93,17 @@ static int parse_url(const char *url, char *spec, size_t spec_size, char *path, 
 		pl--;
 	if (!hl || memchr(h, '@', hl) || memchr(h, '?', hl) || (slash && strpbrk(slash, "?#")))
 		return *why = "expected https://HOST[:PORT]/PATH: no user, query or fragment", -1;
+	/* the path goes into the agent's base URL as it is: plain characters */
+	if (slash && strspn(slash, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/") != strlen(slash))
+		return *why = "the path may hold letters, digits and - . _ ~ / only", -1;
 	if (pl + 2 > path_size)
 		return *why = "the URL's path is too long", -1;
 	if (memchr(h, ':', hl))
 		snprintf(spec, spec_size, "%s:%.*s", tls ? "tls" : "tcp", (int)hl, h);
 	else
 		snprintf(spec, spec_size, "%s:%.*s:%s", tls ? "tls" : "tcp", (int)hl, h, tls ? "443" : "80");
+	if (strlen(spec) + 1 >= spec_size)
+		return *why = "the host is too long", -1;
 	memcpy(path, slash ? slash : "", pl);
 	path[pl] = '/';
 	path[pl + 1] = '\0';
@@ -122,8 +147,9 @@ static int agent_env(struct ward_config *cfg, const char *name, const char *valu
  * (a provider route is the preset's), but for a header of the key's name,
  * which takes the key from elsewhere (@/run/secrets/key). */
 static int fill(struct ward_config *cfg, struct config_route *r, const struct provider_preset *p, const char *url,
-		char *err, size_t errsize)
+		const char *url_from, char *err, size_t errsize)
 {
+	char named[140];
 	char spec[300], path[256], value[160], base[300];
 	const char *why = NULL, *set = r->has_up ? "upstream" : r->path ? "path" : r->methods ? "methods"
 				    : r->protocol_set ? "protocol" : NULL;
@@ -141,17 +167,22 @@ static int fill(struct ward_config *cfg, struct config_route *r, const struct pr
 				 "server's https://HOST[:PORT]/PATH", r->name, p->name);
 			return -1;
 		}
-		if (parse_url(url, spec, sizeof spec, path, sizeof path, &why) != 0) {
-			snprintf(err, errsize, "[route %s]: provider_url '%s': %s", r->name, url, why);
+		if (parse_url(url, spec, sizeof spec, path, sizeof path, &why) != 0 ||
+		    upstream_parse(spec, &r->up, &why) != 0 || (!http_target_ok(path) && (why = "not a usable path"))) {
+			snprintf(err, errsize, "[route %s]: provider_url '%s': %s", r->name,
+				 shown(url, url_from, named, sizeof named), why);
 			return -1;
 		}
 	} else {
-		snprintf(spec, sizeof spec, "tls:%s:443", p->host);
+		/* the provider's public name, whole: no search domain of the
+		 * pod's (ndots) is tried first, and no private answer taken */
+		snprintf(spec, sizeof spec, "tls:%s.:443", p->host);
 		snprintf(path, sizeof path, "%s", p->path);
-	}
-	if (upstream_parse(spec, &r->up, &why) != 0 || !http_target_ok(path)) {
-		snprintf(err, errsize, "[route %s]: provider_url '%s': %s", r->name, url, why ? why : "not a usable path");
-		return -1;
+		if (upstream_parse(spec, &r->up, &why) != 0) {
+			snprintf(err, errsize, "[route %s]: provider %s: %s", r->name, p->name, why);
+			return -1;
+		}
+		r->up.public_only = 1;
 	}
 	r->has_up = 1;
 	r->path = strdup(path);
@@ -160,7 +191,9 @@ static int fill(struct ward_config *cfg, struct config_route *r, const struct pr
 	for (h = 0; h < r->n_headers; h++)
 		if (strcasecmp(r->headers[h].name, p->header) == 0)
 			break;
-	if (h == r->n_headers) {
+	/* openai-compatible: a server may need no key, and WARD_PROVIDER_KEY
+	 * is its own; any other preset's key is required */
+	if (h == r->n_headers && (p->host || getenv(p->key_var))) {
 		/* the key, from ward's environment at start (a missing one stops it) */
 		snprintf(value, sizeof value, "%s${%s}", p->prefix, p->key_var);
 		nv = realloc(r->headers, (size_t)(r->n_headers + 1) * sizeof *nv);
@@ -183,18 +216,24 @@ static int fill(struct ward_config *cfg, struct config_route *r, const struct pr
 
 int providers_apply(struct ward_config *cfg, char *err, size_t errsize, int *line)
 {
-	const char *named = NULL;
+	const char *first = NULL; /* the provider route already made */
 	int i;
 
 	for (i = 0; i < cfg->n_routes; i++) {
 		struct config_route *r = &cfg->routes[i];
 		const struct provider_preset *p;
 		const char *name, *url;
+		char from[128], url_from[128], named[140];
 
-		if (!r->provider)
-			continue;
 		*line = r->line;
-		name = resolve(r->provider);
+		if (!r->provider) {
+			if (r->provider_url) {
+				snprintf(err, errsize, "[route %s]: provider_url needs provider = openai-compatible", r->name);
+				return -1;
+			}
+			continue;
+		}
+		name = resolve(r->provider, from, sizeof from);
 		if (!*name) {
 			/* WARD_PROVIDER unset: no provider, and no route for one */
 			drop_route(cfg, i--);
@@ -202,24 +241,24 @@ int providers_apply(struct ward_config *cfg, char *err, size_t errsize, int *lin
 		}
 		p = provider_find(name);
 		if (!p) {
-			snprintf(err, errsize, "[route %s]: provider '%s': expected one of %s", r->name, name,
-				 provider_names());
+			snprintf(err, errsize, "[route %s]: provider '%s': expected one of %s", r->name,
+				 shown(name, from, named, sizeof named), provider_names());
 			return -1;
 		}
-		if (named) {
+		if (first) {
 			snprintf(err, errsize, "[route %s]: a second provider route (route %s is one): the agent is told "
-				 "of one", r->name, named);
+				 "of one", r->name, first);
 			return -1;
 		}
-		url = r->provider_url ? resolve(r->provider_url) : "";
+		url = r->provider_url ? resolve(r->provider_url, url_from, sizeof url_from) : (url_from[0] = '\0', "");
 		if (p->host && *url) {
 			snprintf(err, errsize, "[route %s]: provider_url '%s' is for provider = openai-compatible, not %s",
-				 r->name, url, p->name);
+				 r->name, shown(url, url_from, named, sizeof named), p->name);
 			return -1;
 		}
-		if (fill(cfg, r, p, url, err, errsize) != 0)
+		if (fill(cfg, r, p, url, url_from, err, errsize) != 0)
 			return -1;
-		named = r->name;
+		first = r->name;
 	}
 	return 0;
 }

@@ -269,6 +269,19 @@ static int loopback(const struct upstream *u)
 	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)&u->addr)->sin6_addr);
 }
 
+/* Does the agent's filter refuse it UDP sockets? */
+static int udp_denied(const struct ward_config *cfg)
+{
+	int i;
+
+	if (!cfg->has_seccomp || !cfg->seccomp.enabled)
+		return 0;
+	for (i = 0; i < cfg->seccomp.n_deny; i++)
+		if (strcmp(cfg->seccomp.deny[i], "udp") == 0)
+			return 1;
+	return 0;
+}
+
 /* A route header's ${VAR} that ward's environment does not hold now: the
  * start would stop on it. */
 struct unset_ctx {
@@ -359,6 +372,10 @@ static json_t *weak_settings(const struct confine *agent, const struct ll_rulese
 		for (h = 0; h < r->n_headers; h++)
 			if (r->headers[h].env)
 				(void)envref_names(r->headers[h].value, warn_unset, &u, NULL);
+		if (r->up->name[0] && !udp_denied(cfg))
+			warn(w, "[route %s] resolves %s: without [seccomp] deny = udp the agent could answer the "
+				"bridge's DNS queries on a loopback resolver, and choose where the route goes", r->name,
+			     r->up->name);
 		if (r->up->kind == UP_TCP && r->n_headers && !loopback(r->up))
 			warn(w, "[route %s] adds headers and sends them in clear over %s; use a tls: upstream",
 			     r->name, r->up->desc);

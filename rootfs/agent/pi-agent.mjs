@@ -12,6 +12,7 @@
 // default for that provider. Without a preset, Pi talks to the image's
 // "fake" provider: the model server the host runs on /run/ward/model.sock.
 // Other entries of models.json (a person's own) are kept.
+import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 
@@ -39,14 +40,19 @@ if (provider && !/^http:\/\/127\.0\.0\.1:\d+(\/[A-Za-z0-9._~\/-]*)?$/.test(base)
   fail(`WARD_PROVIDER=${provider} without the bridge's WARD_PROVIDER_BASE_URL (ward sets it for a provider route)`);
 
 const file = path.join(dir, "models.json");
+// Only a regular file of a sane size is read (a FIFO or a symlink left in the
+// volume by an earlier session would hang or redirect this); else it is new.
 let cfg = {};
 try {
+  const st = fs.lstatSync(file);
+  if (!st.isFile() || st.size > 1 << 20) throw new Error("not a regular file under 1 MiB");
   cfg = JSON.parse(fs.readFileSync(file, "utf8"));
 } catch (e) {
   if (e.code !== "ENOENT") process.stderr.write(`pi-agent: ${file}: ${e.message}; written anew\n`);
 }
-if (typeof cfg !== "object" || cfg === null || Array.isArray(cfg)) cfg = {};
-if (typeof cfg.providers !== "object" || cfg.providers === null) cfg.providers = {};
+const isObject = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
+if (!isObject(cfg)) cfg = {};
+if (!isObject(cfg.providers)) cfg.providers = {};
 
 if (provider) {
   const entry = { ...(cfg.providers[provider] || {}), baseUrl: base, apiKey: PLACEHOLDER };
@@ -63,8 +69,10 @@ if (provider) {
 } else {
   cfg.providers.fake = FAKE;
 }
-const tmp = `${file}.${process.pid}.tmp`;
-fs.writeFileSync(tmp, JSON.stringify(cfg, null, 2) + "\n", { mode: 0o600 });
+// a new file of an unguessable name (never one planted there), then renamed
+// over models.json (rename replaces a symlink, never follows it)
+const tmp = `${file}.${crypto.randomBytes(8).toString("hex")}.tmp`;
+fs.writeFileSync(tmp, JSON.stringify(cfg, null, 2) + "\n", { mode: 0o600, flag: "wx" });
 fs.renameSync(tmp, file);
 
 const args = process.argv.slice(2);

@@ -67,7 +67,7 @@ def serve(crt, key):
         allow_reuse_address = True
         request_queue_size = 64
 
-    srv = S(("127.0.0.2", PORT), H)
+    srv = S(("203.0.113.2", PORT), H)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     return srv
 
@@ -84,7 +84,7 @@ def first_event(sock):
 
 def direct(cctx):
     t0 = time.perf_counter()
-    s = socket.create_connection(("127.0.0.2", PORT))
+    s = socket.create_connection(("203.0.113.2", PORT))
     c = cctx.wrap_socket(s, server_hostname="provider.test")
     c.sendall(REQ)
     first_event(c)
@@ -108,6 +108,9 @@ def bridged():
 def child(a):
     from dnsserver import DnsServer
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    # the server's address: on lo, not a loopback one (the bridge connects
+    # to none a DNS answer gives)
+    subprocess.run(["ip", "addr", "add", "203.0.113.1/24", "dev", "lo"], check=True)
     work = tempfile.mkdtemp(prefix="ward-pbench-")
     from testca import make_certs
     certs = make_certs(work, ["provider.test"])
@@ -118,7 +121,7 @@ def child(a):
                 f"path = /v1/\nmethods = POST\ntls_ca = {ca}\nheader = x-api-key: ${{BENCH_KEY}}\n")
     cctx = ssl.create_default_context(cafile=ca)
     with DnsServer("127.0.0.1", 53) as dns:
-        dns.set("provider.test", a=["127.0.0.2"], ttl=300)
+        dns.set("provider.test", a=["203.0.113.2"], ttl=300)
         srv = serve(crt, key)
         w = subprocess.Popen([a.ward, "-c", conf, "--", "sleep", "3600"], stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL, env=dict(os.environ, BENCH_KEY="k"))

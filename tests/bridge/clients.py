@@ -10,6 +10,8 @@ from harness import (  # noqa: E402
     BRIDGE_UID,
     HERE,
     NODE_DIR,
+    pi_agent_conf,
+    pi_home,
     Upstream,
     exchange,
     req,
@@ -275,30 +277,10 @@ def pi_case(a, work):
     with open(src, "w") as f:
         json.dump({"mcpServers": {"fixture": {"url": "http://127.0.0.1:18090/mcp",
                                               "headers": {"Authorization": "Bearer ${PI_TEST_TOKEN}"}}}}, f)
-    home = os.path.join(work, "pihome")
-    for d in ("", "/agent", "/tmp"):
-        os.makedirs(home + d, exist_ok=True)
-        os.chown(home + d, AGENT_UID, AGENT_UID)
-    with open(home + "/agent/settings.json", "w") as f:
-        f.write('{"defaultProjectTrust":"never"}')
+    home = pi_home(work, "pihome")
     conf = os.path.join(work, "pi.conf")
     with open(conf, "w") as f:
-        f.write(f"""[agent]
-user = {AGENT_UID}:{AGENT_UID}
-command = node {pi} mcp list --json
-cwd = {home}
-env = PATH={os.path.dirname(node)}:/usr/bin:/bin
-env = HOME={home}
-env = TMPDIR={home}/tmp
-env = PI_CODING_AGENT_DIR={home}/agent
-env = PI_OFFLINE=1
-env = PI_TELEMETRY=0
-[landlock]
-read = /usr /etc /proc /sys/fs/cgroup {os.path.realpath(NODE_DIR)} {pidir}
-write = {home} /dev/null
-scope = abstract signal
-[seccomp]
-[mcp]
+        f.write(pi_agent_conf(home, node, f"node {pi} mcp list --json", read=(pidir,)) + f"""[mcp]
 source = {src}
 target = {home}/agent/mcp.json
 upstream = unix:{sock}

@@ -407,3 +407,27 @@ def stop_ward(w):
         w.kill()
         w.wait()
     return w.stderr.read().decode()
+
+
+def pi_home(work, name):
+    """A home for Pi as the confined agent: agent dir, tmp, settings."""
+    home = os.path.join(work, name)
+    for d in ("", "/agent", "/tmp"):
+        os.makedirs(home + d, exist_ok=True)
+        os.chown(home + d, AGENT_UID, AGENT_UID)
+    with open(home + "/agent/settings.json", "w") as f:
+        f.write('{"defaultProjectTrust":"never"}')
+    os.chown(home + "/agent/settings.json", AGENT_UID, AGENT_UID)
+    return home
+
+
+def pi_agent_conf(home, node, command, read=(), env=()):
+    """The [agent], [landlock] and [seccomp] of Pi (Node 22 at node) as the
+    confined agent in home; read: more trees it reads; env: more NAME=VALUE."""
+    lines = [f"[agent]\nuser = {AGENT_UID}:{AGENT_UID}\ncommand = {command}\ncwd = {home}",
+             f"env = PATH={os.path.dirname(node)}:/usr/bin:/bin\nenv = HOME={home}\nenv = TMPDIR={home}/tmp",
+             f"env = PI_CODING_AGENT_DIR={home}/agent\nenv = PI_OFFLINE=1\nenv = PI_TELEMETRY=0"]
+    lines += [f"env = {e}" for e in env]
+    lines.append(f"[landlock]\nread = /usr /etc /proc /sys/fs/cgroup {os.path.realpath(NODE_DIR)} {' '.join(read)}"
+                 f"\nwrite = {home} /dev/null\nscope = abstract signal\n[seccomp]\n")
+    return "\n".join(lines)

@@ -19,7 +19,8 @@ import threading
 import time
 
 from results import report  # noqa: E402
-from harness import AGENT_UID, HERE, NODE_DIR, body_json, exchange, recv_until, req, status, stop_ward, wait_port  # noqa: E402
+from harness import (AGENT_UID, HERE, NODE_DIR, body_json, exchange, pi_agent_conf, pi_home,  # noqa: E402
+                     recv_until, req, status, stop_ward, wait_port)
 
 PORT = 8443
 KEY = "sk-test-provider-key"
@@ -84,24 +85,29 @@ def names_child(a):
         out.append([name, bool(ok), str(detail)[:600]])
 
     from testca import make_certs
+    # the servers' addresses: on lo, but no loopback address (the bridge
+    # connects to none a DNS answer gives: resolve.h)
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    subprocess.run(["ip", "addr", "add", "203.0.113.1/24", "dev", "lo"], check=True)
+    subprocess.run(["ip", "addr", "add", "2001:db8::1/128", "dev", "lo", "nodad"], check=True)
     certs = make_certs(work, ["provider.test", "six.test", "tls13.test", "other.test"] + [p[0] for p in PRESETS.values()],
                        alt={"provider.test": ["ttl.test"]})
     # one server for the whole child: a second one on the same port could
     # find the first one's socket not yet gone
     with DnsServer("127.0.0.1", 53) as dns:
-        dns.set("provider.test", a=["127.0.0.2"], ttl=300)
-        dns.set("ttl.test", a=["127.0.0.2"], ttl=1)
-        dns.set("six.test", aaaa=["::1"], ttl=300)
-        dns.set("wrongcert.test", a=["127.0.0.4"], ttl=300)
-        dns.set("tls13.test", a=["127.0.0.5"], ttl=300)
+        dns.set("provider.test", a=["203.0.113.2"], ttl=300)
+        dns.set("ttl.test", a=["203.0.113.2"], ttl=1)
+        dns.set("six.test", aaaa=["2001:db8::1"], ttl=300)
+        dns.set("wrongcert.test", a=["203.0.113.4"], ttl=300)
+        dns.set("tls13.test", a=["203.0.113.5"], ttl=300)
+        dns.set("loopy.test", a=["127.0.0.1", "169.254.169.254"], aaaa=["::ffff:127.0.0.1"], ttl=300)
         dns.drop("quiet.test")
         srv = {
-            "a": Server("a", "127.0.0.2", PORT, certs["provider.test"]),
-            "b": Server("b", "127.0.0.3", PORT, certs["provider.test"]),
-            "wrong": Server("wrong", "127.0.0.4", PORT, certs["other.test"]),
-            "tls13": Server("tls13", "127.0.0.5", PORT, certs["tls13.test"], tls13_only=True),
-            "six": Server("six", "::1", PORT, certs["six.test"]),
+            "a": Server("a", "203.0.113.2", PORT, certs["provider.test"]),
+            "b": Server("b", "203.0.113.3", PORT, certs["provider.test"]),
+            "wrong": Server("wrong", "203.0.113.4", PORT, certs["other.test"]),
+            "tls13": Server("tls13", "203.0.113.5", PORT, certs["tls13.test"], tls13_only=True),
+            "six": Server("six", "2001:db8::1", PORT, certs["six.test"]),
             "hosted": Server("hosted", "127.0.0.6", 8080),
         }
         routes = {  # name: (listen port, upstream)
@@ -113,6 +119,7 @@ def names_child(a):
             "tls13": (17886, f"tls:tls13.test:{PORT}"),
             "six": (17887, f"tls:six.test:{PORT}"),
             "hosted": (17888, "tcp:hosted.test:8080"),
+            "loopy": (17889, f"tcp:loopy.test:{PORT}"),
         }
         conf = os.path.join(work, "names.conf")
         with open(conf, "w") as f:
@@ -145,17 +152,17 @@ def names_child(a):
 
             # the name moves and the old server is gone: the failed connect
             # makes the bridge look it up again, within the same request
-            dns.set("provider.test", a=["127.0.0.3"], ttl=300)
+            dns.set("provider.test", a=["203.0.113.3"], ttl=300)
             srv["a"].stop()
             r = post(17881)
             check("names: the name moved and the old server is gone: the next request follows it",
                   status(r) == 200 and r.endswith(b"from b"), r[-120:])
 
             # a short TTL: the next request after it looks the name up again
-            srv_a2 = Server("a2", "127.0.0.2", PORT, certs["provider.test"])
-            dns.set("ttl.test", a=["127.0.0.2"], ttl=1)
+            srv_a2 = Server("a2", "203.0.113.2", PORT, certs["provider.test"])
+            dns.set("ttl.test", a=["203.0.113.2"], ttl=1)
             r1 = post(17882)
-            dns.set("ttl.test", a=["127.0.0.3"], ttl=1)
+            dns.set("ttl.test", a=["203.0.113.3"], ttl=1)
             time.sleep(1.6)
             r2 = post(17882)
             check("names: TTL 1 s: after it the answer is asked again and followed (old server still up)",
@@ -189,8 +196,14 @@ def names_child(a):
             check("names: a name with only an AAAA record: reached over IPv6",
                   status(r) == 200 and r.endswith(b"from six") and srv["six"].snis == ["six.test"], r[-120:])
 
+            r = post(17889)
+            why = body_json(r).get("reason", "") if status(r) == 502 else ""
+            check("names: a name DNS answers with loopback, link-local and IPv4-mapped addresses only: 502, "
+                  "none connected to (the route's key would go to this namespace's own services)",
+                  status(r) == 502 and "does not connect to" in why and "loopback" in why, r[-250:])
             r = post(17888)
-            check("names: a name /etc/hosts holds: its address, and DNS is never asked",
+            check("names: a name /etc/hosts holds: its address (a loopback one: the runtime's, not judged), "
+                  "and DNS is never asked",
                   status(r) == 200 and r.endswith(b"from hosted") and dns.queries("hosted.test") == 0,
                   f"{r[-60:]!r} queries {dns.queries('hosted.test')}")
             h = srv["hosted"].heads[0] if srv["hosted"].heads else ""
@@ -208,13 +221,13 @@ def names_child(a):
               any("missing.test" in l and "no such name" in l for l in lines)
               and any("quiet.test" in l and "did not answer" in l for l in lines), "\n".join(lines[-30:]))
         check("names: the failed connect to the old address is logged with the address",
-              any("provider.test" in l and "127.0.0.2" in l for l in lines), "")
+              any("provider.test" in l and "203.0.113.2" in l for l in lines), "")
         audit = [l for l in lines if "route=missing" in l and "status=502" in l]
         check("names: the refused request's audit line gives the reason", bool(audit) and "no such name" in audit[0],
               audit[:1])
         check("names: the key is in no log line", not any(KEY in l for l in lines), "")
         for i, (provider, p) in enumerate(PRESETS.items()):
-            addr = f"127.0.1.{i + 1}"
+            addr = f"203.0.113.{100 + i}"
             dns.set(p[0], a=[addr], ttl=300)
             pi_preset(a, work, certs, provider, addr, check)
     print(json.dumps(out))
@@ -233,7 +246,7 @@ PRESETS = {
     "xai": ("api.x.ai", "XAI_API_KEY", "authorization", "Bearer ", "openai", "/v1/"),
     "deepseek": ("api.deepseek.com", "DEEPSEEK_API_KEY", "authorization", "Bearer ", "openai", "/v1/"),
     # any server of OpenAI's chat completions, at the URL given, with the model named
-    "openai-compatible": ("llm.compat.test", "OPENAI_API_KEY", "authorization", "Bearer ", "openai", "/api/v1/"),
+    "openai-compatible": ("llm.compat.test", "WARD_PROVIDER_KEY", "authorization", "Bearer ", "openai", "/api/v1/"),
 }
 
 
@@ -260,42 +273,17 @@ def pi_preset(a, work, certs, provider, addr, check):
     env = dict(os.environ, FAKE_LISTEN=f"{addr}:443", FAKE_CERT=certs[host][0], FAKE_KEY=certs[host][1], FAKE_LOG=log)
     fake = subprocess.Popen([node, os.path.join(NODE_DIR, "fake-provider.mjs")], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True)
-    home = os.path.join(work, f"pi-{provider}")
+    home = pi_home(work, f"pi-{provider}")
     try:
         fake.stdout.readline()  # "listening ..."
-        for d in ("", "/agent", "/tmp"):
-            os.makedirs(home + d, exist_ok=True)
-            os.chown(home + d, AGENT_UID, AGENT_UID)
-        with open(home + "/agent/settings.json", "w") as f:
-            f.write('{"defaultProjectTrust":"never"}')
-        os.chown(home + "/agent/settings.json", AGENT_UID, AGENT_UID)
         conf = os.path.join(work, f"pi-{provider}.conf")
         results = []
         for prompt in ("say hello", f'CALL bash {{"command":"env > {home}/env.txt; echo tool-ran-42"}}'):
             with open(conf, "w") as f:
-                f.write(f"""[ward]
-log_level = info
-[agent]
-user = {AGENT_UID}:{AGENT_UID}
-command = node {PI_AGENT} -p '{prompt}'
-cwd = {home}
-env = PATH={os.path.dirname(node)}:/usr/bin:/bin
-env = HOME={home}
-env = TMPDIR={home}/tmp
-env = PI_CODING_AGENT_DIR={home}/agent
-env = PI_OFFLINE=1
-env = PI_TELEMETRY=0
-env = WARD_PI_CLI={PI_CLI}
-[landlock]
-read = /usr /etc /proc /sys/fs/cgroup {os.path.realpath(NODE_DIR)} {PI_DIR} {os.path.dirname(PI_AGENT)}
-write = {home} /dev/null
-scope = abstract signal
-[seccomp]
-[route model]
-listen = 127.0.0.1:7901
-provider = ${{WARD_PROVIDER}}
-tls_ca = {certs['ca']}
-""")
+                f.write("[ward]\nlog_level = info\n" +
+                        pi_agent_conf(home, node, f"node {PI_AGENT} -p '{prompt}'", read=(PI_DIR, os.path.dirname(PI_AGENT)),
+                                      env=(f"WARD_PI_CLI={PI_CLI}",)) +
+                        f"[route model]\nlisten = 127.0.0.1:7901\nprovider = ${{WARD_PROVIDER}}\ntls_ca = {certs['ca']}\n")
                 if provider == "openai-compatible":
                     f.write(f"provider_url = https://{host}/api/v1\n[agent]\nenv_pass = WARD_MODEL\n")
             p = subprocess.run([a.ward, "-c", conf], capture_output=True, text=True, timeout=120,

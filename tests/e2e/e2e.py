@@ -518,26 +518,34 @@ def podman_rootless(a, d):
         subprocess.run(["userdel", "-r", ROOTLESS_USER], capture_output=True)
 
 
-def provider_runc(a, d, run):
+# Two presets in the image: the API host, the key's variable and header, the
+# fake's answer, the path of its API
+IMAGE_PRESETS = {
+    "anthropic": ("api.anthropic.com", "ANTHROPIC_API_KEY", "x-api-key", "", "anthropic", "/v1/messages"),
+    "openai": ("api.openai.com", "OPENAI_API_KEY", "authorization", "Bearer ", "openai", "/v1/responses"),
+}
+
+
+def provider_runc(a, d, run, provider):
     """The image with a provider preset, as a user runs it: WARD_PROVIDER and
     the key in the container's environment, nothing else. The container (runc)
     is in a network namespace of the test's where a DNS server answers
-    api.anthropic.com with a fake of Anthropic's API (tests/node/fake-provider.mjs)
+    the provider's API host with a fake of its API (tests/node/fake-provider.mjs)
     behind TLS with a test CA, which the container's CA bundle holds (bind
     mounts over resolv.conf and the bundle: what a network gives a container).
-    Real Pi 1.6, started by the image's pi-agent.mjs with its own anthropic
-    provider, answers a prompt and a bash tool round trip through the bridge;
+    Real Pi 1.6, started by the image's pi-agent.mjs with its own provider code, answers a prompt and a bash tool round trip through the bridge;
     the key is at the provider on every request and nowhere the agent can see;
     the agent cannot reach the provider's address itself."""
-    rt = "runc-provider"
+    rt = f"runc-{provider}"
+    host, key_var, kh, prefix, wire, path = IMAGE_PRESETS[provider]
     if not shutil.which("runc") or not shutil.which("umoci") or not shutil.which("openssl"):
         report(f"{rt}: session", "SKIP", "runc, umoci or openssl is not installed")
         return
     from testca import make_certs
-    key = "sk-ant-e2e-only-the-bridge-holds-this"
-    work = os.path.join(d, "provider")
+    key = f"sk-{provider}-e2e-only-the-bridge-holds-this"
+    work = os.path.join(d, rt)
     os.makedirs(work)
-    certs = make_certs(work, ["api.anthropic.com"])
+    certs = make_certs(work, [host])
     resolv = os.path.join(work, "resolv.conf")
     with open(resolv, "w") as f:
         f.write("nameserver 127.0.0.1\n")
@@ -548,13 +556,16 @@ def provider_runc(a, d, run):
     procs = []
     try:
         subprocess.run(["ip", "-n", netns, "link", "set", "lo", "up"], check=True)
+        # the provider's address: on lo, but not a loopback one (the bridge
+        # connects to no loopback or private address a DNS answer gives it)
+        subprocess.run(["ip", "-n", netns, "addr", "add", "203.0.113.1/24", "dev", "lo"], check=True)
         dns = ("import sys,time; sys.path.insert(0, sys.argv[1]); from dnsserver import DnsServer\n"
-               "with DnsServer('127.0.0.1', 53) as s:\n s.set('api.anthropic.com', a=['127.0.0.7'], ttl=300)\n"
+               f"with DnsServer('127.0.0.1', 53) as s:\n s.set('{host}', a=['203.0.113.7'], ttl=300)\n"
                " print('ready', flush=True); time.sleep(3600)")
         procs.append(subprocess.Popen(["ip", "netns", "exec", netns, sys.executable, "-c", dns,
                                        os.path.join(a.tests, "lib")], stdout=subprocess.PIPE, text=True))
-        env = dict(os.environ, FAKE_LISTEN="127.0.0.7:443", FAKE_CERT=certs["api.anthropic.com"][0],
-                   FAKE_KEY=certs["api.anthropic.com"][1], FAKE_LOG=log)
+        env = dict(os.environ, FAKE_LISTEN="203.0.113.7:443", FAKE_CERT=certs[host][0],
+                   FAKE_KEY=certs[host][1], FAKE_LOG=log)
         procs.append(subprocess.Popen(["ip", "netns", "exec", netns, a.node,
                                        os.path.join(a.tests, "node", "fake-provider.mjs")], env=env,
                                       stdout=subprocess.PIPE, text=True))
@@ -563,7 +574,7 @@ def provider_runc(a, d, run):
         b, ws = bundle(a, d, run, rt, netns)
         with open(os.path.join(b, "config.json")) as f:
             spec = json.load(f)
-        spec["process"]["env"] += ["WARD_PROVIDER=anthropic", f"ANTHROPIC_API_KEY={key}"]
+        spec["process"]["env"] += [f"WARD_PROVIDER={provider}", f"{key_var}={key}"]
         for src, dst in ((resolv, "/etc/resolv.conf"), (certs["ca"], "/etc/ssl/certs/ca-certificates.crt")):
             spec["mounts"].append({"destination": dst, "type": "bind", "source": src, "options": ["rbind", "ro"]})
         with open(os.path.join(b, "config.json"), "w") as f:
@@ -580,16 +591,16 @@ def provider_runc(a, d, run):
         s = Session(["runc", "run", "--bundle", b, cid])
         st = s.request({"id": "s1", "type": "get_state"}, timeout=120)
         model = ((st or {}).get("data") or {}).get("model") or {}
-        check(f"{rt}: get_state answered, the model is anthropic's (Pi's default for it)",
-              bool(st and st.get("success")) and model.get("provider") == "anthropic",
+        check(f"{rt}: get_state answered, the model is {provider}'s (Pi's default for it)",
+              bool(st and st.get("success")) and model.get("provider") == provider,
               f"model {model.get('provider')}/{model.get('id')}" if st else s.tail())
         text = s.prompt("p1", "hi")
         check(f"{rt}: a prompt answered by the provider, through the bridge, by name over TLS",
-              text == "Hello from fake-anthropic.", repr(text))
-        probe = ("echo ran-in-sandbox; env | grep -c sk-ant || true; "
+              text == f"Hello from fake-{wire}.", repr(text))
+        probe = (f"echo ran-in-sandbox; env | grep -c sk-{provider} || true; "
                  "cat /proc/1/environ >/dev/null 2>&1 || echo pid1-env-denied; "
-                 "cat /proc/[0-9]*/environ 2>/dev/null | grep -c sk-ant || true; "
-                 "timeout 5 bash -c 'echo x > /dev/tcp/127.0.0.7/443' 2>/dev/null && echo direct-reached || "
+                 f"cat /proc/[0-9]*/environ 2>/dev/null | grep -c sk-{provider} || true; "
+                 "timeout 5 bash -c 'echo x > /dev/tcp/203.0.113.7/443' 2>/dev/null && echo direct-reached || "
                  "echo direct-refused")
         text = s.prompt("p2", "CALL bash " + json.dumps({"command": probe})) or ""
         check(f"{rt}: the bash tool's result goes back to the model; the agent's environment has no key, nor "
@@ -601,15 +612,15 @@ def provider_runc(a, d, run):
         agent = find_agent(pid_of())
         environ = open(f"/proc/{agent}/environ", "rb").read().decode(errors="replace") if agent else ""
         check(f"{rt}: from the host's /proc: the agent's environment has WARD_PROVIDER and the bridge's URL, "
-              "not the key", agent and key not in environ and "WARD_PROVIDER=anthropic" in environ
+              "not the key", agent and key not in environ and f"WARD_PROVIDER={provider}" in environ
               and "WARD_PROVIDER_BASE_URL=http://127.0.0.1:7901" in environ,
               f"agent pid {agent}")
         rc = s.close()
         reqs = [json.loads(l) for l in open(log)] if os.path.exists(log) else []
-        check(f"{rt}: every request reached the provider with the key, on /v1/messages; the session ended 0",
-              rc == 0 and len(reqs) >= 3 and all(r["headers"].get("x-api-key") == key for r in reqs)
-              and all(r["path"].startswith("/v1/messages") for r in reqs),
-              f"rc {rc}, {len(reqs)} requests: {[(r['path'], r['headers'].get('x-api-key', '')[:10]) for r in reqs][:4]}")
+        check(f"{rt}: every request reached the provider with the key, on {path}; the session ended 0",
+              rc == 0 and len(reqs) >= 3 and all(r["headers"].get(kh) == prefix + key for r in reqs)
+              and all(r["path"].startswith(path) for r in reqs),
+              f"rc {rc}, {len(reqs)} requests: {[(r['path'], r['headers'].get(kh, '')[:14]) for r in reqs][:4]}")
         subprocess.run(["runc", "delete", "-f", cid], capture_output=True)
     finally:
         for p in procs:
@@ -624,12 +635,12 @@ def main():
     ap.add_argument("--node", required=True)
     ap.add_argument("--tests", required=True)
     ap.add_argument("--probe", help="the static escape probe (build/tests/escape)")
-    ap.add_argument("--only", action="append", help="docker, runc, crun, podman, podman-rootless, runc-provider")
+    ap.add_argument("--only", action="append", help="docker, runc, crun, podman, podman-rootless, runc-anthropic, runc-openai")
     a = ap.parse_args()
     d = tempfile.mkdtemp(prefix="ward-e2e-")
     os.chmod(d, 0o755)
     run, procs = host_side(d, a)
-    want = a.only or ["docker", "runc", "crun", "podman", "podman-rootless", "runc-provider"]
+    want = a.only or ["docker", "runc", "crun", "podman", "podman-rootless", "runc-anthropic", "runc-openai"]
     try:
         if "docker" in want:
             docker(a, d, run)
@@ -640,8 +651,9 @@ def main():
             podman(a, d, run)
         if "podman-rootless" in want:
             podman_rootless(a, d)
-        if "runc-provider" in want:
-            provider_runc(a, d, run)
+        for provider in IMAGE_PRESETS:
+            if f"runc-{provider}" in want:
+                provider_runc(a, d, run, provider)
     finally:
         for p in procs:
             p.kill()

@@ -347,17 +347,17 @@ static void test_errors(void)
 		CHECK_STR(cfg.routes[0].path, "/");
 		config_free(&cfg);
 		setenv("WT_URL", "ftp://x", 1);
-		CHECK(err(base, "ward: t.conf:6: [route model]: provider_url 'ftp://x': expected https://"));
+		CHECK(err(base, "ward: t.conf:6: [route model]: provider_url '${WT_URL}': expected https://"));
 		setenv("WT_URL", "https://u@x/", 1);
-		CHECK(err(base, "ward: t.conf:6: [route model]: provider_url 'https://u@x/': expected https://HOST[:PORT]/PATH: no user"));
+		CHECK(err(base, "ward: t.conf:6: [route model]: provider_url '${WT_URL}': expected https://HOST[:PORT]/PATH: no user"));
 		unsetenv("WT_URL");
 		CHECK(err(base, "ward: t.conf:6: [route model]: provider = openai-compatible needs provider_url"));
 		setenv("WT_PROVIDER", "anthropic", 1);
 		setenv("WT_URL", "https://x/", 1);
-		CHECK(err(base, "ward: t.conf:6: [route model]: provider_url 'https://x/' is for provider = openai-compatible"));
+		CHECK(err(base, "ward: t.conf:6: [route model]: provider_url '${WT_URL}' is for provider = openai-compatible"));
 		unsetenv("WT_URL");
 		setenv("WT_PROVIDER", "bogus", 1);
-		CHECK(err(base, "ward: t.conf:6: [route model]: provider 'bogus': expected one of anthropic, openai"));
+		CHECK(err(base, "ward: t.conf:6: [route model]: provider '${WT_PROVIDER} = bogus': expected one of anthropic, openai"));
 		setenv("WT_PROVIDER", "anthropic", 1);
 		snprintf(text, sizeof text, "%supstream = tcp:127.0.0.1:1\n", base);
 		CHECK(err(text, "ward: t.conf:6: [route model]: upstream is the provider's"));
@@ -366,6 +366,32 @@ static void test_errors(void)
 		/* the key may not be handed to the agent too */
 		snprintf(text, sizeof text, "%s[agent]\nenv_pass = ANTHROPIC_API_KEY\n", base);
 		CHECK(err(text, "ward: t.conf:6: [route model]: header x-api-key takes ${ANTHROPIC_API_KEY}, which [agent] env_pass"));
+		/* a key given as the provider by mistake is never printed */
+		setenv("WT_PROVIDER", "sk-ant-api03-SECRET", 1);
+		CHECK(err(base, "ward: t.conf:6: [route model]: provider '${WT_PROVIDER}': expected one of"));
+		CHECK(!strstr(errbuf, "SECRET"));
+		/* a provider's public name is whole: no search domain, no private answer */
+		setenv("WT_PROVIDER", "google", 1);
+		CHECK(load(&cfg, base) == 0 && cfg.n_routes == 1 && cfg.routes[0].up.fqdn && cfg.routes[0].up.public_only);
+		CHECK_STR(cfg.routes[0].up.name, "generativelanguage.googleapis.com");
+		CHECK_STR(cfg.routes[0].up.default_host, "generativelanguage.googleapis.com");
+		config_free(&cfg);
+		/* openai-compatible: WARD_PROVIDER_KEY, and only when it is set */
+		setenv("WT_PROVIDER", "openai-compatible", 1);
+		setenv("WT_URL", "https://llm.example/v1", 1);
+		unsetenv("WARD_PROVIDER_KEY");
+		CHECK(load(&cfg, base) == 0 && cfg.n_routes == 1 && cfg.routes[0].n_headers == 0 && !cfg.routes[0].up.public_only);
+		config_free(&cfg);
+		setenv("WARD_PROVIDER_KEY", "k", 1);
+		CHECK(load(&cfg, base) == 0 && cfg.routes[0].n_headers == 1);
+		CHECK_STR(hline(&cfg.routes[0].headers[0]), "Authorization: Bearer ${WARD_PROVIDER_KEY}");
+		config_free(&cfg);
+		unsetenv("WARD_PROVIDER_KEY");
+		setenv("WT_URL", "https://llm.example/v1$(x)", 1);
+		CHECK(err(base, "ward: t.conf:6: [route model]: provider_url '${WT_URL}': the path may hold"));
+		unsetenv("WT_URL");
+		CHECK(err("[route m]\nlisten = 127.0.0.1:7901\nprovider_url = https://x/\n",
+			  "ward: t.conf:1: [route m]: provider_url needs provider = openai-compatible"));
 		unsetenv("WT_PROVIDER");
 	}
 	{

@@ -64,35 +64,31 @@ static void test_parse(void)
 	CHECK(upstream_parse("tcp:api.example", &u, &why) == -1);
 }
 
-static struct ares_addrinfo_node *node4(struct ares_addrinfo_node *n, struct sockaddr_in *sa, const char *ip, int ttl,
-					struct ares_addrinfo_node *next)
+/* One node of an answer: ip of its family, in sa (a sockaddr_in or _in6). */
+static struct ares_addrinfo_node *node(struct ares_addrinfo_node *n, void *sa, int family, const char *ip, int ttl,
+				       struct ares_addrinfo_node *next)
 {
+	size_t len = family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+
 	memset(n, 0, sizeof *n);
-	memset(sa, 0, sizeof *sa);
-	sa->sin_family = AF_INET;
-	inet_pton(AF_INET, ip, &sa->sin_addr);
-	n->ai_family = AF_INET;
+	memset(sa, 0, len);
+	if (family == AF_INET) {
+		((struct sockaddr_in *)sa)->sin_family = AF_INET;
+		inet_pton(AF_INET, ip, &((struct sockaddr_in *)sa)->sin_addr);
+	} else {
+		((struct sockaddr_in6 *)sa)->sin6_family = AF_INET6;
+		inet_pton(AF_INET6, ip, &((struct sockaddr_in6 *)sa)->sin6_addr);
+	}
+	n->ai_family = family;
 	n->ai_addr = (struct sockaddr *)sa;
-	n->ai_addrlen = sizeof *sa;
+	n->ai_addrlen = (ares_socklen_t)len;
 	n->ai_ttl = ttl;
 	n->ai_next = next;
 	return n;
 }
 
-static struct ares_addrinfo_node *node6(struct ares_addrinfo_node *n, struct sockaddr_in6 *sa, const char *ip, int ttl,
-					struct ares_addrinfo_node *next)
-{
-	memset(n, 0, sizeof *n);
-	memset(sa, 0, sizeof *sa);
-	sa->sin6_family = AF_INET6;
-	inet_pton(AF_INET6, ip, &sa->sin6_addr);
-	n->ai_family = AF_INET6;
-	n->ai_addr = (struct sockaddr *)sa;
-	n->ai_addrlen = sizeof *sa;
-	n->ai_ttl = ttl;
-	n->ai_next = next;
-	return n;
-}
+#define node4(n, sa, ip, ttl, next) node(n, sa, AF_INET, ip, ttl, next)
+#define node6(n, sa, ip, ttl, next) node(n, sa, AF_INET6, ip, ttl, next)
 
 static void test_take(void)
 {
@@ -133,10 +129,46 @@ static void test_take(void)
 	n[0].ai_family = AF_INET6;
 	CHECK(resolver_take(&e, &n[0], &ttl) == 0);
 	CHECK(resolver_take(&e, NULL, &ttl) == 0);
+	/* refused answers are counted, the first named; the others are kept */
+	node4(&n[0], &s4[0], "127.0.0.1", 5, node4(&n[1], &s4[1], "192.0.2.7", 5, NULL));
+	CHECK(resolver_take(&e, &n[0], &ttl) == 1 && e.refused == 1);
+	CHECK_STR(e.refused_what, "127.0.0.1 (loopback)");
+}
+
+static int refused(const char *ip, int public_only, const char *want)
+{
+	unsigned char b[16];
+	int family = strchr(ip, ':') ? AF_INET6 : AF_INET;
+	const char *why;
+
+	inet_pton(family, ip, b);
+	why = resolver_refuses(family, b, public_only);
+	if (want ? !why || strcmp(why, want) != 0 : why != NULL) {
+		fprintf(stderr, "  %s: want %s, got %s\n", ip, want ? want : "taken", why ? why : "taken");
+		return 0;
+	}
+	return 1;
+}
+
+static void test_refuses(void)
+{
+	CHECK(refused("192.0.2.1", 1, NULL) && refused("10.0.0.5", 0, NULL) && refused("2001:db8::1", 1, NULL));
+	CHECK(refused("127.0.0.1", 0, "loopback") && refused("127.9.9.9", 0, "loopback") && refused("::1", 0, "loopback"));
+	CHECK(refused("0.0.0.0", 0, "unspecified") && refused("::", 0, "unspecified"));
+	CHECK(refused("169.254.169.254", 0, "link-local") && refused("fe80::1", 0, "link-local"));
+	CHECK(refused("224.0.0.1", 0, "multicast") && refused("ff02::1", 0, "multicast"));
+	CHECK(refused("255.255.255.255", 0, "reserved"));
+	CHECK(refused("::ffff:127.0.0.1", 0, "IPv4-mapped") && refused("::ffff:8.8.8.8", 0, "IPv4-mapped"));
+	CHECK(refused("::127.0.0.1", 0, "IPv4-compatible"));
+	CHECK(refused("10.1.2.3", 1, "private") && refused("172.16.0.1", 1, "private") &&
+	      refused("172.31.255.1", 1, "private") && refused("192.168.1.1", 1, "private") &&
+	      refused("100.64.0.1", 1, "private") && refused("fd00::1", 1, "private"));
+	CHECK(refused("172.32.0.1", 1, NULL) && refused("100.128.0.1", 1, NULL));
 }
 
 int main(void)
 {
+	test_refuses();
 	test_names();
 	test_parse();
 	test_take();
