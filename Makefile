@@ -28,7 +28,7 @@ ASAN_OBJS  := $(INIT_SRCS:%.c=$(B)/asan/%.o) $(B)/asan/filters.o
 ASAN_UNIT  := $(patsubst tests/unit/%.c,$(B)/asan/tests/%,$(wildcard tests/unit/test_*.c))
 DYN_OBJS   := $(INIT_SRCS:%.c=$(B)/dyn/%.o) $(B)/dyn/filters.o
 
-.PHONY: all check check-unit check-behaviour check-sandbox check-bridge check-vm check-asan check-valgrind check-fuzz fuzz fuzz-report \
+.PHONY: all check check-wardpi check-unit check-behaviour check-sandbox check-bridge check-vm check-asan check-valgrind check-fuzz fuzz fuzz-report \
         check-e2e check-docs check-lint image bench clean demo demo-init install uninstall
 all: $(B)/ward
 
@@ -220,6 +220,11 @@ check-e2e: $(B)/ward $(NODE22) $(HELPERS)
 	else tail -n 40 $(B)/e2e.log; echo "e2e-demo: 0 passed, 1 failed"; exit 1; fi
 	python3 tests/e2e/e2e.py --image-dir $(B)/image --node $(NODE22) --tests tests --probe $(B)/tests/escape
 
+# ward-pi, the host command: its engine command lines and its real path
+# against a stand-in engine (tests/e2e runs it under docker).
+check-wardpi:
+	/usr/bin/python3 tests/wardpi/wardpi.py --ward-pi scripts/ward-pi
+
 # Static analysis: cppcheck and clang-tidy, rule set in tests/lint and .clang-tidy.
 check-lint:
 	@tests/lint
@@ -265,12 +270,13 @@ fuzz-report: $(FUZZERS)
 PREFIX  ?= /usr/local
 install: $(B)/ward
 	install -D -m 0755 $(B)/ward $(DESTDIR)$(PREFIX)/sbin/ward
+	install -D -m 0755 scripts/ward-pi $(DESTDIR)$(PREFIX)/bin/ward-pi
 	install -D -m 0644 docs/ward.8 $(DESTDIR)$(PREFIX)/share/man/man8/ward.8
 	install -D -m 0644 docs/ward.conf.5 $(DESTDIR)$(PREFIX)/share/man/man5/ward.conf.5
 	install -D -m 0644 rootfs/ward.conf $(DESTDIR)$(PREFIX)/share/doc/ward/ward.conf.example
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/sbin/ward $(DESTDIR)$(PREFIX)/share/man/man8/ward.8 \
+	rm -f $(DESTDIR)$(PREFIX)/sbin/ward $(DESTDIR)$(PREFIX)/bin/ward-pi $(DESTDIR)$(PREFIX)/share/man/man8/ward.8 \
 	      $(DESTDIR)$(PREFIX)/share/man/man5/ward.conf.5 $(DESTDIR)$(PREFIX)/share/doc/ward/ward.conf.example
 	-rmdir $(DESTDIR)$(PREFIX)/share/doc/ward
 
@@ -283,4 +289,4 @@ clean:
 check: all $(UNIT_TESTS) $(ASAN_UNIT) $(B)/asan/ward $(B)/dyn/ward $(HELPERS) $(NODE22) $(PI_CLI) $(FUZZERS) \
        $(B)/tests/vmtest
 	@tests/summary $(B)/check.log $(MAKE) -k --no-print-directory check-unit check-behaviour \
-		check-lint check-sandbox check-bridge check-vm check-e2e check-docs check-asan check-valgrind check-fuzz
+		check-lint check-wardpi check-sandbox check-bridge check-vm check-e2e check-docs check-asan check-valgrind check-fuzz

@@ -39,6 +39,33 @@ if (model && !/^[A-Za-z0-9._:@/+-]{1,200}$/.test(model)) fail(`WARD_MODEL '${mod
 if (provider && !/^http:\/\/127\.0\.0\.1:\d+(\/[A-Za-z0-9._~\/-]*)?$/.test(base))
   fail(`WARD_PROVIDER=${provider} without the bridge's WARD_PROVIDER_BASE_URL (ward sets it for a provider route)`);
 
+// The host's Pi resources, when ward-pi mounted a copy of them: added to the
+// agent dir (newer files replace older ones, nothing is deleted; what may
+// hold a key is never taken, whatever the copy holds).
+const HOST_AGENT = "/usr/local/share/ward-pi/host-agent";
+const SECRET = /^(auth\.json|models\.json|mcp\.json|sessions|.*\.key|.*\.pem|\.env|.*\.env)$/;
+function syncFrom(src, dst) {
+  for (const ent of fs.readdirSync(src, { withFileTypes: true })) {
+    if (SECRET.test(ent.name)) continue;
+    const from = path.join(src, ent.name), to = path.join(dst, ent.name);
+    if (ent.isDirectory()) {
+      fs.mkdirSync(to, { recursive: true, mode: 0o700 });
+      syncFrom(from, to);
+    } else if (ent.isFile()) {
+      const tmp = `${to}.${crypto.randomBytes(8).toString("hex")}.tmp`;
+      fs.copyFileSync(from, tmp, fs.constants.COPYFILE_EXCL);
+      fs.renameSync(tmp, to);
+    }
+  }
+}
+if (fs.existsSync(HOST_AGENT)) {
+  try {
+    syncFrom(HOST_AGENT, dir);
+  } catch (e) {
+    process.stderr.write(`pi-agent: the host's Pi resources: ${e.message}\n`);
+  }
+}
+
 const file = path.join(dir, "models.json");
 // Only a regular file of a sane size is read (a FIFO or a symlink left in the
 // volume by an earlier session would hang or redirect this); else it is new.

@@ -295,10 +295,42 @@ def docker(a, d, run):
         check("docker --read-only: ward refuses before Pi starts (TMPDIR on a read-only filesystem), exit 3",
               r.returncode == 3 and any("/tmp" in l and "read-only filesystem" in l for l in lines)
               and r.stdout == "", lines[0] if lines else f"rc {r.returncode}: {r.stderr.strip()[-200:]}")
+        ward_pi_docker(a, d, env)
         escape_in_image(a, d, env)
     finally:
         subprocess.run(["docker", "volume", "rm", "-f", "ward-e2e-agent"], env=env, capture_output=True)
         dk.stop()
+
+
+def ward_pi_docker(a, d, env):
+    """ward-pi, the host command, for real under docker: an RPC session in a
+    project, the host's Pi resources in its volume without auth.json, then
+    --reset."""
+    wp = os.path.join(a.tests, "..", "scripts", "ward-pi")
+    proj = workspace(d, "ward-pi-proj")
+    home = os.path.join(d, "ward-pi-home")
+    os.makedirs(os.path.join(home, ".pi", "agent"))
+    for name, text in (("AGENTS.md", "be brief"), ("auth.json", '{"anthropic":{"key":"sk-not-for-the-agent"}}')):
+        with open(os.path.join(home, ".pi", "agent", name), "w") as f:
+            f.write(text)
+    wenv = dict(env, HOME=home)
+    s = Session(["sh", "-c", f'cd "$1" && exec "$2" --engine docker --rpc', "sh", proj, wp], wenv)
+    st = s.request({"id": "s1", "type": "get_state"}, timeout=120)
+    rc = s.close()
+    check("ward-pi --rpc under docker: a session in the project, ended by stdin's end",
+          bool(st and st.get("success")) and rc == 0, f"status {rc}; {s.tail()}")
+    vols = subprocess.run(["docker", "volume", "ls", "-q"], env=env, capture_output=True, text=True).stdout.split()
+    vol = [v for v in vols if v.startswith("ward-pi-ws-ward-pi-proj-")]
+    ls = subprocess.run(["docker", "run", "--rm", "-v", f"{vol[0]}:/var/lib/pi", "ward-pi:latest", "--",
+                         "/bin/ls", "/var/lib/pi/agent"], env=env, capture_output=True, text=True,
+                        timeout=60).stdout.split() if vol else []
+    check("ward-pi: the project's own volume holds the host's AGENTS.md, not its auth.json",
+          len(vol) == 1 and "AGENTS.md" in ls and "auth.json" not in ls, f"volumes {vol}, agent dir {ls}")
+    r = subprocess.run(["sh", "-c", f'cd "$1" && exec "$2" --engine docker --reset', "sh", proj, wp], env=wenv,
+                       capture_output=True, text=True, timeout=60)
+    vols = subprocess.run(["docker", "volume", "ls", "-q"], env=env, capture_output=True, text=True).stdout.split()
+    check("ward-pi --reset deletes the project's volume", r.returncode == 0 and not set(vol) & set(vols),
+          r.stdout + r.stderr)
 
 
 def escape_in_image(a, d, env):

@@ -1,0 +1,149 @@
+#!/usr/bin/python3
+"""ward-pi (scripts/ward-pi), the host command, without an engine: its
+--dry-run lines, and its real path run against a stand-in `docker` and
+`podman` on PATH that record the words they were given. (tests/e2e runs it
+for real under docker.)
+
+  wardpi.py --ward-pi scripts/ward-pi
+"""
+import argparse
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from results import RESULTS, report  # noqa: E402
+
+KEY = "sk-ant-host-key-never-on-a-command-line"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ward-pi", required=True)
+    a = ap.parse_args()
+    wp = os.path.abspath(a.ward_pi)
+    work = os.path.realpath(tempfile.mkdtemp(prefix="ward-pi-test-"))
+    try:
+        cases(wp, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return RESULTS.summary("ward-pi")
+
+
+def cases(wp, work):
+    home = os.path.join(work, "home")
+    bin_dir = os.path.join(work, "bin")
+    log = os.path.join(work, "engine.log")
+    os.makedirs(bin_dir)
+    for engine in ("docker", "podman"):
+        with open(os.path.join(bin_dir, engine), "w") as f:
+            f.write(f"#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > {log}\n")
+        os.chmod(os.path.join(bin_dir, engine), 0o755)
+    proj_a, proj_b = os.path.join(work, "src", "alpha"), os.path.join(work, "src", "beta gamma")
+    for p in (proj_a, proj_b):
+        os.makedirs(p)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": home}
+
+    def run(cwd, *args, extra=None):
+        p = subprocess.run([wp, *args], cwd=cwd, env=dict(env, **(extra or {})), capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL, timeout=30)
+        return p
+
+    def dry(cwd, *args, extra=None):
+        p = run(cwd, "--dry-run", *args, extra=extra)
+        return p.returncode, shlex.split(p.stdout) if p.returncode == 0 else p.stderr
+
+    rc, w = dry(proj_a, "--engine", "docker")
+    vol_a = next((x.split(":")[0] for x in w if x.endswith(":/var/lib/pi")), "") if rc == 0 else ""
+    report("ward-pi: the TUI under docker: a terminal, the project at its own path as the working directory, "
+           "a volume of its own, no network without a provider, Pi by the image's launcher",
+           rc == 0 and w[:5] == ["docker", "run", "--rm", "-i", "-t"] and f"{proj_a}:{proj_a}" in w
+           and w[w.index("-w") + 1] == proj_a and vol_a.startswith("ward-pi-alpha-") and "--network" in w
+           and w[w.index("--network") + 1] == "none" and w[-3:] == ["--", "/usr/local/bin/node",
+                                                                  "/usr/local/lib/ward/pi-agent.mjs"][-3:],
+           " ".join(w) if rc == 0 else w)
+    rc, w2 = dry(proj_a, "--engine", "docker")
+    rc_b, wb = dry(proj_b, "--engine", "docker")
+    vol_b = next((x.split(":")[0] for x in wb if x.endswith(":/var/lib/pi")), "")
+    report("ward-pi: one volume per project: the same again for the same path, another for another project",
+           w2 == w and vol_b.startswith("ward-pi-beta-gamma-") and vol_b != vol_a, f"{vol_a} / {vol_b}")
+    rc, w = dry(proj_a, "--engine", "docker", "-p", "it's \"quoted\"; $(not run)", "--", "--thinking", "low",
+                extra={"ANTHROPIC_API_KEY": KEY, "WARD_MODEL": "claude-x"})
+    report("ward-pi -p with a key in the environment: the provider by the key's name, the key passed by name "
+           "(never its value), the prompt one word as given, Pi's own options last, no terminal",
+           rc == 0 and "-t" not in w and "WARD_PROVIDER=anthropic" in w and "ANTHROPIC_API_KEY" in w
+           and "WARD_MODEL" in w and not any(KEY in x for x in w) and "--network" not in w
+           and w[-4:] == ["-p", "it's \"quoted\"; $(not run)", "--thinking", "low"],
+           " ".join(w) if rc == 0 else w)
+    rc, w = dry(proj_a, "--engine", "podman", "--rpc", extra={"WARD_PROVIDER": "openai", "OPENAI_API_KEY": KEY})
+    report("ward-pi --rpc under podman: RPC mode, WARD_PROVIDER as set, its key by name",
+           rc == 0 and w[0] == "podman" and w[-2:] == ["--mode", "rpc"] and "WARD_PROVIDER=openai" in w
+           and "OPENAI_API_KEY" in w and not any(KEY in x for x in w), " ".join(w) if rc == 0 else w)
+    p = run(proj_a, "--dry-run", "--reset", "--engine", "docker")
+    report("ward-pi --reset: the project's volume deleted", p.returncode == 0 and
+           p.stdout.strip() == f"docker volume rm -f {vol_a}", p.stdout + p.stderr)
+    run(proj_a, "--reset", "--engine", "docker")
+    recorded = open(log).read().split("\n") if os.path.exists(log) else []
+    report("ward-pi --reset runs the engine's volume rm", recorded[:4] == ["volume", "rm", "-f", vol_a], recorded)
+
+    # a linked worktree: the main repository's git metadata too
+    g = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run(g + ["init", "-q", proj_a], check=True)
+    subprocess.run(g + ["-C", proj_a, "commit", "-q", "--allow-empty", "-m", "one"], check=True)
+    wt = os.path.join(work, "src", "alpha-wt")
+    subprocess.run(g + ["-C", proj_a, "worktree", "add", "-q", wt], check=True, capture_output=True)
+    rc, w = dry(wt, "--engine", "docker")
+    gitdir = os.path.join(proj_a, ".git")
+    report("ward-pi in a linked worktree: the main repository's .git mounted at its own path, for commits",
+           rc == 0 and f"{gitdir}:{gitdir}" in w and f"{wt}:{wt}" in w, " ".join(w) if rc == 0 else w)
+    rc, w = dry(proj_a, "--engine", "docker")
+    report("ward-pi in a repository's main tree: nothing more than the project", rc == 0 and
+           not any(x.startswith(gitdir + ":") for x in w), " ".join(w) if rc == 0 else w)
+
+    # the host's Pi resources: copied without what may hold a key
+    agent = os.path.join(home, ".pi", "agent")
+    for rel, text in (("settings.json", "{}"), ("AGENTS.md", "be kind"), ("skills/s/SKILL.md", "skill"),
+                      ("auth.json", KEY), ("models.json", KEY), ("mcp.json", KEY), ("sessions/x.jsonl", KEY),
+                      ("id.key", KEY), ("extensions/e.mjs", "export default () => {}")):
+        os.makedirs(os.path.dirname(os.path.join(agent, rel)), exist_ok=True)
+        with open(os.path.join(agent, rel), "w") as f:
+            f.write(text)
+    os.chmod(os.path.join(agent, "settings.json"), 0o600)
+    p = run(proj_b, "--engine", "docker", "--no-mcp", "--rpc")
+    recorded = open(log).read().split("\n")
+    src = next((x.split(":")[0] for x in recorded if x.endswith(":/usr/local/share/ward-pi/host-agent:ro")), "")
+    got = sorted(os.path.relpath(os.path.join(d, f), src) for d, _, fs in os.walk(src) for f in fs) if src else []
+    leaked = [r for r in got if KEY in open(os.path.join(src, r)).read()]
+    report("ward-pi: the host's ~/.pi/agent reaches the container as a read-only copy without auth.json, "
+           "models.json, mcp.json, sessions or key files; readable by the agent's uid",
+           p.returncode == 0 and got == ["AGENTS.md", "extensions/e.mjs", "settings.json", "skills/s/SKILL.md"]
+           and not leaked and bool(os.stat(os.path.join(src, "settings.json")).st_mode & 0o004),
+           f"rc {p.returncode} {p.stderr.strip()} copy {got}")
+    report("ward-pi: the words reach the engine as built (run, not printed)",
+           recorded[:4] == ["run", "--rm", "-i", "-v"] and recorded[-3:-1] == ["--mode", "rpc"], recorded[:6])
+    with open(os.path.join(agent, "mcp.json"), "w") as f:
+        f.write('{"mcpServers": {}}')
+    rc, w = dry(proj_b, "--engine", "docker")
+    report("ward-pi: the host's Pi MCP config by default, read-only at the image's [mcp] source",
+           rc == 0 and f"{os.path.join(agent, 'mcp.json')}:/run/ward/mcp.json:ro" in w, " ".join(w) if rc == 0 else w)
+    p = run(proj_b, "--dry-run", "--mcp", os.path.join(work, "nope.json"))
+    report("ward-pi --mcp of a file that is not there: one line, exit 2", p.returncode == 2 and
+           p.stderr.count("\n") == 1 and "nope.json" in p.stderr, p.stderr)
+    p = run(proj_b, "--engine", "docker")
+    report("ward-pi: the TUI without a terminal: one line, exit 2, nothing run",
+           p.returncode == 2 and "terminal" in p.stderr and p.stderr.count("\n") == 1, p.stderr)
+    for bad in (["--bogus"], ["--engine", "lxc"], ["-p"]):
+        p = run(proj_b, *bad)
+        report(f"ward-pi {' '.join(bad)}: one line, exit 2", p.returncode == 2 and p.stderr.count("\n") == 1,
+               p.stderr)
+    p = run(proj_b, "--help")
+    report("ward-pi --help names every option", p.returncode == 0 and all(
+        o in p.stdout for o in ("--print", "--rpc", "--engine", "--image", "--mcp", "--no-mcp", "--reset",
+                                "--dry-run", "WARD_PROVIDER", "WARD_MODEL")), p.stdout[:200])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
