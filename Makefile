@@ -222,8 +222,8 @@ check-e2e: $(B)/ward $(NODE22) $(HELPERS)
 
 # ward-pi, the host command: its engine command lines and its real path
 # against a stand-in engine (tests/e2e runs it under docker).
-check-wardpi:
-	/usr/bin/python3 tests/wardpi/wardpi.py --ward-pi scripts/ward-pi
+check-wardpi: $(B)/ward $(NODE22) $(PI_CLI)
+	/usr/bin/python3 tests/wardpi/wardpi.py --ward-pi scripts/ward-pi --ward $(B)/ward --node $(NODE22)
 
 # Static analysis: cppcheck and clang-tidy, rule set in tests/lint and .clang-tidy.
 check-lint:

@@ -583,6 +583,9 @@ int supervisor_init(struct supervisor *sv, const struct ward_config *cfg, char *
 	sv->cwd_fd = cwd_fd;
 	sv->self = getpid();
 	sv->pid1 = sv->self == 1;
+	/* the terminal's foreground group before the agent takes it (each
+	 * agent makes its own group the foreground: child/exec.c) */
+	sv->tty_pgrp = isatty(STDIN_FILENO) ? tcgetpgrp(STDIN_FILENO) : -1;
 	sv->errfd = sv->relfd = sv->sfd = sv->epfd = sv->tfd = sv->watch_fd = -1;
 	sv->restart_delay = cfg->restart_delay_ms;
 	sv->on_sfd = (struct event_source){ &sv->sfd, on_signals_ready, sv };
@@ -683,6 +686,12 @@ int supervisor_run(struct supervisor *sv)
 	/* the services last: the agent's teardown may still have needed them */
 	for (i = sv->n_services - 1; i >= 0; i--)
 		service_stop(&sv->services[i]);
+	/* The terminal back to the group that had it (the shell's job that
+	 * ran ward): left to the agent's dead group, the shell would stop on
+	 * its next read from the terminal (SIGTTIN). Every signal is blocked
+	 * here, SIGTTOU too, so this works from the background. */
+	if (sv->tty_pgrp > 0 && isatty(STDIN_FILENO))
+		(void)tcsetpgrp(STDIN_FILENO, sv->tty_pgrp);
 	return sv->exit_code;
 }
 

@@ -61,6 +61,7 @@ struct supervisor {
 	unsigned n_started;
 
 	int sfd, epfd, tfd;
+	pid_t tty_pgrp; /* the terminal's foreground group at start, given back at the end (-1: no terminal) */
 	struct event_source on_sfd, on_tfd, on_errfd, on_watch_fd;
 	pid_t self;
 	int pid1; /* PID 1 of our pid namespace: kill(-1) is ours to use */

@@ -23,14 +23,123 @@ KEY = "sk-ant-host-key-never-on-a-command-line"
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ward-pi", required=True)
+    ap.add_argument("--ward", help="build/ward: the TUI case runs Pi under it in tmux")
+    ap.add_argument("--node", help="Node 22 for the TUI case")
     a = ap.parse_args()
     wp = os.path.abspath(a.ward_pi)
     work = os.path.realpath(tempfile.mkdtemp(prefix="ward-pi-test-"))
+    os.chmod(work, 0o755)
     try:
         cases(wp, work)
+        tui_case(a, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return RESULTS.summary("ward-pi")
+
+
+ROOT = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+
+
+def tui_case(a, work):
+    """Pi's interactive TUI under ward, started by the image's launcher, in
+    a tmux pane as a person would have it: it draws, a typed prompt gets the
+    model's answer on the screen (the fake model through the bridge), a
+    resize redraws it at the new width, Ctrl-D twice ends it, status 0, and
+    the shell is usable after."""
+    import time
+    name = "ward-pi: the TUI under ward in a terminal (tmux)"
+    pi = os.path.join(ROOT, "rootfs", "pi", "node_modules", "@earendil-works", "pi-coding-agent", "dist", "cli.js")
+    if not a.ward or not a.node or not shutil.which("tmux") or not os.path.exists(pi):
+        report(name, None, "needs --ward, --node, tmux and rootfs/pi's node_modules")
+        return
+    from hostside import serve_unix
+    home = os.path.join(work, "tui")
+    for d in ("", "/agent", "/tmp"):
+        os.makedirs(home + d, exist_ok=True)
+        os.chown(home + d, 4242, 4242)
+    with open(home + "/agent/settings.json", "w") as f:
+        f.write('{"defaultProjectTrust":"never","quietStartup":true}')
+    os.chown(home + "/agent/settings.json", 4242, 4242)
+    sock = os.path.join(work, "model.sock")
+    srv = serve_unix([a.node, os.path.join(ROOT, "tests", "node", "fake-openai.mjs"), sock], sock, 65534)
+    conf = os.path.join(work, "tui.conf")
+    with open(conf, "w") as f:
+        f.write(f"""[agent]
+user = 4242:4242
+command = node {ROOT}/rootfs/agent/pi-agent.mjs
+cwd = {home}
+env = PATH={os.path.dirname(os.path.abspath(a.node))}:/usr/bin:/bin
+env = HOME={home}
+env = TMPDIR={home}/tmp
+env = PI_CODING_AGENT_DIR={home}/agent
+env = PI_OFFLINE=1
+env = PI_TELEMETRY=0
+env = WARD_PI_CLI={pi}
+env_pass = TERM
+[landlock]
+read = /usr /etc /proc /sys/fs/cgroup {ROOT}/tests/node {ROOT}/rootfs
+write = {home} /dev/null /dev/tty /dev/pts
+scope = abstract signal
+[seccomp]
+[route model]
+listen = 127.0.0.1:7900
+upstream = unix:{sock}
+path = /v1/
+""")
+    session = f"wardpi{os.getpid()}"
+    done = os.path.join(work, "tui.status")
+    tmux = ["tmux", "-L", session]
+    screens = {}
+    try:
+        subprocess.run(tmux + ["new-session", "-d", "-s", session, "-x", "120", "-y", "30",
+                               f"{os.path.abspath(a.ward)} -c {conf}; echo $? > {done}; exec sh"], check=True,
+                       env=dict(os.environ, TERM="xterm-256color"))
+
+        def screen():
+            return subprocess.run(tmux + ["capture-pane", "-t", session, "-p"], capture_output=True,
+                                  text=True).stdout
+
+        def wait_for(pred, seconds=30):
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                s = screen()
+                if pred(s):
+                    return s
+                time.sleep(0.3)
+            return screen()
+
+        screens["start"] = wait_for(lambda s: "fake-model" in s)
+        subprocess.run(tmux + ["send-keys", "-t", session, "say hello", "Enter"])
+        screens["answer"] = wait_for(lambda s: "Hello from fake-model." in s)
+        subprocess.run(tmux + ["resize-window", "-t", session, "-x", "70", "-y", "24"])
+        screens["resized"] = wait_for(lambda s: max((len(l.rstrip()) for l in s.splitlines()), default=0) <= 70
+                                      and "fake-model" in s, 10)
+        # Ctrl-D on an empty editor ends Pi; once more only if it did not
+        # (a second one would reach the shell after it and end that)
+        end = time.monotonic() + 20
+        subprocess.run(tmux + ["send-keys", "-t", session, "C-d"])
+        while not os.path.exists(done) and time.monotonic() < end:
+            time.sleep(0.2)
+            if time.monotonic() > end - 15 and not os.path.exists(done):
+                subprocess.run(tmux + ["send-keys", "-t", session, "C-d"])
+                end -= 15
+        status = open(done).read().strip() if os.path.exists(done) else None
+        subprocess.run(tmux + ["send-keys", "-t", session, "echo shell-$((40+2))", "Enter"])
+        screens["after"] = wait_for(lambda s: "shell-42" in s, 10)
+    finally:
+        subprocess.run(tmux + ["kill-server"], capture_output=True)
+        srv.kill()
+        srv.wait()
+    report(f"{name}: Pi's TUI draws (its footer names the model)", "fake-model" in screens.get("start", ""),
+           screens.get("start", "")[-400:])
+    report(f"{name}: a typed prompt gets the model's answer on the screen, through the bridge",
+           "Hello from fake-model." in screens.get("answer", ""), screens.get("answer", "")[-600:])
+    report(f"{name}: a resize (SIGWINCH) reaches Pi, which redraws at the new width",
+           "fake-model" in screens.get("resized", "") and
+           max((len(l.rstrip()) for l in screens.get("resized", "").splitlines()), default=99) <= 70,
+           screens.get("resized", "")[-400:])
+    report(f"{name}: Ctrl-D ends it, status 0, and the terminal is the shell's again (it takes commands)",
+           status == "0" and "shell-42" in screens.get("after", ""), f"status {status}; {screens.get('after', '')[-200:]}")
 
 
 def cases(wp, work):
@@ -135,7 +244,7 @@ def cases(wp, work):
     p = run(proj_b, "--engine", "docker")
     report("ward-pi: the TUI without a terminal: one line, exit 2, nothing run",
            p.returncode == 2 and "terminal" in p.stderr and p.stderr.count("\n") == 1, p.stderr)
-    for bad in (["--bogus"], ["--engine", "lxc"], ["-p"]):
+    for bad in (["--bogus"], ["--rpc", "--engine", "lxc"], ["-p"]):
         p = run(proj_b, *bad)
         report(f"ward-pi {' '.join(bad)}: one line, exit 2", p.returncode == 2 and p.stderr.count("\n") == 1,
                p.stderr)
