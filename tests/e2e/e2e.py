@@ -306,7 +306,7 @@ def ward_pi_docker(a, d, env):
     """ward-pi, the host command, for real under docker: an RPC session in a
     project, the host's Pi resources in its volume without auth.json, then
     --reset."""
-    wp = os.path.join(a.tests, "..", "scripts", "ward-pi")
+    wp = os.path.abspath(os.path.join(a.tests, "..", "scripts", "ward-pi"))
     proj = workspace(d, "ward-pi-proj")
     home = os.path.join(d, "ward-pi-home")
     os.makedirs(os.path.join(home, ".pi", "agent"))
@@ -321,11 +321,12 @@ def ward_pi_docker(a, d, env):
           bool(st and st.get("success")) and rc == 0, f"status {rc}; {s.tail()}")
     vols = subprocess.run(["docker", "volume", "ls", "-q"], env=env, capture_output=True, text=True).stdout.split()
     vol = [v for v in vols if v.startswith("ward-pi-ws-ward-pi-proj-")]
-    ls = subprocess.run(["docker", "run", "--rm", "-v", f"{vol[0]}:/var/lib/pi", "ward-pi:latest", "--",
-                         "/bin/ls", "/var/lib/pi/agent"], env=env, capture_output=True, text=True,
-                        timeout=60).stdout.split() if vol else []
-    check("ward-pi: the project's own volume holds the host's AGENTS.md, not its auth.json",
-          len(vol) == 1 and "AGENTS.md" in ls and "auth.json" not in ls, f"volumes {vol}, agent dir {ls}")
+    ls = subprocess.run(["docker", "run", "--rm", "-v", f"{vol[0]}:/var/lib/pi", "ward-pi:latest", "--", "/bin/sh",
+                         "-c", "ls /var/lib/pi/agent; grep -rl sk-not-for-the-agent /var/lib/pi || echo no-host-secret"],
+                        env=env, capture_output=True, text=True, timeout=60).stdout.split() if vol else []
+    check("ward-pi: the project's own volume holds the host's AGENTS.md, and nothing of its auth.json (Pi's own "
+          "auth.json there is empty)", len(vol) == 1 and "AGENTS.md" in ls and "no-host-secret" in ls,
+          f"volumes {vol}, agent dir {ls}")
     r = subprocess.run(["sh", "-c", f'cd "$1" && exec "$2" --engine docker --reset', "sh", proj, wp], env=wenv,
                        capture_output=True, text=True, timeout=60)
     vols = subprocess.run(["docker", "volume", "ls", "-q"], env=env, capture_output=True, text=True).stdout.split()
