@@ -53,13 +53,17 @@ i=0; until docker version >/dev/null 2>&1; do i=$((i+1)); [ $i -lt 100 ] || exit
 docker load -i "$ROOT/build/image/ward-pi.tar" | sed 's/^/   /'
 
 echo "== the session: docker run -i ward-pi, the workspace at the same path, the agent dir on a volume"
+# every RPC line and ward's own lines, kept; what a person reads, printed
+KEEP=$ROOT/build/demo
+mkdir -p "$KEEP"
 "$NODE" "$ROOT/tests/node/rpc-driver.mjs" --max 2000 --script "$ROOT/tests/e2e/demo.jsonl" -- \
 	docker run -i --rm -e DEMO_MCP_TOKEN=demo-token -v "$RUN:/run/ward" \
-	-v ward-demo-agent:/var/lib/pi -v "$WS:$WS" -w "$WS" ward-pi:latest | tee "$D/transcript"
-
+	-v ward-demo-agent:/var/lib/pi -v "$WS:$WS" -w "$WS" ward-pi:latest > "$KEEP/transcript.txt"
+cp "$RUN/evidence.json" "$KEEP/evidence.json"
+"$NODE" "$ROOT/scripts/demo-view.mjs" "$KEEP/transcript.txt" "$KEEP/evidence.json" | sed 's/^/   /'
+cp "$KEEP/transcript.txt" "$D/transcript"
+echo "== the raw session (every RPC line) is in $KEEP/transcript.txt, the whole evidence in $KEEP/evidence.json"
 echo "== what the sandbox left in the workspace: $(cat "$WS/note.txt" 2>/dev/null || echo nothing)"
-echo "== evidence (what the kernel reported for the agent)"
-cat "$RUN/evidence.json"
 # Pi's answers ("<-" lines), not the prompts the driver sent: the bash tool's
 # output as the confined agent saw it, and the MCP server's echo of the text
 # (through the bridge, which added the token), as Pi's last assistant text
