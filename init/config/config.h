@@ -78,6 +78,7 @@ struct ward_config {
 	int has_agent;
 	char **command; /* NULL-terminated; NULL when not configured */
 	char *cwd;
+	char *policy_note; /* [agent] policy_note: where the agent's note on its sandbox is written */
 	int umask_set;
 	unsigned umask;
 	char *env[WARD_MAX_ENV]; /* NAME=VALUE */

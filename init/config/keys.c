@@ -587,6 +587,16 @@ static int plain_file_path(const char *v)
 	       !(vl >= 2 && strcmp(v + vl - 2, "/.") == 0) && !(vl >= 3 && strcmp(v + vl - 3, "/..") == 0);
 }
 
+/* [agent] policy_note: written as root for the agent, like a [file]'s target. */
+static int set_policy_note(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	(void)k;
+	if (!plain_file_path(v))
+		return *why = "expected an absolute, normalised file path", -1;
+	ctx->cfg->policy_note = strdup(v);
+	return ctx->cfg->policy_note ? 0 : (*why = "out of memory", -1);
+}
+
 /* "fd:N" (N >= 3, written as ward will compare it: fd:03 is fd:3) or an
  * absolute path. */
 static int set_source(char **dst, const char *v, const char **why)
@@ -693,6 +703,7 @@ const struct key_def config_keys[] = {
 	{ SEC_AGENT, "env_pass", set_env_pass, 1, 0 },
 	{ SEC_AGENT, "rlimit_", set_rlimit, 1, 0 },
 	{ SEC_AGENT, "writable", set_paths, 1, 0 },
+	{ SEC_AGENT, "policy_note", set_policy_note, 0, 0 },
 	{ SEC_LANDLOCK, "mode", set_enum, 0, 0 },
 	{ SEC_LANDLOCK, "read", set_paths, 1, 0 },
 	{ SEC_LANDLOCK, "write", set_paths, 1, 0 },

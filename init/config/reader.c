@@ -519,6 +519,7 @@ void config_free(struct ward_config *cfg)
 		headers_free(cfg->routes[i].headers, cfg->routes[i].n_headers);
 	}
 	free(cfg->routes);
+	free(cfg->policy_note);
 	free(cfg->bridge_user);
 	free(cfg->mcp_source);
 	free(cfg->mcp_target);

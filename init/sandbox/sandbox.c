@@ -14,7 +14,9 @@
 #include "common/parse.h"
 #include "init/sandbox/preflight.h"
 #include "init/sandbox/reach.h"
+#include "init/report/policynote.h"
 #include "init/sandbox/privfiles.h"
+#include "init/sandbox/privwrite.h"
 
 static int resolve_user(struct sandbox *sb, const struct ward_config *cfg, int check)
 {
@@ -120,6 +122,29 @@ static int keep_off_upstreams(struct sandbox *sb, int check)
 	log_warn("egress: upstream port %u is in the ephemeral range (%u-%u) and this kernel cannot keep the "
 		 "agent's listen() off it (Linux 6.3): the agent could take it while the upstream is down",
 		 sb->eph.kept[0], sb->eph.ns_lo, sb->eph.ns_hi);
+	return 0;
+}
+
+/* [agent] policy_note, written as root for the agent (privwrite.h). */
+static int write_policy_note(const struct sandbox *sb, const struct ward_config *cfg)
+{
+	const char *path_env = "/usr/local/bin:/usr/bin:/bin";
+	char err[512], *text;
+	int i, rc;
+
+	for (i = 0; i < cfg->n_env; i++)
+		if (strncmp(cfg->env[i], "PATH=", 5) == 0)
+			path_env = cfg->env[i] + 5;
+	text = policy_note_text(cfg, sb->confining ? &sb->confine : NULL, sb->confine.ll, &sb->routes, path_env);
+	if (!text)
+		return 3;
+	rc = private_file_write(cfg->policy_note, text, strlen(text), 0600, sb->confining ? sb->confine.user.uid : getuid(),
+				sb->confining ? sb->confine.user.gid : getgid(), err, sizeof err);
+	free(text);
+	if (rc != 0) {
+		log_error("%s: policy_note: %s", cfg->path, err);
+		return 3;
+	}
 	return 0;
 }
 
@@ -231,6 +256,9 @@ int sandbox_prepare(struct sandbox *sb, const struct ward_config *cfg, int vm, i
 			sb->confine.ll = &sb->ll;
 		sb->ev.ll = &sb->ll;
 	}
+	/* the agent's note on its sandbox, from the rules just built */
+	if (!check && cfg->policy_note && (rc = write_policy_note(sb, cfg)) != 0)
+		goto out;
 	/* the agent's inet sockets are made by the guard, held to lo */
 	sb->confine.egress = sandbox_egress(cfg, sb->confining);
 	if (sb->confine.egress && (rc = keep_off_upstreams(sb, check)) != 0)

@@ -43,7 +43,8 @@ if (provider && !/^http:\/\/127\.0\.0\.1:\d+(\/[A-Za-z0-9._~\/-]*)?$/.test(base)
 // agent dir (newer files replace older ones, nothing is deleted; what may
 // hold a key is never taken, whatever the copy holds).
 const HOST_AGENT = "/usr/local/share/ward-pi/host-agent";
-const SECRET = /^(auth\.json|models\.json|mcp\.json|sessions|.*\.key|.*\.pem|\.env|.*\.env)$/;
+// (APPEND_SYSTEM.md is ward's note on the sandbox in force: never replaced)
+const SECRET = /^(auth\.json|models\.json|mcp\.json|sessions|.*\.key|.*\.pem|\.env|.*\.env|APPEND_SYSTEM\.md)$/;
 function syncFrom(src, dst) {
   for (const ent of fs.readdirSync(src, { withFileTypes: true })) {
     if (SECRET.test(ent.name)) continue;

@@ -302,6 +302,9 @@ static void test_errors(void)
 		  "ward: t.conf:5: [mcp]: the upstream's port 9000 is in [landlock] bind"));
 	CHECK(ok("[route m]\nlisten = 127.0.0.1:7901\nupstream = tcp:10.0.0.5:7900\npath = /\n"));
 	CHECK(err("[ward]\nbridge_user = a/b\n", "ward: t.conf:2: bridge_user: 'a/b': expected a user name"));
+	CHECK(err("[agent]\npolicy_note = note.md\n", "ward: t.conf:2: policy_note: 'note.md': expected an absolute, normalised file path"));
+	CHECK(err("[agent]\npolicy_note = /a/../b.md\n", "ward: t.conf:2: policy_note: '/a/../b.md': expected an absolute"));
+	CHECK(ok("[agent]\nuser = 1000\npolicy_note = /var/lib/pi/agent/APPEND_SYSTEM.md\n"));
 	{
 		/* provider presets (init/config/providers.c) */
 		static const char base[] = "[ward]\nbridge_user = 4243\n[agent]\nuser = 1000\nenv = PATH=/bin\n"

@@ -31,6 +31,7 @@ def main():
     os.chmod(work, 0o755)
     try:
         cases(wp, work)
+        note_case(a, work)
         tui_case(a, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -38,6 +39,52 @@ def main():
 
 
 ROOT = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+
+
+def note_case(a, work):
+    """[agent] policy_note (the image's APPEND_SYSTEM.md): the agent's note on
+    its sandbox says what the evidence, read back from the kernel, says:
+    every path it may write and only those, the ports it may connect to,
+    the bridge's routes by port and path."""
+    import json
+    name = "policy_note: the agent's note on its sandbox matches the evidence"
+    if not a.ward:
+        report(name, None, "needs --ward")
+        return
+    home = os.path.join(work, "note")
+    os.makedirs(home)
+    os.chown(home, 4242, 4242)
+    note = os.path.join(home, "APPEND_SYSTEM.md")
+    conf = os.path.join(work, "note.conf")
+    with open(conf, "w") as f:
+        f.write(f"[agent]\nuser = 4242\nenv = PATH=/usr/bin:/bin\npolicy_note = {note}\n"
+                f"[landlock]\nread = /usr /etc /proc\nwrite = {home} /dev/null\nconnect = 7411\n"
+                "scope = abstract signal\n[seccomp]\ndeny = udp\n"
+                "[route model]\nlisten = 127.0.0.1:7412\nupstream = tls:api.example.com:443\npath = /v1/\n")
+    p = subprocess.run([os.path.abspath(a.ward), "--evidence", "-c", conf, "--", "true"], capture_output=True,
+                       text=True, timeout=60)
+    ev = next((json.loads(l) for l in p.stderr.splitlines() if l.startswith("{")), None)
+    text = open(note).read() if os.path.exists(note) else ""
+    if not ev or not text:
+        report(name, False, f"rc {p.returncode}; evidence {bool(ev)}, note {bool(text)}; {p.stderr[-400:]}")
+        return
+    lines = {l.split(":", 1)[0].strip("- "): l for l in text.splitlines() if l.startswith("- ")}
+    writes = [r["path"] for r in ev["landlock"]["rules"] if "write_file" in r["access"] or "make_reg" in r["access"]]
+    reads = [r["path"] for r in ev["landlock"]["rules"] if r["path"] not in writes]
+    wline = next((l for l in text.splitlines() if l.startswith("- Files you may write")), "")
+    rline = next((l for l in text.splitlines() if l.startswith("- Files you may only read")), "")
+    cline = next((l for l in text.splitlines() if l.startswith("- TCP ports")), "")
+    ok_w = writes and all(f"`{w}`" in wline for w in writes) and not any(f"`{r}`" in wline for r in reads)
+    ok_r = reads and all(f"`{r}`" in rline for r in reads)
+    ok_c = all(str(port) in cline for port in ev["landlock"]["connect_tcp"]) and "7411" in cline and "7412" in cline
+    report(f"{name}: the paths it may write, and no other (the evidence's write rules)", ok_w, wline)
+    report(f"{name}: the paths it may only read", ok_r, rline)
+    report(f"{name}: the TCP ports it may connect to, the bridge's among them", ok_c, cline)
+    report(f"{name}: each route by its port and path, and where it goes", "http://127.0.0.1:7412/v1/" in text
+           and "api.example.com" in text, text[-500:])
+    st = os.stat(note)
+    report(f"{name}: written as the agent's own file, mode 0600", st.st_uid == 4242 and (st.st_mode & 0o777) == 0o600,
+           f"uid {st.st_uid} mode {oct(st.st_mode & 0o777)}")
 
 
 def tui_case(a, work):

@@ -1,0 +1,105 @@
+#define _GNU_SOURCE
+#include "init/report/policynote.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "child/privdrop.h"
+#include "init/config/config.h"
+#include "init/supervise/routes.h"
+#include "landlock/landlock.h"
+
+/* Tools an agent asks about, found (or not) in its PATH. */
+static const char *const tools[] = { "bash", "sh", "git", "rg", "fd", "grep", "sed", "awk", "find", "node", "npm",
+				     "python3", "make", "gcc", "cc", "curl", "wget", "ssh", "jq" };
+
+static int on_path(const char *path_env, const char *tool)
+{
+	const char *p = path_env;
+
+	while (p && *p) {
+		size_t n = strcspn(p, ":");
+		char file[512];
+		if (n && snprintf(file, sizeof file, "%.*s/%s", (int)n, p, tool) < (int)sizeof file &&
+		    access(file, X_OK) == 0)
+			return 1;
+		p += n + (p[n] == ':');
+	}
+	return 0;
+}
+
+#define WRITES (LL_FS_WRITE_FILE | LL_FS_MAKE_REG | LL_FS_MAKE_DIR | LL_FS_REMOVE_FILE)
+
+char *policy_note_text(const struct ward_config *cfg, const struct confine *agent, const struct ll_ruleset *ll,
+		       const struct route_table *routes, const char *path_env)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int i, n;
+	size_t t;
+
+	if (!f)
+		return NULL;
+	fprintf(f, "## Your sandbox\n\nWritten by ward, the sandbox's init, when this session started, from the "
+		   "rules the kernel now enforces on you. They cannot be changed from inside; an action they "
+		   "forbid fails (EACCES, EPERM), and trying another way will fail too.\n\n");
+	if (agent && agent->enabled)
+		fprintf(f, "- You run as user %s (uid %u), with no capabilities and no way to gain any (no_new_privs): "
+			   "no sudo, no setuid programs.\n", agent->user.name[0] ? agent->user.name : "without a name",
+			(unsigned)agent->user.uid);
+	if (ll && ll->n_rules) {
+		fprintf(f, "- Files you may write (and create, delete): ");
+		for (i = 0, n = 0; i < ll->n_rules; i++)
+			if (ll->rules[i].access & WRITES)
+				fprintf(f, "%s`%s`", n++ ? ", " : "", ll->rules[i].path);
+		fprintf(f, "%s.\n- Files you may only read: ", n ? "" : "none");
+		for (i = 0, n = 0; i < ll->n_rules; i++)
+			if (!(ll->rules[i].access & WRITES))
+				fprintf(f, "%s`%s`", n++ ? ", " : "", ll->rules[i].path);
+		fprintf(f, "%s. Everything else of the filesystem is out of reach, even to read.\n", n ? "" : "none");
+	}
+	if (routes && routes->n) {
+		fprintf(f, "- Network: %swhat you may reach goes through ward's bridge, on these loopback ports:\n",
+			agent && agent->egress ? "your own sockets reach nothing outside this machine; " : "");
+		for (i = 0; i < routes->n; i++) {
+			const struct route *r = &routes->v[i];
+			if (r->stream)
+				fprintf(f, "  - `127.0.0.1:%u` (route %s): a byte stream to %s\n", r->port, r->name,
+					r->up->name[0] ? r->up->name : "a service outside the sandbox");
+			else
+				fprintf(f, "  - `http://127.0.0.1:%u%s` (route %s): requests under this path only, to %s; "
+					   "the credentials are added by the bridge, you never need them\n",
+					r->port, r->path ? r->path : "/", r->name,
+					r->up->name[0] ? r->up->name : "a service outside the sandbox");
+		}
+	} else if (cfg->has_landlock && cfg->landlock.mode != LL_OFF) {
+		fprintf(f, "- Network: none beyond this machine's loopback on the ports allowed.\n");
+	}
+	if (ll && ll->n_connect) {
+		fprintf(f, "- TCP ports you may connect to (on loopback): ");
+		for (i = 0; i < ll->n_connect; i++) {
+			if (ll->connect[i].lo == ll->connect[i].hi)
+				fprintf(f, "%s%u", i ? ", " : "", ll->connect[i].lo);
+			else
+				fprintf(f, "%s%u-%u", i ? ", " : "", ll->connect[i].lo, ll->connect[i].hi);
+		}
+		fprintf(f, ". Package registries, git remotes and web sites are not reachable: say so rather than "
+			   "retry.\n");
+	}
+	if (cfg->has_seccomp && cfg->seccomp.enabled)
+		fprintf(f, "- System calls for namespaces, mounts, ptrace, kernel modules, BPF and io_uring are "
+			   "refused%s.\n", cfg->seccomp.n_deny ? ", with more the config names" : "");
+	fprintf(f, "- Tools on your PATH: ");
+	for (t = 0, n = 0; t < sizeof tools / sizeof tools[0]; t++)
+		if (on_path(path_env, tools[t]))
+			fprintf(f, "%s`%s`", n++ ? ", " : "", tools[t]);
+	fprintf(f, "%s. Others are not installed, and nothing can be installed from inside.\n", n ? "" : "none");
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
