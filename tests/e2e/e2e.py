@@ -260,6 +260,15 @@ def docker(a, d, run):
         session_file = drive("docker", base + ["--name", "ward-e2e-1", "ward-pi:latest"], ws,
                              lambda: pid_of("ward-e2e-1"), env)
 
+        # the agent's note on its sandbox (Pi's APPEND_SYSTEM.md), from the rules in force
+        # (ward writes it at each start: read in a container started as the session's was)
+        note = subprocess.run(["docker", "run", "--rm", "-v", "ward-e2e-agent:/var/lib/pi", "-v", f"{ws}:{ws}", "-w", ws,
+                               "ward-pi:latest", "--", "/bin/cat", "/var/lib/pi/agent/APPEND_SYSTEM.md"], env=env,
+                              capture_output=True, text=True, timeout=60).stdout
+        check("docker: ward wrote Pi's APPEND_SYSTEM.md from the rules in force: the workspace writable, the "
+              "bridge's model route, no package registry", f"`{ws}`" in note and "http://127.0.0.1:7900/v1/" in note
+              and "not reachable" in note, note[-300:])
+
         # the second run sees the first run's session in the volume
         s = Session(base + ["ward-pi:latest"], env)
         st = s.request({"id": "s1", "type": "get_state"}, timeout=120)
