@@ -183,6 +183,8 @@ static int fill(struct ward_config *cfg, struct config_route *r, const struct pr
 			return -1;
 		}
 		r->up.public_only = 1;
+		/* shown as people write it: the dot is how it is looked up */
+		snprintf(r->up.desc, sizeof r->up.desc, "tls:%s:443", p->host);
 	}
 	r->has_up = 1;
 	r->path = strdup(path);
