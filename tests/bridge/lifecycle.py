@@ -1,5 +1,6 @@
 """The bridge as a process PID 1 supervises: its first check of the
 upstreams, stalls, accept limits, parent death, a freezer, restarts."""
+import fcntl
 import json
 import os
 import select
@@ -270,12 +271,21 @@ def frozen_case(a, work):
     with open(conf, "w") as f:
         f.write("[route fr]\nlisten = 127.0.0.1:17889\nupstream = unix:/nonexistent.sock\npath = /x\n")
     errf = tempfile.TemporaryFile()
+    # ward's writes always at the end, whatever this side's reads do to the shared offset
+    fcntl.fcntl(errf.fileno(), fcntl.F_SETFL, fcntl.fcntl(errf.fileno(), fcntl.F_GETFL) | os.O_APPEND)
     w = subprocess.Popen([a.ward, "-c", conf, "--", "sleep", "30"], stderr=errf)
     bp, rc, took, frozen = [], None, 0.0, False
     try:
         with kernel.Freezer("ward-bridge-test") as fz:
             wait_port(17889)
             bp = wait_bridge(w.pid)
+            # frozen once it is ready: frozen before, ward's first start
+            # waits for it (5 s) and stops with 3, another case than this one
+            for _ in range(250):
+                errf.seek(0)
+                if b"serves 1 route(s)" in errf.read():
+                    break
+                time.sleep(0.02)
             if bp:
                 fz.add(bp[0])
                 frozen = fz.freeze()

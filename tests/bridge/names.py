@@ -226,7 +226,10 @@ def names_child(a):
         check("names: the refused request's audit line gives the reason", bool(audit) and "no such name" in audit[0],
               audit[:1])
         check("names: the key is in no log line", not any(KEY in l for l in lines), "")
-        for i, (provider, p) in enumerate(PRESETS.items()):
+        # under ASan the bridge's parsing is what is checked: one preset is
+        # enough there, every one runs in the plain pass
+        presets = list(PRESETS.items())[:1] if a.label == "asan" else list(PRESETS.items())
+        for i, (provider, p) in enumerate(presets):
             addr = f"203.0.113.{100 + i}"
             dns.set(p[0], a=[addr], ttl=300)
             pi_preset(a, work, certs, provider, addr, check)
@@ -338,7 +341,8 @@ def names_case(a, work):
         with open(f"{etc}/hosts", "w") as f:
             f.write("127.0.0.1 localhost\n::1 localhost\n127.0.0.6 hosted.test\n")
         p = subprocess.run(["ip", "netns", "exec", ns, sys.executable, os.path.join(HERE, "bridge.py"),
-                            "--ward", a.ward, "--names-child", sub], capture_output=True, text=True, timeout=180)
+                            "--ward", a.ward, "--label", a.label, "--names-child", sub], capture_output=True,
+                           text=True, timeout=300)
         try:
             results = json.loads(p.stdout.strip().splitlines()[-1])
         except (ValueError, IndexError):
