@@ -121,6 +121,10 @@ struct ward_config {
 
 void config_defaults(struct ward_config *cfg);
 
+/* What one [route] holds, freed (config_free, and a provider route that
+ * is not made). */
+void config_route_free(struct config_route *r);
+
 /* Parses FILE into cfg. On error prints one line
  * "ward: FILE:LINE: key: reason" and returns -1. */
 int config_load(struct ward_config *cfg, const char *path);

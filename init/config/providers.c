@@ -114,14 +114,7 @@ static void drop_route(struct ward_config *cfg, int i)
 {
 	struct config_route *r = &cfg->routes[i];
 
-	free(r->name);
-	free(r->path);
-	free(r->host);
-	free(r->tls_ca);
-	free(r->tls_pin);
-	free(r->provider);
-	free(r->provider_url);
-	headers_free(r->headers, r->n_headers);
+	config_route_free(r);
 	memmove(r, r + 1, (size_t)(cfg->n_routes - i - 1) * sizeof *r);
 	cfg->n_routes--;
 }

@@ -488,6 +488,18 @@ static void free_strv(char **v, int n)
 	free(v);
 }
 
+void config_route_free(struct config_route *r)
+{
+	free(r->name);
+	free(r->path);
+	free(r->host);
+	free(r->tls_ca);
+	free(r->tls_pin);
+	free(r->provider);
+	free(r->provider_url);
+	headers_free(r->headers, r->n_headers);
+}
+
 void config_free(struct ward_config *cfg)
 {
 	int i;
@@ -508,16 +520,8 @@ void config_free(struct ward_config *cfg)
 	free(cfg->landlock.bind);
 	free_strv(cfg->seccomp.deny, cfg->seccomp.n_deny);
 	free_strv(cfg->seccomp.allow, cfg->seccomp.n_allow);
-	for (i = 0; i < cfg->n_routes; i++) {
-		free(cfg->routes[i].name);
-		free(cfg->routes[i].path);
-		free(cfg->routes[i].host);
-		free(cfg->routes[i].tls_ca);
-		free(cfg->routes[i].tls_pin);
-		free(cfg->routes[i].provider);
-		free(cfg->routes[i].provider_url);
-		headers_free(cfg->routes[i].headers, cfg->routes[i].n_headers);
-	}
+	for (i = 0; i < cfg->n_routes; i++)
+		config_route_free(&cfg->routes[i]);
 	free(cfg->routes);
 	free(cfg->policy_note);
 	free(cfg->bridge_user);
