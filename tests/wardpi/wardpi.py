@@ -194,9 +194,25 @@ def cases(wp, work):
     bin_dir = os.path.join(work, "bin")
     log = os.path.join(work, "engine.log")
     os.makedirs(bin_dir)
+    calls = os.path.join(work, "calls.log")
+    built = os.path.join(work, "built")
     for engine in ("docker", "podman"):
+        # records its words (the last call's in log, every call in calls);
+        # `image inspect` knows the base image and what `build` made
         with open(os.path.join(bin_dir, engine), "w") as f:
-            f.write(f"#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > {log}\n")
+            f.write(f"""#!/bin/sh
+for a in "$@"; do printf '%s\\n' "$a"; done > {log}
+echo "$*" >> {calls}
+if [ "$1 $2" = "image inspect" ]; then
+	case "$3" in -f) echo sha256:0123456789abcdef; exit 0 ;; esac
+	grep -qxF "$3" {built} 2>/dev/null
+	exit
+fi
+if [ "$1" = build ]; then
+	while [ "$1" != -t ]; do shift; done
+	echo "$2" >> {built}
+fi
+""")
         os.chmod(os.path.join(bin_dir, engine), 0o755)
     proj_a, proj_b = os.path.join(work, "src", "alpha"), os.path.join(work, "src", "beta gamma")
     for p in (proj_a, proj_b):
@@ -295,10 +311,119 @@ def cases(wp, work):
         p = run(proj_b, *bad)
         report(f"ward-pi {' '.join(bad)}: one line, exit 2", p.returncode == 2 and p.stderr.count("\n") == 1,
                p.stderr)
+    packages_cases(wp, work, run, dry, calls, built)
+    sock = os.path.join(work, "model.sock")
+    import socket
+    lsock = socket.socket(socket.AF_UNIX)
+    lsock.bind(sock)
+    rc, w = dry(proj_b, "--engine", "docker", "--model-socket", sock)
+    report("ward-pi --model-socket: the host's socket at the image's local model route, still no network",
+           rc == 0 and f"{sock}:/run/ward/model.sock" in w and w[w.index("--network") + 1] == "none",
+           " ".join(w) if rc == 0 else w)
+    lsock.close()
+    p = run(proj_b, "--dry-run", "--model-socket", os.path.join(work, "calls.log"))
+    report("ward-pi --model-socket of a file that is not a socket: one line, exit 2",
+           p.returncode == 2 and p.stderr.count("\n") == 1 and "not a unix socket" in p.stderr, p.stderr)
     p = run(proj_b, "--help")
     report("ward-pi --help names every option", p.returncode == 0 and all(
         o in p.stdout for o in ("--print", "--rpc", "--engine", "--image", "--mcp", "--no-mcp", "--reset",
-                                "--dry-run", "WARD_PROVIDER", "WARD_MODEL")), p.stdout[:200])
+                                "--dry-run", "--model-socket", ".pi-packages", "WARD_PROVIDER", "WARD_MODEL")), p.stdout[:200])
+
+
+def packages_cases(wp, work, run, dry, calls, built):
+    """.pi-packages: a derived image with the project's Debian packages,
+    built only after the person says yes at a terminal (a pty here); never
+    without a terminal, never for a name that is not a package's. (tests/e2e
+    builds one for real under docker.)"""
+    import pty
+    import select
+    import time
+    proj = os.path.join(work, "src", "pkgs")
+    os.makedirs(proj)
+    pf = os.path.join(proj, ".pi-packages")
+    with open(pf, "w") as f:
+        f.write("# tools the agent wants\njq  ripgrep # search\n\njq\n")
+
+    def calls_now():
+        return open(calls).read().splitlines() if os.path.exists(calls) else []
+
+    n0 = len(calls_now())
+    rc, w = dry(proj, "--engine", "docker", "--rpc")
+    derived = next((x for x in w if x.startswith("ward-pi-packages:")), "") if rc == 0 else ""
+    p = run(proj, "--dry-run", "--engine", "docker", "--rpc")
+    report("ward-pi --dry-run with .pi-packages: says the derived image it would build (the names sorted, once "
+           "each, comments gone) and runs that image; builds nothing",
+           rc == 0 and derived and p.stdout.startswith(f"# ward-pi would build {derived} from ward-pi:latest with: "
+                                                       "jq ripgrep ") and not any(" build " in f" {c} " for c in calls_now()[n0:]),
+           p.stdout[:300])
+    n0 = len(calls_now())
+    p = run(proj, "--engine", "docker", "--rpc")
+    report("ward-pi with .pi-packages and no terminal (a daemon's --rpc): refused in one line, exit 2, nothing "
+           "built, Pi not started", p.returncode == 2 and p.stderr.count("\n") == 1 and "approval" in p.stderr
+           and not [c for c in calls_now()[n0:] if c.startswith(("build", "run"))], p.stderr + str(calls_now()[n0:]))
+
+    def at_pty(answer):
+        """ward-pi -p at a pty (stdin, stdout and stderr), answering the
+        question with `answer`; returns (status, what the terminal showed)"""
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.chdir(proj)
+            os.execve(wp, [wp, "--engine", "docker", "-p", "hi"],
+                      {"PATH": f"{os.path.dirname(calls)}/bin:/usr/bin:/bin",
+                       "HOME": os.path.join(work, "home")})
+        out, asked, end = b"", False, time.monotonic() + 20
+        while time.monotonic() < end:
+            r, _, _ = select.select([fd], [], [], 0.5)
+            if not r:
+                continue
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+            if not asked and b"[y/N]" in out:
+                os.write(fd, answer.encode() + b"\n")
+                asked = True
+        _, st = os.waitpid(pid, 0)
+        return os.waitstatus_to_exitcode(st), out.decode(errors="replace")
+
+    n0 = len(calls_now())
+    rc, out = at_pty("n")
+    report("ward-pi with .pi-packages at a terminal, answered no: the list shown, nothing built, Pi not started, "
+           "exit 2", rc == 2 and "jq ripgrep" in out and "not approved" in out and
+           not [c for c in calls_now()[n0:] if c.startswith(("build", "run"))], out[-300:])
+    n0 = len(calls_now())
+    rc, out = at_pty("y")
+    new = calls_now()[n0:]
+    b = next((c.split() for c in new if c.startswith("build")), [])
+    report("ward-pi with .pi-packages at a terminal, answered yes: built (the host's network, an empty context), "
+           "tagged by the list's and the base's hash, then Pi runs in it",
+           rc == 0 and b[:5] == ["build", "--network", "host", "-t", derived]
+           and not b[-1].startswith(proj) and any(c.startswith("run") and f" {derived} " in f" {c} " for c in new),
+           f"rc {rc}; {new}")
+    n0 = len(calls_now())
+    p = run(proj, "--engine", "docker", "--rpc")
+    report("ward-pi with .pi-packages already built: no question, no build, even without a terminal",
+           p.returncode == 0 and not [c for c in calls_now()[n0:] if c.startswith("build")], p.stderr)
+    with open(pf, "a") as f:
+        f.write("jq2\n")
+    rc, w2 = dry(proj, "--engine", "docker")
+    d2 = next((x for x in w2 if x.startswith("ward-pi-packages:")), "") if rc == 0 else ""
+    report("ward-pi: an edited .pi-packages is another image (asked for again)", d2 and d2 != derived, d2)
+    for text, why in (("jq -o Dpkg::Options=x\n", "an option"), ("jq\n../../etc/x\n", "a path"),
+                      ("Jq\n", "capitals"), ("jq=1.6\n", "a version")):
+        with open(pf, "w") as f:
+            f.write(text)
+        p = run(proj, "--dry-run", "--engine", "docker")
+        report(f"ward-pi: .pi-packages with {why}: refused in one line, exit 2",
+               p.returncode == 2 and p.stderr.count("\n") == 1 and "not a Debian package name" in p.stderr, p.stderr)
+    os.unlink(pf)
+    os.symlink("/etc/hostname", pf)
+    p = run(proj, "--dry-run", "--engine", "docker")
+    report("ward-pi: .pi-packages as a symbolic link: refused (the agent may not point it at a host file)",
+           p.returncode == 2 and "symbolic link" in p.stderr, p.stderr)
 
 
 if __name__ == "__main__":
