@@ -44,6 +44,7 @@ struct parse_ctx {
 	int line;
 	int err_line; /* 0: no error yet */
 	char err[600];
+	char why[160]; /* a setter's message that names something (*why points here) */
 	int key_line[CONFIG_KEY_LINES]; /* first line each single-valued key was set on */
 	const char *section; /* the current one, for [route NAME] */
 	enum section sec;    /* its kind */
@@ -53,6 +54,10 @@ struct parse_ctx {
 	int command_line;
 	int section_line[SEC_UNKNOWN];
 };
+
+/* "${NAME}" alone: its value in ward's environment ("" when unset), NAME
+ * in from; any other value: itself, from "". keys.c */
+const char *config_env_ref(const char *v, char *from, size_t from_size);
 
 /* Records the first error ("NAME:LINE: ..."); later ones are dropped. */
 void config_fail(struct parse_ctx *ctx, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -327,6 +327,24 @@ static int set_allow_root(struct parse_ctx *ctx, const char *k, const char *v, c
 	return parse_bool(v, &ctx->cfg->allow_root, why);
 }
 
+/* "${NAME}" alone: its value in ward's environment ("" when unset); any
+ * other value: itself. *from is NAME when the value came from there (an
+ * error then names the variable, never its value: it could be a key given
+ * by mistake). */
+const char *config_env_ref(const char *v, char *from, size_t from_size)
+{
+	size_t n = strlen(v);
+
+	from[0] = '\0';
+	if (n < 4 || strncmp(v, "${", 2) != 0 || v[n - 1] != '}' || n - 3 >= from_size ||
+	    strspn(v + 2, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") != n - 3)
+		return v;
+	memcpy(from, v + 2, n - 3);
+	from[n - 3] = '\0';
+	v = getenv(from);
+	return v ? v : "";
+}
+
 /* A list of absolute paths, split like a command line (quotes allowed). */
 static int set_paths(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
 {
@@ -343,11 +361,22 @@ static int set_paths(struct parse_ctx *ctx, const char *k, const char *v, const 
 	if (split_words(v, &words, &argc, why) != 0)
 		return -1;
 	for (i = 0; i < argc && rc == 0; i++) {
+		/* ${NAME}: a path the one who starts ward names in its environment
+		 * (ward-pi's WARD_GIT_COMMON_DIR, a linked worktree's repository),
+		 * read now, once; unset or empty, no path */
+		char from[64];
+		const char *w = config_env_ref(words[i], from, sizeof from);
+
+		if (from[0] && !w[0])
+			continue;
 		/* "." is the directory the runtime starts ward in (docker -w, the
 		 * OCI cwd): the workspace, at the same absolute path */
-		if (words[i][0] != '/' && strcmp(words[i], ".") != 0)
-			rc = (*why = "paths must be absolute (or . for the start directory)", -1);
-		else if (push(list, n, words[i], strlen(words[i])) != 0)
+		if (from[0] && w[0] != '/') {
+			snprintf(ctx->why, sizeof ctx->why, "${%s} is not an absolute path", from);
+			rc = (*why = ctx->why, -1);
+		} else if (w[0] != '/' && strcmp(w, ".") != 0)
+			rc = (*why = "paths must be absolute (or . for the start directory, or ${NAME} of one)", -1);
+		else if (push(list, n, w, strlen(w)) != 0)
 			rc = (*why = "out of memory", -1);
 	}
 	free(words);

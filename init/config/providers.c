@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/header.h"
+#include "init/config/ctx.h"
 #include "mcp-bridge/http.h"
 #include "mcp-bridge/upstream.h"
 
@@ -40,24 +41,6 @@ const struct provider_preset *provider_find(const char *name)
 const char *provider_names(void)
 {
 	return "anthropic, openai, openrouter, google, mistral, groq, xai, deepseek, openai-compatible";
-}
-
-/* "${NAME}" alone: its value in ward's environment ("" when unset); any
- * other value: itself. *from is NAME when the value came from there (an
- * error then names the variable, never its value: it could be a key given
- * by mistake). */
-static const char *resolve(const char *v, char *from, size_t from_size)
-{
-	size_t n = strlen(v);
-
-	from[0] = '\0';
-	if (n < 4 || strncmp(v, "${", 2) != 0 || v[n - 1] != '}' || n - 3 >= from_size ||
-	    strspn(v + 2, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") != n - 3)
-		return v;
-	memcpy(from, v + 2, n - 3);
-	from[n - 3] = '\0';
-	v = getenv(from);
-	return v ? v : "";
 }
 
 /* How a value is named in a message: as written; or by its variable, with
@@ -228,7 +211,7 @@ int providers_apply(struct ward_config *cfg, char *err, size_t errsize, int *lin
 			}
 			continue;
 		}
-		name = resolve(r->provider, from, sizeof from);
+		name = config_env_ref(r->provider, from, sizeof from);
 		if (!*name) {
 			/* WARD_PROVIDER unset: no provider, and no route for one */
 			drop_route(cfg, i--);
@@ -245,7 +228,7 @@ int providers_apply(struct ward_config *cfg, char *err, size_t errsize, int *lin
 				 "of one", r->name, first);
 			return -1;
 		}
-		url = r->provider_url ? resolve(r->provider_url, url_from, sizeof url_from) : (url_from[0] = '\0', "");
+		url = r->provider_url ? config_env_ref(r->provider_url, url_from, sizeof url_from) : (url_from[0] = '\0', "");
 		if (p->host && *url) {
 			snprintf(err, errsize, "[route %s]: provider_url '%s' is for provider = openai-compatible, not %s",
 				 r->name, shown(url, url_from, named, sizeof named), p->name);

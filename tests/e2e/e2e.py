@@ -31,9 +31,11 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dockerd import Dockerd  # noqa: E402
 from hostside import serve_unix  # noqa: E402
 from podmanconf import podman_setup  # noqa: E402
+import wardpi_engines  # noqa: E402
 
 AGENT_UID = 1000
 BRIDGE_UID = 999
@@ -304,43 +306,11 @@ def docker(a, d, run):
         check("docker --read-only: ward refuses before Pi starts (TMPDIR on a read-only filesystem), exit 3",
               r.returncode == 3 and any("/tmp" in l and "read-only filesystem" in l for l in lines)
               and r.stdout == "", lines[0] if lines else f"rc {r.returncode}: {r.stderr.strip()[-200:]}")
-        ward_pi_docker(a, d, env)
+        wardpi_engines.docker(a, d, env, run, Session, workspace)
         escape_in_image(a, d, env)
     finally:
         subprocess.run(["docker", "volume", "rm", "-f", "ward-e2e-agent"], env=env, capture_output=True)
         dk.stop()
-
-
-def ward_pi_docker(a, d, env):
-    """ward-pi, the host command, for real under docker: an RPC session in a
-    project, the host's Pi resources in its volume without auth.json, then
-    --reset."""
-    wp = os.path.abspath(os.path.join(a.tests, "..", "scripts", "ward-pi"))
-    proj = workspace(d, "ward-pi-proj")
-    home = os.path.join(d, "ward-pi-home")
-    os.makedirs(os.path.join(home, ".pi", "agent"))
-    for name, text in (("AGENTS.md", "be brief"), ("auth.json", '{"anthropic":{"key":"sk-not-for-the-agent"}}')):
-        with open(os.path.join(home, ".pi", "agent", name), "w") as f:
-            f.write(text)
-    wenv = dict(env, HOME=home)
-    s = Session(["sh", "-c", f'cd "$1" && exec "$2" --engine docker --rpc', "sh", proj, wp], wenv)
-    st = s.request({"id": "s1", "type": "get_state"}, timeout=120)
-    rc = s.close()
-    check("ward-pi --rpc under docker: a session in the project, ended by stdin's end",
-          bool(st and st.get("success")) and rc == 0, f"status {rc}; {s.tail()}")
-    vols = subprocess.run(["docker", "volume", "ls", "-q"], env=env, capture_output=True, text=True).stdout.split()
-    vol = [v for v in vols if v.startswith("ward-pi-ws-ward-pi-proj-")]
-    ls = subprocess.run(["docker", "run", "--rm", "-v", f"{vol[0]}:/var/lib/pi", "ward-pi:latest", "--", "/bin/sh",
-                         "-c", "ls /var/lib/pi/agent; grep -rl sk-not-for-the-agent /var/lib/pi || echo no-host-secret"],
-                        env=env, capture_output=True, text=True, timeout=60).stdout.split() if vol else []
-    check("ward-pi: the project's own volume holds the host's AGENTS.md, and nothing of its auth.json (Pi's own "
-          "auth.json there is empty)", len(vol) == 1 and "AGENTS.md" in ls and "no-host-secret" in ls,
-          f"volumes {vol}, agent dir {ls}")
-    r = subprocess.run(["sh", "-c", f'cd "$1" && exec "$2" --engine docker --reset', "sh", proj, wp], env=wenv,
-                       capture_output=True, text=True, timeout=60)
-    vols = subprocess.run(["docker", "volume", "ls", "-q"], env=env, capture_output=True, text=True).stdout.split()
-    check("ward-pi --reset deletes the project's volume", r.returncode == 0 and not set(vol) & set(vols),
-          r.stdout + r.stderr)
 
 
 def escape_in_image(a, d, env):
@@ -549,6 +519,15 @@ def podman_rootless(a, d):
                                        "-e", f"E2E_MCP_TOKEN={TOKEN}", "-v", f"{run}:/run/ward",
                                        "-v", "ward-e2e-agent:/var/lib/pi", "-v", f"{ws}:{ws}", "-w", ws,
                                        "localhost/ward-pi:latest"], ws, pid_of, host_uid=base + AGENT_UID - 1)
+        # ward-pi as this user: it picks podman itself, whose storage is
+        # the one above (storage.conf), in a tmux pane
+        with open(os.path.join(pd, "storage.conf"), "w") as f:
+            f.write(f'[storage]\ndriver = "vfs"\ngraphroot = "{pd}/root"\nrunroot = "{pd}/run"\n')
+        wardpi_engines.podman_rootless(
+            a, d, ROOTLESS_USER, uid, ["runuser", "-u", ROOTLESS_USER, "--", "env"],
+            {"HOME": f"/home/{ROOTLESS_USER}", "XDG_RUNTIME_DIR": f"{pd}/xdg", "PATH": "/usr/local/bin:/usr/bin:/bin",
+             "CONTAINERS_CONF": penv["CONTAINERS_CONF"], "CONTAINERS_STORAGE_CONF": f"{pd}/storage.conf"},
+            base + AGENT_UID - 1)
         subprocess.run(pm + ["system", "reset", "-f"], capture_output=True)
     finally:
         for p in procs:

@@ -589,9 +589,32 @@ static void test_fd_range(void)
 	CHECK(fcntl(fds[0], F_GETFD) < 0 && fcntl(fds[5], F_GETFD) < 0 && fcntl(2, F_GETFD) >= 0);
 }
 
+/* ${NAME} in a path list: its value read once, when the file is; unset or
+ * empty, no path; not absolute, an error naming the variable only */
+static void test_path_from_env(void)
+{
+	struct ward_config cfg;
+	const char *text = "[agent]\nuser = 4242\n[landlock]\nwrite = . ${WT_GITDIR} /tmp\nread = ${WT_UNSET}\n";
+
+	unsetenv("WT_UNSET");
+	setenv("WT_GITDIR", "/srv/repo/.git", 1);
+	CHECK(load(&cfg, text) == 0);
+	CHECK(cfg.landlock.n_write == 3 && strcmp(cfg.landlock.write[1], "/srv/repo/.git") == 0 &&
+	      strcmp(cfg.landlock.write[2], "/tmp") == 0 && cfg.landlock.n_read == 0);
+	config_free(&cfg);
+	setenv("WT_GITDIR", "", 1);
+	CHECK(load(&cfg, text) == 0);
+	CHECK(cfg.landlock.n_write == 2 && strcmp(cfg.landlock.write[1], "/tmp") == 0);
+	config_free(&cfg);
+	setenv("WT_GITDIR", "repo/.git", 1);
+	CHECK(err(text, "ward: t.conf:4: write: '. ${WT_GITDIR} /tmp': ${WT_GITDIR} is not an absolute path"));
+	unsetenv("WT_GITDIR");
+}
+
 int main(void)
 {
 	test_defaults();
+	test_path_from_env();
 	test_every_key();
 	test_errors();
 	test_print();

@@ -93,7 +93,6 @@ def tui_case(a, work):
     model's answer on the screen (the fake model through the bridge), a
     resize redraws it at the new width, Ctrl-D twice ends it, status 0, and
     the shell is usable after."""
-    import time
     name = "ward-pi: the TUI under ward in a terminal (tmux)"
     pi = os.path.join(ROOT, "rootfs", "pi", "node_modules", "@earendil-works", "pi-coding-agent", "dist", "cli.js")
     if not a.ward or not a.node or not shutil.which("tmux") or not os.path.exists(pi):
@@ -133,48 +132,22 @@ listen = 127.0.0.1:7900
 upstream = unix:{sock}
 path = /v1/
 """)
-    session = f"wardpi{os.getpid()}"
+    from tmux import Tmux, end_pi, widest
     done = os.path.join(work, "tui.status")
-    tmux = ["tmux", "-L", session]
+    t = Tmux(f"wardpi{os.getpid()}", env=dict(os.environ, TERM="xterm-256color"))
     screens = {}
     try:
-        subprocess.run(tmux + ["new-session", "-d", "-s", session, "-x", "120", "-y", "30",
-                               f"{os.path.abspath(a.ward)} -c {conf}; echo $? > {done}; exec sh"], check=True,
-                       env=dict(os.environ, TERM="xterm-256color"))
-
-        def screen():
-            return subprocess.run(tmux + ["capture-pane", "-t", session, "-p"], capture_output=True,
-                                  text=True).stdout
-
-        def wait_for(pred, seconds=30):
-            end = time.monotonic() + seconds
-            while time.monotonic() < end:
-                s = screen()
-                if pred(s):
-                    return s
-                time.sleep(0.3)
-            return screen()
-
-        screens["start"] = wait_for(lambda s: "fake-model" in s)
-        subprocess.run(tmux + ["send-keys", "-t", session, "say hello", "Enter"])
-        screens["answer"] = wait_for(lambda s: "Hello from fake-model." in s)
-        subprocess.run(tmux + ["resize-window", "-t", session, "-x", "70", "-y", "24"])
-        screens["resized"] = wait_for(lambda s: max((len(l.rstrip()) for l in s.splitlines()), default=0) <= 70
-                                      and "fake-model" in s, 10)
-        # Ctrl-D on an empty editor ends Pi; once more only if it did not
-        # (a second one would reach the shell after it and end that)
-        end = time.monotonic() + 20
-        subprocess.run(tmux + ["send-keys", "-t", session, "C-d"])
-        while not os.path.exists(done) and time.monotonic() < end:
-            time.sleep(0.2)
-            if time.monotonic() > end - 15 and not os.path.exists(done):
-                subprocess.run(tmux + ["send-keys", "-t", session, "C-d"])
-                end -= 15
-        status = open(done).read().strip() if os.path.exists(done) else None
-        subprocess.run(tmux + ["send-keys", "-t", session, "echo shell-$((40+2))", "Enter"])
-        screens["after"] = wait_for(lambda s: "shell-42" in s, 10)
+        t.start(f"{os.path.abspath(a.ward)} -c {conf}; echo $? > {done}; exec sh", 120, 30)
+        screens["start"] = t.wait_for(lambda s: "fake-model" in s)
+        t.keys("say hello", "Enter")
+        screens["answer"] = t.wait_for(lambda s: "Hello from fake-model." in s)
+        t.resize(70, 24)
+        screens["resized"] = t.wait_for(lambda s: widest(s) <= 70 and "fake-model" in s, 10)
+        status = end_pi(t, done)
+        t.keys("echo shell-$((40+2))", "Enter")
+        screens["after"] = t.wait_for(lambda s: "shell-42" in s, 10)
     finally:
-        subprocess.run(tmux + ["kill-server"], capture_output=True)
+        t.kill()
         srv.kill()
         srv.wait()
     report(f"{name}: Pi's TUI draws (its footer names the model)", "fake-model" in screens.get("start", ""),
@@ -182,8 +155,7 @@ path = /v1/
     report(f"{name}: a typed prompt gets the model's answer on the screen, through the bridge",
            "Hello from fake-model." in screens.get("answer", ""), screens.get("answer", "")[-600:])
     report(f"{name}: a resize (SIGWINCH) reaches Pi, which redraws at the new width",
-           "fake-model" in screens.get("resized", "") and
-           max((len(l.rstrip()) for l in screens.get("resized", "").splitlines()), default=99) <= 70,
+           "fake-model" in screens.get("resized", "") and widest(screens.get("resized", "")) <= 70,
            screens.get("resized", "")[-400:])
     report(f"{name}: Ctrl-D ends it, status 0, and the terminal is the shell's again (it takes commands)",
            status == "0" and "shell-42" in screens.get("after", ""), f"status {status}; {screens.get('after', '')[-200:]}")
@@ -269,11 +241,18 @@ fi
     subprocess.run(g + ["-C", proj_a, "worktree", "add", "-q", wt], check=True, capture_output=True)
     rc, w = dry(wt, "--engine", "docker")
     gitdir = os.path.join(proj_a, ".git")
-    report("ward-pi in a linked worktree: the main repository's .git mounted at its own path, for commits",
-           rc == 0 and f"{gitdir}:{gitdir}" in w and f"{wt}:{wt}" in w, " ".join(w) if rc == 0 else w)
+    report("ward-pi in a linked worktree: the main repository's .git mounted at its own path and named to ward "
+           "(WARD_GIT_COMMON_DIR, which the image's ward.conf lets the agent write), for commits",
+           rc == 0 and f"{gitdir}:{gitdir}" in w and f"{wt}:{wt}" in w
+           and f"WARD_GIT_COMMON_DIR={gitdir}" in w, " ".join(w) if rc == 0 else w)
+    report("ward-pi in a git repository: its hooks and config read-only (what the host's git would run)",
+           rc == 0 and f"{gitdir}/hooks:{gitdir}/hooks:ro" in w and f"{gitdir}/config:{gitdir}/config:ro" in w,
+           " ".join(w) if rc == 0 else w)
     rc, w = dry(proj_a, "--engine", "docker")
     report("ward-pi in a repository's main tree: nothing more than the project", rc == 0 and
-           not any(x.startswith(gitdir + ":") for x in w), " ".join(w) if rc == 0 else w)
+           not any(x.startswith(gitdir + ":") or x.startswith("WARD_GIT_COMMON_DIR") for x in w)
+           and f"{gitdir}/hooks:{gitdir}/hooks:ro" in w,
+           " ".join(w) if rc == 0 else w)
 
     # the host's Pi resources: copied without what may hold a key
     agent = os.path.join(home, ".pi", "agent")
@@ -312,7 +291,7 @@ fi
         report(f"ward-pi {' '.join(bad)}: one line, exit 2", p.returncode == 2 and p.stderr.count("\n") == 1,
                p.stderr)
     packages_cases(wp, work, run, dry, calls, built)
-    sock = os.path.join(work, "model.sock")
+    sock = os.path.join(work, "own-model.sock")
     import socket
     lsock = socket.socket(socket.AF_UNIX)
     lsock.bind(sock)
@@ -321,6 +300,7 @@ fi
            rc == 0 and f"{sock}:/run/ward/model.sock" in w and w[w.index("--network") + 1] == "none",
            " ".join(w) if rc == 0 else w)
     lsock.close()
+    os.unlink(sock)
     p = run(proj_b, "--dry-run", "--model-socket", os.path.join(work, "calls.log"))
     report("ward-pi --model-socket of a file that is not a socket: one line, exit 2",
            p.returncode == 2 and p.stderr.count("\n") == 1 and "not a unix socket" in p.stderr, p.stderr)
@@ -399,9 +379,10 @@ def packages_cases(wp, work, run, dry, calls, built):
     new = calls_now()[n0:]
     b = next((c.split() for c in new if c.startswith("build")), [])
     report("ward-pi with .pi-packages at a terminal, answered yes: built (the host's network, an empty context), "
-           "tagged by the list's and the base's hash, then Pi runs in it",
+           "tagged by the list's and the base's hash, then Pi runs in it (-p at a terminal: no stdin for Pi to wait on)",
            rc == 0 and b[:5] == ["build", "--network", "host", "-t", derived]
-           and not b[-1].startswith(proj) and any(c.startswith("run") and f" {derived} " in f" {c} " for c in new),
+           and not b[-1].startswith(proj) and any(c.startswith("run") and f" {derived} " in f" {c} " for c in new)
+           and not any(c.startswith("run") and " -i " in f" {c} " for c in new),
            f"rc {rc}; {new}")
     n0 = len(calls_now())
     p = run(proj, "--engine", "docker", "--rpc")

@@ -1,0 +1,247 @@
+"""ward-pi, the host command, for real, as a person uses it: under docker (the
+test's private dockerd, as root) and under rootless podman (an unprivileged
+user). Called by e2e.py, which owns the engines.
+
+In a tmux pane: Pi's TUI draws, a typed prompt gets the model's answer (the
+project's fake OpenAI server on a host socket, --model-socket), a bash tool
+call runs in the sandbox, a resize redraws, Ctrl-D ends it with status 0 and
+the shell takes commands again; a second run with --continue shows the first
+one's conversation (the project's volume). Under docker also: an RPC session,
+the host's resources synced without secrets, a commit from a linked worktree
+that the host's repository has, two projects' volumes and mounts apart,
+.pi-packages built after approval at a pty and its package usable by the
+agent, --reset.
+"""
+import json
+import os
+import pty
+import select
+import subprocess
+import time
+
+from results import report
+from tmux import Tmux, end_pi, widest
+
+
+def check(name, ok, detail=""):
+    report(name, "pass" if ok else "FAIL", detail)
+    return ok
+
+
+# the bash tool's command: each result word is made at run time, so it is on
+# the screen only if the command ran (the typed text has "$((6*7))", not 42)
+PROBE = ('echo sandbox-$((6*7)) uid-$(id -u) nnp-$(awk \'/^NoNewPrivs/{print $2}\' /proc/self/status)'
+         '-seccomp-$(awk \'/^Seccomp:/{print $2}\' /proc/self/status)')
+
+
+def tui(label, t, wp_cmd, proj, done, continue_too=True):
+    """Pi's TUI by ward-pi in a tmux pane (t); wp_cmd: the shell words that
+    run ward-pi (cd PROJECT && ward-pi ...)."""
+    name = f"ward-pi TUI under {label}"
+    screens = {}
+    try:
+        if os.path.exists(done):
+            os.unlink(done)
+        t.start(f"{wp_cmd}; echo $? > {done}; exec sh", 120, 30)
+        screens["start"] = t.wait_for(lambda s: "fake-model" in s, 90)
+        t.type("say hello")
+        t.keys("Enter")
+        screens["answer"] = t.wait_for(lambda s: "Hello from fake-model." in s, 60)
+        t.type("CALL bash " + json.dumps({"command": PROBE}))
+        t.keys("Enter")
+        screens["tool"] = t.wait_for(lambda s: "TOOL RESULT" in s, 60)
+        t.resize(70, 24)
+        screens["resized"] = t.wait_for(lambda s: widest(s) <= 70 and "fake-model" in s, 15)
+        status = end_pi(t, done)
+        t.keys("echo shell-$((40+2))", "Enter")
+        screens["after"] = t.wait_for(lambda s: "shell-42" in s, 10)
+    finally:
+        t.kill()
+    check(f"{name}: the TUI draws (its footer names the model)", "fake-model" in screens.get("start", ""),
+          screens.get("start", "")[-300:])
+    check(f"{name}: a typed prompt gets the model's answer on the screen (the host's model socket, through "
+          "the bridge)", "Hello from fake-model." in screens.get("answer", ""), screens.get("answer", "")[-400:])
+    tool = screens.get("tool", "")
+    check(f"{name}: a bash tool call runs in the sandbox: uid 1000, NoNewPrivs 1, seccomp filter mode 2",
+          "sandbox-42 uid-1000 nnp-1-seccomp-2" in tool.replace("\n", " ").replace("  ", " ")
+          or "sandbox-42 uid-1000 nnp-1-seccomp-2" in tool, tool[-500:])
+    check(f"{name}: a resize reaches Pi (SIGWINCH through ward), which redraws at the new width",
+          "fake-model" in screens.get("resized", "") and widest(screens.get("resized", "")) <= 70,
+          screens.get("resized", "")[-300:])
+    check(f"{name}: Ctrl-D ends it, status 0, and the shell has its terminal back (it takes commands)",
+          status == "0" and "shell-42" in screens.get("after", ""), f"status {status}; {screens.get('after', '')[-200:]}")
+    if not continue_too:
+        return
+    # the second run: Pi's --continue, the conversation from the volume
+    screens = {}
+    t = t.another("b")
+    try:
+        os.unlink(done) if os.path.exists(done) else None
+        t.start(f"{wp_cmd} -- --continue; echo $? > {done}; exec sh", 120, 30)
+        screens["start"] = t.wait_for(lambda s: "fake-model" in s and "Hello from fake-model." in s, 90)
+        status = end_pi(t, done)
+    finally:
+        t.kill()
+    check(f"{name}: a second run (-- --continue) resumes: the first run's conversation is on the screen",
+          "Hello from fake-model." in screens.get("start", "") and status == "0",
+          f"status {status}; {screens.get('start', '')[-400:]}")
+
+
+def at_pty(argv, cwd, env, answer, seconds=600):
+    """argv at a pty (stdin, stdout, stderr), `answer` typed when [y/N] is
+    asked; returns (status, what the terminal showed)"""
+    pid, fd = pty.fork()
+    if pid == 0:
+        try:
+            os.chdir(cwd)
+            os.execvpe(argv[0], argv, env)
+        finally:
+            os._exit(127)
+    out, asked, end = b"", False, time.monotonic() + seconds
+    while time.monotonic() < end:
+        r, _, _ = select.select([fd], [], [], 0.5)
+        if not r:
+            continue
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+        if not asked and b"[y/N]" in out:
+            os.write(fd, answer.encode() + b"\n")
+            asked = True
+    try:
+        _, st = os.waitpid(pid, os.WNOHANG if time.monotonic() >= end else 0)
+        rc = os.waitstatus_to_exitcode(st) if st else None
+    except ChildProcessError:
+        rc = None
+    if rc is None:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+    return rc, out.decode(errors="replace")
+
+
+def docker(a, d, env, run, Session, workspace):
+    wp = os.path.abspath(os.path.join(a.tests, "..", "scripts", "ward-pi"))
+    sock = os.path.join(run, "model.sock")
+    home = os.path.join(d, "ward-pi-home")
+    os.makedirs(os.path.join(home, ".pi", "agent"))
+    for name, text in (("AGENTS.md", "be brief"), ("auth.json", '{"anthropic":{"key":"sk-not-for-the-agent"}}')):
+        with open(os.path.join(home, ".pi", "agent", name), "w") as f:
+            f.write(text)
+    wenv = dict(env, HOME=home, TERM="xterm-256color")
+
+    def volumes():
+        return subprocess.run(["docker", "volume", "ls", "-q"], env=env, capture_output=True, text=True).stdout.split()
+
+    def in_volume(vol, script):
+        return subprocess.run(["docker", "run", "--rm", "-v", f"{vol}:/var/lib/pi", "ward-pi:latest", "--",
+                               "/bin/sh", "-c", script], env=env, capture_output=True, text=True, timeout=60).stdout
+
+    # the TUI in a terminal, then --continue
+    proj = workspace(d, "wp-tui")
+    done = os.path.join(d, "wp-tui.status")
+    tui("docker", Tmux(f"wpdocker{os.getpid()}", env=wenv),
+        f"cd {proj} && {wp} --engine docker --model-socket {sock}", proj, done)
+
+    # an RPC session in a linked worktree: a commit the main repository has
+    main = workspace(d, "wp-repo")
+    g = ["git", "-c", "safe.directory=*", "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run(g + ["init", "-q", "-b", "main", main], check=True)
+    subprocess.run(g + ["-C", main, "commit", "-q", "--allow-empty", "-m", "one"], check=True)
+    wt = os.path.join(d, "wp-linked")
+    subprocess.run(g + ["-C", main, "worktree", "add", "-q", "-b", "feature", wt], check=True, capture_output=True)
+    subprocess.run(["chown", "-R", "1000:1000", main, wt], check=True)
+    # (the test is root and the repository the agent's uid's: git on the
+    # host would refuse it as another user's; a person's own repository is not)
+    genv = dict(wenv, GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0="safe.directory", GIT_CONFIG_VALUE_0="*")
+    s = Session(["sh", "-c", 'cd "$1" && exec "$2" --engine docker --rpc --model-socket "$3"', "sh", wt, wp, sock],
+                genv)
+    st = s.request({"id": "s1", "type": "get_state"}, timeout=120)
+    cmd = ("echo change > made-in-sandbox && git add made-in-sandbox && "
+           "git -c user.email=pi@sandbox -c user.name=pi commit -qm from-the-sandbox && echo commit-$((1+1))-done; "
+           f"test -e {proj} && echo other-project-$((0))-visible || echo other-project-absent-$((0)); "
+           f"(echo x > {main}/.git/hooks/post-commit) 2>/dev/null && echo hook-planted || echo hook-refused-$((0)); "
+           f"git config core.hooksPath /tmp 2>/dev/null && echo config-changed || echo config-refused-$((0))")
+    text = s.prompt("p1", "CALL bash " + json.dumps({"command": cmd}), timeout=120) or ""
+    rc = s.close()
+    log = subprocess.run(g + ["-C", main, "log", "--format=%s", "feature"], capture_output=True, text=True).stdout
+    check("ward-pi --rpc under docker in a linked worktree: the agent commits, and the host's repository has the "
+          "commit on the worktree's branch", bool(st) and "commit-2-done" in text and "from-the-sandbox" in log
+          and rc == 0, f"status {rc}; answer {text[:160]!r}; host log {log.split()}; {s.tail()}")
+    check("ward-pi: a project's container does not see another project (its path is not there)",
+          "other-project-absent-0" in text, text[:200])
+    check("ward-pi: the repository's hooks and config are read-only to the agent (nothing planted for the host's "
+          "git to run)", "hook-refused-0" in text and "config-refused-0" in text
+          and not os.path.exists(os.path.join(main, ".git", "hooks", "post-commit")), text[:300])
+
+    # one volume per project: each holds only its own project's sessions
+    vols = volumes()
+    owned = {}
+    for p in (proj, wt):
+        v = [x for x in vols if x.startswith(f"ward-pi-{os.path.basename(p)}-")]
+        owned[p] = v[0] if len(v) == 1 else None
+    # each session file's first line is its header, which names its cwd
+    cwds = {p: in_volume(v, "head -qn1 /var/lib/pi/agent/sessions/*/*.jsonl 2>/dev/null | "
+                         "grep -o '\"cwd\":\"[^\"]*\"' | sort -u") if v else "" for p, v in owned.items()}
+    check("ward-pi: two projects, two volumes, each with its own project's sessions only",
+          all(owned.values()) and owned[proj] != owned[wt] and cwds[proj].strip() == f'"cwd":"{proj}"'
+          and cwds[wt].strip() == f'"cwd":"{wt}"', f"{owned}; {cwds}")
+    ls = in_volume(owned[proj], "ls /var/lib/pi/agent; grep -rl sk-not-for-the-agent /var/lib/pi || echo no-host-secret"
+                   ).split() if owned[proj] else []
+    check("ward-pi: the project's volume holds the host's AGENTS.md, and nothing of its auth.json",
+          "AGENTS.md" in ls and "no-host-secret" in ls, f"agent dir {ls}")
+
+    # .pi-packages: refused without a terminal, built after a yes at a pty
+    pk = workspace(d, "wp-packages")
+    with open(os.path.join(pk, ".pi-packages"), "w") as f:
+        f.write("# the agent asked for jq\njq\n")
+    r = subprocess.run([wp, "--engine", "docker", "--model-socket", sock, "-p", "hi"], cwd=pk, env=wenv,
+                       capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    images = subprocess.run(["docker", "images", "-q", "ward-pi-packages"], env=env, capture_output=True,
+                            text=True).stdout.split()
+    check("ward-pi with .pi-packages and no terminal: refused (exit 2, one line), no image built",
+          r.returncode == 2 and r.stderr.count("\n") == 1 and not images, r.stderr.strip())
+    rc, out = at_pty([wp, "--engine", "docker", "--model-socket", sock, "-p",
+                      "CALL bash " + json.dumps({"command": "jq -n '6*7' && echo jq-ran"})], pk, wenv, "y")
+    images = subprocess.run(["docker", "images", "--format", "{{.Repository}}:{{.Tag}}"], env=env,
+                            capture_output=True, text=True).stdout.split()
+    built = [i for i in images if i.startswith("ward-pi-packages:")]
+    check("ward-pi with .pi-packages at a terminal, approved: the derived image built with Debian's jq, and the "
+          "agent's bash tool runs jq in it", rc == 0 and len(built) == 1 and "42" in out and "jq-ran" in out,
+          f"status {rc}; images {built}; {out[-400:]!r}")
+
+    r = subprocess.run(["sh", "-c", f'cd "$1" && exec "$2" --engine docker --reset', "sh", proj, wp], env=wenv,
+                       capture_output=True, text=True, timeout=60)
+    check("ward-pi --reset deletes the project's volume", r.returncode == 0 and owned[proj] not in volumes(),
+          r.stdout + r.stderr)
+
+
+def podman_rootless(a, d, user, uid, run_prefix, penv, workspace_uid):
+    """ward-pi run by the unprivileged user, whose podman it picks by itself:
+    the TUI and --continue, in a project of the user's own."""
+    wp = os.path.abspath(os.path.join(a.tests, "..", "scripts", "ward-pi"))
+    from hostside import serve_unix
+    sock_dir = os.path.join(d, "wp-rootless-run")
+    os.makedirs(sock_dir)
+    sock = os.path.join(sock_dir, "model.sock")
+    # the bridge connects as a subordinate uid of the user's: the socket is
+    # everyone's (ward-pi --help says so)
+    srv = serve_unix([a.node, os.path.join(a.tests, "node", "fake-openai.mjs"), sock], sock, uid)
+    os.chmod(sock, 0o666)
+    try:
+        proj = os.path.join(d, "wp-rootless-proj")
+        os.makedirs(proj)
+        os.chown(proj, uid, uid)
+        os.chmod(proj, 0o700)
+        state = os.path.join(d, "wp-rootless-state")
+        os.makedirs(state)
+        os.chown(state, uid, uid)
+        env = [f"{k}={v}" for k, v in penv.items()] + ["TERM=xterm-256color"]
+        t = Tmux(f"wprootless{os.getpid()}", prefix=list(run_prefix) + env)
+        tui("rootless podman", t, f"cd {proj} && {wp} --model-socket {sock}", proj, os.path.join(state, "status"))
+    finally:
+        srv.kill()
+        srv.wait()
