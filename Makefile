@@ -182,7 +182,7 @@ check-valgrind: $(UNIT_TESTS) $(B)/dyn/ward $(HELPERS)
 
 # One run of every comparison, written to docs/benchmarks.md (tables) and
 # docs/bench/*.svg (plots, gnuplot); the samples stay in build/bench/.
-bench: $(B)/ward $(HELPERS) $(B)/bench/seccomp-load $(B)/bench/bare-relay $(B)/bench/connect-lat
+bench: $(B)/ward $(HELPERS) $(PI_CLI) $(B)/bench/seccomp-load $(B)/bench/bare-relay $(B)/bench/connect-lat
 	scripts/install-deps.sh bench image test
 	$(MAKE) image $(NODE22)
 	/usr/bin/python3 tests/bench/init_bench.py --ward $(B)/ward --helper $(B)/tests/helper \
@@ -197,6 +197,8 @@ bench: $(B)/ward $(HELPERS) $(B)/bench/seccomp-load $(B)/bench/bare-relay $(B)/b
 	/usr/bin/python3 tests/bench/provider_bench.py --ward $(B)/ward --out docs/benchmarks.md --json $(B)/bench/provider.json
 	/usr/bin/python3 tests/bench/image_bench.py --image-dir $(B)/image --node $(NODE22) --tests tests \
 		--out docs/benchmarks.md --json $(B)/bench/image.json
+	/usr/bin/python3 tests/bench/wardpi_bench.py --image-dir $(B)/image --node $(NODE22) --pi $(PI_CLI) \
+		--out docs/benchmarks.md --json $(B)/bench/wardpi.json
 	/usr/bin/python3 tests/bench/plot.py --data $(B)/bench --out docs/bench --md docs/benchmarks.md
 
 # The reference image (rootfs/): build/image/ward-pi.tar (docker-archive) and

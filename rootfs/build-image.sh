@@ -41,6 +41,11 @@ mmdebstrap --mode=root --variant=apt --quiet \
 	bookworm "$OUT/rootfs" >"$OUT/mmdebstrap.log" 2>&1 || { tail -20 "$OUT/mmdebstrap.log" >&2; exit 1; }
 step "debian root ($(du -sh "$OUT/rootfs" | cut -f1))"
 
+# ward's own directory (the evidence, mcp.json, the host's sockets mounted
+# in): the bridge's group may pass through, the agent may not even list it.
+# Made here, not in the customize hook: mmdebstrap empties /run after it.
+install -d -m 0710 -o 0 -g 999 "$OUT/rootfs/run/ward"
+
 # 4. one deterministic layer
 tar -C "$OUT/rootfs" --sort=name --format=posix \
 	--pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime \

@@ -29,9 +29,7 @@ install -d -m 0700 -o 1000 -g 1000 "$R/home/pi"
 install -d -m 0700 -o 1000 -g 1000 "$R/var/lib/pi" "$R/var/lib/pi/agent"
 install -m 0600 -o 1000 -g 1000 "$ROOTFS_SRC/agent/settings.json" "$ROOTFS_SRC/agent/models.json" "$R/var/lib/pi/agent/"
 install -d -m 0755 "$R/etc/ward" "$R/workspace"
-# ward's own: the evidence, mcp.json, the host's sockets. The bridge (group
-# ward-bridge) may pass through to connect to them; the agent may not even list it
-install -d -m 0710 -o 0 -g 999 "$R/run/ward"
+# (/run/ward: build-image.sh makes it, after mmdebstrap has emptied /run)
 chown 1000:1000 "$R/workspace"
 
 # ward

@@ -522,7 +522,8 @@ def podman_rootless(a, d):
         # ward-pi as this user: it picks podman itself, whose storage is
         # the one above (storage.conf), in a tmux pane
         with open(os.path.join(pd, "storage.conf"), "w") as f:
-            f.write(f'[storage]\ndriver = "vfs"\ngraphroot = "{pd}/root"\nrunroot = "{pd}/run"\n')
+            f.write(f'[storage]\ndriver = "vfs"\ngraphroot = "{pd}/root"\nrunroot = "{pd}/run"\n'
+                    f'rootless_storage_path = "{pd}/root"\n')
         wardpi_engines.podman_rootless(
             a, d, ROOTLESS_USER, uid, ["runuser", "-u", ROOTLESS_USER, "--", "env"],
             {"HOME": f"/home/{ROOTLESS_USER}", "XDG_RUNTIME_DIR": f"{pd}/xdg", "PATH": "/usr/local/bin:/usr/bin:/bin",

@@ -14,12 +14,11 @@ agent, --reset.
 """
 import json
 import os
-import pty
-import select
 import subprocess
 import time
 
 from results import report
+from ptyrun import at_pty
 from tmux import Tmux, end_pi, widest
 
 
@@ -87,42 +86,6 @@ def tui(label, t, wp_cmd, proj, done, continue_too=True):
           f"status {status}; {screens.get('start', '')[-400:]}")
 
 
-def at_pty(argv, cwd, env, answer, seconds=600):
-    """argv at a pty (stdin, stdout, stderr), `answer` typed when [y/N] is
-    asked; returns (status, what the terminal showed)"""
-    pid, fd = pty.fork()
-    if pid == 0:
-        try:
-            os.chdir(cwd)
-            os.execvpe(argv[0], argv, env)
-        finally:
-            os._exit(127)
-    out, asked, end = b"", False, time.monotonic() + seconds
-    while time.monotonic() < end:
-        r, _, _ = select.select([fd], [], [], 0.5)
-        if not r:
-            continue
-        try:
-            chunk = os.read(fd, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        out += chunk
-        if not asked and b"[y/N]" in out:
-            os.write(fd, answer.encode() + b"\n")
-            asked = True
-    try:
-        _, st = os.waitpid(pid, os.WNOHANG if time.monotonic() >= end else 0)
-        rc = os.waitstatus_to_exitcode(st) if st else None
-    except ChildProcessError:
-        rc = None
-    if rc is None:
-        os.kill(pid, 9)
-        os.waitpid(pid, 0)
-    return rc, out.decode(errors="replace")
-
-
 def docker(a, d, env, run, Session, workspace):
     wp = os.path.abspath(os.path.join(a.tests, "..", "scripts", "ward-pi"))
     sock = os.path.join(run, "model.sock")
@@ -164,7 +127,8 @@ def docker(a, d, env, run, Session, workspace):
            "git -c user.email=pi@sandbox -c user.name=pi commit -qm from-the-sandbox && echo commit-$((1+1))-done; "
            f"test -e {proj} && echo other-project-$((0))-visible || echo other-project-absent-$((0)); "
            f"(echo x > {main}/.git/hooks/post-commit) 2>/dev/null && echo hook-planted || echo hook-refused-$((0)); "
-           f"git config core.hooksPath /tmp 2>/dev/null && echo config-changed || echo config-refused-$((0))")
+           f"git config core.hooksPath /tmp 2>/dev/null && echo config-changed || echo config-refused-$((0)); "
+           "ls /run/ward >/dev/null 2>&1 && echo run-ward-listed || echo run-ward-private-$((0))")
     text = s.prompt("p1", "CALL bash " + json.dumps({"command": cmd}), timeout=120) or ""
     rc = s.close()
     log = subprocess.run(g + ["-C", main, "log", "--format=%s", "feature"], capture_output=True, text=True).stdout
@@ -176,6 +140,8 @@ def docker(a, d, env, run, Session, workspace):
     check("ward-pi: the repository's hooks and config are read-only to the agent (nothing planted for the host's "
           "git to run)", "hook-refused-0" in text and "config-refused-0" in text
           and not os.path.exists(os.path.join(main, ".git", "hooks", "post-commit")), text[:300])
+    check("ward-pi: ward's /run/ward (the evidence, the model socket mounted in) is closed to the agent",
+          "run-ward-private-0" in text, text[:300])
 
     # one volume per project: each holds only its own project's sessions
     vols = volumes()

@@ -315,9 +315,7 @@ def packages_cases(wp, work, run, dry, calls, built):
     built only after the person says yes at a terminal (a pty here); never
     without a terminal, never for a name that is not a package's. (tests/e2e
     builds one for real under docker.)"""
-    import pty
-    import select
-    import time
+    import ptyrun
     proj = os.path.join(work, "src", "pkgs")
     os.makedirs(proj)
     pf = os.path.join(proj, ".pi-packages")
@@ -343,31 +341,10 @@ def packages_cases(wp, work, run, dry, calls, built):
            and not [c for c in calls_now()[n0:] if c.startswith(("build", "run"))], p.stderr + str(calls_now()[n0:]))
 
     def at_pty(answer):
-        """ward-pi -p at a pty (stdin, stdout and stderr), answering the
-        question with `answer`; returns (status, what the terminal showed)"""
-        pid, fd = pty.fork()
-        if pid == 0:
-            os.chdir(proj)
-            os.execve(wp, [wp, "--engine", "docker", "-p", "hi"],
-                      {"PATH": f"{os.path.dirname(calls)}/bin:/usr/bin:/bin",
-                       "HOME": os.path.join(work, "home")})
-        out, asked, end = b"", False, time.monotonic() + 20
-        while time.monotonic() < end:
-            r, _, _ = select.select([fd], [], [], 0.5)
-            if not r:
-                continue
-            try:
-                chunk = os.read(fd, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            out += chunk
-            if not asked and b"[y/N]" in out:
-                os.write(fd, answer.encode() + b"\n")
-                asked = True
-        _, st = os.waitpid(pid, 0)
-        return os.waitstatus_to_exitcode(st), out.decode(errors="replace")
+        """ward-pi -p at a pty, answering the question with `answer`"""
+        return ptyrun.at_pty([wp, "--engine", "docker", "-p", "hi"], proj,
+                             {"PATH": f"{os.path.dirname(calls)}/bin:/usr/bin:/bin", "HOME": os.path.join(work, "home")},
+                             answer, 30)
 
     n0 = len(calls_now())
     rc, out = at_pty("n")

@@ -1,0 +1,153 @@
+#!/usr/bin/python3
+"""`ward-pi -p` as a person runs it: from the command to Pi's answer on its
+stdout, warm (the image loaded, one run of each before the timed ones),
+against the same Pi run directly on the host and against pi-sandbox's
+approach: the same image in a container without ward (its entrypoint
+replaced by Pi), reaching the model itself. All three ask the project's fake
+OpenAI server (tests/node/fake-openai.mjs) for one answer: ward-pi through
+the image's model route and --model-socket (a unix socket), the other two
+over loopback TCP. The engine is docker (a private dockerd), the one ward-pi
+picks as root here; the variants alternate. Reports medians, spreads and
+ratios; asserts nothing.
+
+  wardpi_bench.py --image-dir build/image --node NODE --pi PI_CLI [--runs 9] [--out F] [--json F]
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+from benchlib import write_results  # noqa: E402
+from dockerd import Dockerd  # noqa: E402
+from hostside import serve_unix  # noqa: E402
+
+ANSWER = b"Hello from fake-model."
+IMAGE_PI = "/opt/pi/node_modules/@earendil-works/pi-coding-agent/dist/cli.js"
+
+
+def agent_dir(path, base_url):
+    """Pi's agent dir for the two runs without ward: the image's settings and
+    its fake provider at base_url"""
+    os.makedirs(path, exist_ok=True)
+    shutil.copy(os.path.join(ROOT, "rootfs", "agent", "settings.json"), path)
+    with open(os.path.join(ROOT, "rootfs", "agent", "models.json")) as f:
+        models = json.load(f)
+    models["providers"]["fake"]["baseUrl"] = base_url
+    with open(os.path.join(path, "models.json"), "w") as f:
+        json.dump(models, f)
+    subprocess.run(["chown", "-R", "1000:1000", path], check=True)
+
+
+def timed(cmd, env, cwd):
+    """seconds from the start of cmd to the answer on its stdout"""
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    out = b""
+    took = None
+    while True:
+        chunk = p.stdout.read1(65536)
+        if not chunk:
+            break
+        out += chunk
+        if took is None and ANSWER in out:
+            took = time.monotonic() - t0
+    err = p.stderr.read()
+    p.wait()
+    if took is None:
+        raise RuntimeError(f"{cmd[0]}: no answer (status {p.returncode}): {out[-300:]!r} {err[-600:]!r}")
+    return took
+
+
+def spread(v):
+    q = statistics.quantiles(v, n=4) if len(v) >= 4 else [min(v), 0, max(v)]
+    return f"{q[0]:.2f}–{q[2]:.2f}"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--image-dir", required=True)
+    ap.add_argument("--node", required=True)
+    ap.add_argument("--pi", required=True, help="Pi's cli.js (rootfs/pi's, the image's version)")
+    ap.add_argument("--runs", type=int, default=9)
+    ap.add_argument("--out")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    node, pi = os.path.abspath(a.node), os.path.abspath(a.pi)
+    wp = os.path.join(ROOT, "scripts", "ward-pi")
+    d = tempfile.mkdtemp(prefix="ward-wpbench-")
+    os.chmod(d, 0o755)
+    dk = Dockerd(os.path.join(d, "dk"))
+    procs = []
+    try:
+        dk.start()
+        env = dict(dk.env, HOME=os.path.join(d, "home"))
+        subprocess.run(["docker", "load", "-q", "-i", os.path.join(a.image_dir, "ward-pi.tar")], env=env,
+                       check=True, capture_output=True)
+        sock = os.path.join(d, "model.sock")
+        fake = os.path.join(ROOT, "tests", "node", "fake-openai.mjs")
+        procs.append(serve_unix([node, fake, sock], sock, 999))  # the bridge's uid in the image
+        port = "18431"
+        procs.append(subprocess.Popen([node, fake, port], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        proj = os.path.join(d, "proj")
+        os.makedirs(proj)
+        os.chown(proj, 1000, 1000)
+        host_agent = os.path.join(d, "host-agent")
+        agent_dir(host_agent, f"http://127.0.0.1:{port}/v1")
+        box_agent = os.path.join(d, "box-agent")
+        agent_dir(box_agent, f"http://127.0.0.1:{port}/v1")
+        prompt = "hi"
+        variants = {
+            # Pi on the host, as the agent's uid, in the project
+            "host": (["setpriv", "--reuid=1000", "--regid=1000", "--clear-groups", node, pi, "-p", prompt,
+                      "--model", "fake/fake-model"],
+                     {"PATH": "/usr/bin:/bin", "HOME": d, "PI_CODING_AGENT_DIR": host_agent, "PI_OFFLINE": "1",
+                      "PI_TELEMETRY": "0"}),
+            # pi-sandbox's approach: the image, Pi as its entrypoint, no ward
+            "container": (["docker", "run", "--rm", "--network", "host", "--user", "1000:1000",
+                           "-v", f"{proj}:{proj}", "-w", proj, "-v", f"{box_agent}:/var/lib/pi/agent",
+                           "-e", "PI_CODING_AGENT_DIR=/var/lib/pi/agent", "-e", "PI_OFFLINE=1", "-e", "PI_TELEMETRY=0",
+                           "-e", "HOME=/home/pi", "--entrypoint", "/usr/local/bin/node", "ward-pi:latest", IMAGE_PI,
+                           "-p", prompt, "--model", "fake/fake-model"], env),
+            "ward-pi": ([wp, "--engine", "docker", "--no-mcp", "--model-socket", sock, "-p", prompt], env),
+        }
+        samples = {k: [] for k in variants}
+        for k, (cmd, e) in variants.items():  # warm: one of each, untimed
+            timed(cmd, e, proj)
+        for _ in range(a.runs):
+            for k, (cmd, e) in variants.items():
+                samples[k].append(timed(cmd, e, proj))
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+        dk.stop()
+        shutil.rmtree(d, ignore_errors=True)
+    med = {k: statistics.median(v) for k, v in samples.items()}
+    lines = ["\n## ward-pi -p: the command to Pi's answer\n",
+             f"{a.runs} runs each, alternating, warm (one untimed run of each first); seconds from the command's "
+             "start to the fake model's answer on its stdout (Pi 1.6, one prompt, `-p`). `host`: Pi run directly "
+             "on the host as uid 1000. `container`: pi-sandbox's approach, the same image under docker with Pi as "
+             "its entrypoint, no ward, the host's network. `ward-pi`: `ward-pi -p` (docker, as root picks it), "
+             "the image's entrypoint ward with every layer on, the model through the bridge and `--model-socket`.\n",
+             "| | median | interquartile | min | max | ratio to host | ratio to container |",
+             "|---|---|---|---|---|---|---|"]
+    for k, v in samples.items():
+        lines.append(f"| {k} | {med[k]:.2f} | {spread(v)} | {min(v):.2f} | {max(v):.2f} | "
+                     f"{med[k] / med['host']:.2f}× | {med[k] / med['container']:.2f}× |")
+    lines.append(f"\nward-pi against Pi on the host: {med['ward-pi'] / med['host']:.2f}× (the goal: under 1.3×); "
+                 f"against the container without ward: {med['ward-pi'] / med['container']:.2f}×.\n")
+    write_results("\n".join(lines) + "\n", a.out, a.json, samples)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
