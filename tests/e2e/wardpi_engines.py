@@ -51,6 +51,10 @@ def tui(label, t, wp_cmd, proj, done, continue_too=True):
         screens["tool"] = t.wait_for(lambda s: "TOOL RESULT" in s, 60)
         t.resize(70, 24)
         screens["resized"] = t.wait_for(lambda s: widest(s) <= 70 and "fake-model" in s, 15)
+        t.type("draft-never-sent")
+        screens["draft"] = t.wait_for(lambda s: "draft-never-sent" in s, 10)
+        t.keys("C-c")
+        screens["cleared"] = t.wait_for(lambda s: "draft-never-sent" not in s and "fake-model" in s, 10)
         status = end_pi(t, done)
         t.keys("echo shell-$((40+2))", "Enter")
         screens["after"] = t.wait_for(lambda s: "shell-42" in s, 10)
@@ -67,6 +71,9 @@ def tui(label, t, wp_cmd, proj, done, continue_too=True):
     check(f"{name}: a resize reaches Pi (SIGWINCH through ward), which redraws at the new width",
           "fake-model" in screens.get("resized", "") and widest(screens.get("resized", "")) <= 70,
           screens.get("resized", "")[-300:])
+    check(f"{name}: Ctrl-C does what Pi expects: it clears the editor, and Pi goes on",
+          "draft-never-sent" in screens.get("draft", "") and "draft-never-sent" not in screens.get("cleared", "x")
+          and "fake-model" in screens.get("cleared", ""), screens.get("cleared", "")[-300:])
     check(f"{name}: Ctrl-D ends it, status 0, and the shell has its terminal back (it takes commands)",
           status == "0" and "shell-42" in screens.get("after", ""), f"status {status}; {screens.get('after', '')[-200:]}")
     if not continue_too:
@@ -142,6 +149,28 @@ def docker(a, d, env, run, Session, workspace):
           and not os.path.exists(os.path.join(main, ".git", "hooks", "post-commit")), text[:300])
     check("ward-pi: ward's /run/ward (the evidence, the model socket mounted in) is closed to the agent",
           "run-ward-private-0" in text, text[:300])
+
+    # the sync again: what the host deleted stays in the volume, what it
+    # added arrives, and the agent changes neither the copy nor the host
+    os.unlink(os.path.join(home, ".pi", "agent", "AGENTS.md"))
+    os.makedirs(os.path.join(home, ".pi", "agent", "prompts"))
+    with open(os.path.join(home, ".pi", "agent", "prompts", "review.md"), "w") as f:
+        f.write("review it")
+    s = Session(["sh", "-c", 'cd "$1" && exec "$2" --engine docker --rpc --model-socket "$3"', "sh", wt, wp, sock],
+                genv)
+    s.request({"id": "s1", "type": "get_state"}, timeout=120)
+    cmd = ("ls /var/lib/pi/agent /var/lib/pi/agent/prompts | tr '\\n' ' '; echo; "
+           "echo changed >> /var/lib/pi/agent/prompts/review.md; "
+           "(touch /usr/local/share/ward-pi/host-agent/planted) 2>/dev/null && echo copy-written || "
+           "echo copy-read-only-$((0))")
+    text = s.prompt("p1", "CALL bash " + json.dumps({"command": cmd}), timeout=120) or ""
+    s.close()
+    host_review = open(os.path.join(home, ".pi", "agent", "prompts", "review.md")).read()
+    check("ward-pi: the host's Pi resources synced again at the next start: what the host deleted stays in the "
+          "volume (AGENTS.md), what it added arrives (prompts/review.md); the copy is read-only to the agent and "
+          "its changes never reach the host", "AGENTS.md" in text and "review.md" in text
+          and "copy-read-only-0" in text and host_review == "review it"
+          and not os.path.exists(os.path.join(home, ".pi", "agent", "AGENTS.md")), f"{text[:300]!r}; host {host_review!r}")
 
     # one volume per project: each holds only its own project's sessions
     vols = volumes()

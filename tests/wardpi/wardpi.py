@@ -143,6 +143,10 @@ path = /v1/
         screens["answer"] = t.wait_for(lambda s: "Hello from fake-model." in s)
         t.resize(70, 24)
         screens["resized"] = t.wait_for(lambda s: widest(s) <= 70 and "fake-model" in s, 10)
+        t.type("draft-never-sent")
+        screens["draft"] = t.wait_for(lambda s: "draft-never-sent" in s, 10)
+        t.keys("C-c")
+        screens["cleared"] = t.wait_for(lambda s: "draft-never-sent" not in s and "fake-model" in s, 10)
         status = end_pi(t, done)
         t.keys("echo shell-$((40+2))", "Enter")
         screens["after"] = t.wait_for(lambda s: "shell-42" in s, 10)
@@ -157,6 +161,9 @@ path = /v1/
     report(f"{name}: a resize (SIGWINCH) reaches Pi, which redraws at the new width",
            "fake-model" in screens.get("resized", "") and widest(screens.get("resized", "")) <= 70,
            screens.get("resized", "")[-400:])
+    report(f"{name}: Ctrl-C clears the editor (Pi's own key), and Pi goes on",
+           "draft-never-sent" in screens.get("draft", "") and "draft-never-sent" not in screens.get("cleared", "x")
+           and "fake-model" in screens.get("cleared", ""), screens.get("cleared", "")[-300:])
     report(f"{name}: Ctrl-D ends it, status 0, and the terminal is the shell's again (it takes commands)",
            status == "0" and "shell-42" in screens.get("after", ""), f"status {status}; {screens.get('after', '')[-200:]}")
 
