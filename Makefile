@@ -28,7 +28,7 @@ ASAN_OBJS  := $(INIT_SRCS:%.c=$(B)/asan/%.o) $(B)/asan/filters.o
 ASAN_UNIT  := $(patsubst tests/unit/%.c,$(B)/asan/tests/%,$(wildcard tests/unit/test_*.c))
 DYN_OBJS   := $(INIT_SRCS:%.c=$(B)/dyn/%.o) $(B)/dyn/filters.o
 
-.PHONY: all check check-streams check-stream-runtimes check-stream-host check-wardpi check-unit check-behaviour check-sandbox check-bridge check-vm check-asan check-valgrind check-fuzz fuzz fuzz-report \
+.PHONY: all check check-build check-streams check-stream-runtimes check-stream-host check-wardpi check-unit check-behaviour check-sandbox check-bridge check-vm check-asan check-valgrind check-fuzz fuzz fuzz-report \
         check-e2e check-docs check-lint image bench clean demo demo-init install uninstall
 all: $(B)/ward
 
@@ -289,21 +289,26 @@ clean:
 # (Last in the file: make expands a rule's prerequisites when it reads it,
 # and NODE22, PI_CLI and FUZZERS are defined above.)
 #
-# Two streams at once (2 cores): the runtimes' (the image, containers, a VM:
-# mostly waiting on docker, runc, podman and QEMU) and the host's (CPU: the
-# sanitizers, valgrind, the fuzzers); each stream's suites one after another,
-# each suite's output kept whole (--output-sync). The doc tests come last:
+# Two streams at once (2 cores), of about the same length: the runtimes'
+# (the image, containers, a VM: mostly waiting on docker, runc, podman and
+# QEMU), then valgrind and the fuzzers (no ports); and the host's (the
+# suites on loopback ports, ASan); each stream's suites one after another,
+# each suite's output kept whole (--output-sync; -j1: a stream never runs
+# two of its suites at once, which share ports). The doc tests come last:
 # they use the image check-e2e built and rebuild it.
-check: all $(UNIT_TESTS) $(ASAN_UNIT) $(B)/asan/ward $(B)/dyn/ward $(HELPERS) $(NODE22) $(PI_CLI) $(FUZZERS) \
+# check-build: everything the suites run, built (dev.sh builds it with -j2).
+check-build: all $(UNIT_TESTS) $(ASAN_UNIT) $(B)/asan/ward $(B)/dyn/ward $(HELPERS) $(NODE22) $(PI_CLI) $(FUZZERS) \
        $(B)/tests/vmtest
+
+check: check-build
 	@tests/summary $(B)/check.log $(MAKE) -k --no-print-directory check-streams check-docs
 
 check-streams:
 	@$(MAKE) -k -j2 --output-sync=target --no-print-directory check-stream-runtimes check-stream-host
 
 check-stream-runtimes:
-	@$(MAKE) -k --no-print-directory check-e2e check-vm
+	@$(MAKE) -j1 -k --no-print-directory check-e2e check-vm check-valgrind check-fuzz
 
 check-stream-host:
-	@$(MAKE) -k --no-print-directory check-unit check-behaviour check-lint check-wardpi check-sandbox check-bridge \
-		check-asan check-valgrind check-fuzz
+	@$(MAKE) -j1 -k --no-print-directory check-unit check-behaviour check-lint check-wardpi check-sandbox check-bridge \
+		check-asan

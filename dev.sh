@@ -13,7 +13,7 @@ demo)
 	;;
 check)
 	scripts/install-deps.sh build test image
-	make -j2
+	make -j2 check-build
 	make check
 	;;
 *)

@@ -16,6 +16,7 @@
 
 #include "common/log.h"
 #include "common/record.h"
+#include "common/users.h"
 
 int cap_effective(int cap)
 {
@@ -73,7 +74,8 @@ static int become_user(const struct user_ids *u, int errfd)
 	gid_t gr, ge, gs, got[USERS_MAX_GROUPS + 1];
 	int n, i, j;
 
-	if (setgroups((size_t)u->ngroups, u->groups) != 0)
+	/* (skipped when they are already ours: a start without root) */
+	if (users_setgroups(u) != 0)
 		return record_fail(errfd, STAGE_SETGROUPS, errno, 0), -1;
 	if (setresgid(u->gid, u->gid, u->gid) != 0)
 		return record_fail(errfd, STAGE_SETGID, errno, 0), -1;

@@ -2,6 +2,8 @@
 #include "common/users.h"
 
 #include <errno.h>
+#include <grp.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -228,4 +230,47 @@ int users_resolve(const char *spec, const char *passwd_path, const char *group_p
 	free(p);
 	free(g);
 	return r;
+}
+
+void users_self(struct user_ids *out, const char *passwd_path)
+{
+	char spec[16];
+	const char *why;
+	int n;
+
+	memset(out, 0, sizeof *out);
+	out->uid = getuid();
+	out->gid = getgid();
+	/* as they are: none after setpriv --clear-groups (no CAP_SETGID to
+	 * change them anyway) */
+	n = getgroups(USERS_MAX_GROUPS, out->groups);
+	out->ngroups = n > 0 ? n : 0;
+	/* the name and home, when passwd has this uid (OpenShift's arbitrary
+	 * uid has none) */
+	snprintf(spec, sizeof spec, "%u", (unsigned)out->uid);
+	{
+		struct user_ids found;
+		if (users_resolve(spec, passwd_path, "/etc/group", &found, &why) == 0) {
+			memcpy(out->name, found.name, sizeof out->name);
+			memcpy(out->home, found.home, sizeof out->home);
+		}
+	}
+}
+
+int users_setgroups(const struct user_ids *u)
+{
+	gid_t now[USERS_MAX_GROUPS + 1];
+	int n = getgroups(USERS_MAX_GROUPS + 1, now), i, j;
+
+	if (n == u->ngroups) {
+		for (i = 0; i < n; i++) {
+			for (j = 0; j < u->ngroups && now[i] != u->groups[j]; j++)
+				;
+			if (j == u->ngroups)
+				break;
+		}
+		if (i == n)
+			return 0;
+	}
+	return setgroups((size_t)u->ngroups, u->groups);
 }

@@ -29,4 +29,12 @@ int users_resolve(const char *spec, const char *passwd_path, const char *group_p
 int users_resolve_buf(const char *spec, const char *passwd, size_t plen, const char *group,
 		      size_t glen, struct user_ids *out, const char **why);
 
+/* The ids this process runs with (ward started without root: the agent's
+ * too); its passwd name when there is one, else "". */
+void users_self(struct user_ids *out, const char *passwd_path);
+
+/* setgroups(u's groups), skipped when they are already this process's
+ * (which needs no CAP_SETGID: a start without root). 0, or -1 with errno. */
+int users_setgroups(const struct user_ids *u);
+
 #endif

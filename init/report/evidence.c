@@ -320,6 +320,39 @@ static json_t *egress_json(const struct evidence_src *e, const struct start_note
 	return o;
 }
 
+/* The owner of /proc/PID/environ: root's (0) once the process is not
+ * dumpable, whatever its uid; -1 when it cannot be read. */
+static int environ_owner(pid_t pid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
+	return stat(path, &st) == 0 ? (int)st.st_uid : -1;
+}
+
+/* How ward was started, and what keeps the agent from ward and the bridge
+ * when they share one uid (a start without root): read from /proc. */
+static json_t *start_json(const struct evidence_src *e, json_t *degr)
+{
+	json_t *o = json_pack("{s:b,s:i}", "root", geteuid() == 0, "uid", (int)getuid());
+
+	if (!e->unprivileged) {
+		json_object_set_new(o, "separation", json_string("uids"));
+		return o;
+	}
+	json_object_set_new(o, "separation", json_string("one uid: Landlock domain and scopes, not dumpable, "
+							 "the agent's seccomp filter"));
+	json_object_set_new(o, "ward_environ_owner", json_integer(environ_owner(getpid())));
+	if (e->bridge_pid && *e->bridge_pid > 0)
+		json_object_set_new(o, "bridge_environ_owner", json_integer(environ_owner(*e->bridge_pid)));
+	json_array_append_new(degr, json_string(
+		"start: without root: the agent, the bridge and ward share one uid; the bridge's secret files "
+		"are that uid's to read but for the agent's Landlock rules; unix: upstreams are the agent's "
+		"to connect to"));
+	return o;
+}
+
 char *evidence_json(const struct evidence_src *e, pid_t agent, const struct start_notes *notes)
 {
 	json_t *root, *degr = json_array(), *groups;
@@ -368,6 +401,7 @@ char *evidence_json(const struct evidence_src *e, pid_t agent, const struct star
 		if (e->bridge->health_ok < e->bridge->routes.n)
 			json_array_append_new(degr, json_string("bridge: an upstream did not answer at start"));
 	}
+	json_object_set_new(root, "start", start_json(e, degr));
 	json_object_set_new(root, "degradations", degr);
 	text = json_dumps(root, JSON_COMPACT);
 	json_decref(root);

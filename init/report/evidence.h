@@ -31,6 +31,7 @@ struct evidence_src {
 	const struct ephemeral *eph;   /* the agent's sockets' ports, or NULL */
 	int self_filter_loaded;	       /* PID 1's own filter (sc_init) is in force */
 	int self_caps_kept;	       /* PID 1 could not drop its own capabilities */
+	int unprivileged;	       /* ward started without root: one uid for all */
 };
 
 /* Opens (creates) the evidence file and its directory now, while PID 1

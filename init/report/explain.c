@@ -16,20 +16,23 @@
 #include "common/parse.h"
 
 /* Runs access(2) as the agent user in a child: bit 0 read, 1 write, 2
- * execute; -1 when that cannot be asked (ward is not root). */
+ * execute; -1 when that cannot be asked (ward is not root, and the agent
+ * is another uid). */
 static int dac_access(const struct user_ids *u, const char *path)
 {
 	pid_t pid;
 	int st;
 
-	if (geteuid() != 0)
+	/* not root: only ward's own uid (a start without root, where it is
+	 * the agent's) can be asked */
+	if (geteuid() != 0 && u->uid != getuid())
 		return -1;
 	pid = fork();
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
 		int bits = 0;
-		if (setgroups((size_t)u->ngroups, u->groups) != 0 || setresgid(u->gid, u->gid, u->gid) != 0 ||
+		if (users_setgroups(u) != 0 || setresgid(u->gid, u->gid, u->gid) != 0 ||
 		    setresuid(u->uid, u->uid, u->uid) != 0)
 			_exit(64);
 		if (access(path, R_OK) == 0)

@@ -89,6 +89,10 @@ static json_t *agent_json(const struct confine *agent, const struct ward_config 
 		json_object_set_new(o, "capabilities", jstr("ward's own"));
 		json_object_set_new(o, "no_new_privs", json_false());
 	}
+	if (agent && geteuid() != 0) {
+		snprintf(line, sizeof line, "without root (uid %d): the agent, the bridge and ward share it", (int)getuid());
+		json_object_set_new(o, "start", jstr(line));
+	}
 	json_object_set_new(o, "cwd", jstr(cfg->cwd ? cfg->cwd : "the directory ward starts in"));
 	if (cfg->umask_set) {
 		snprintf(line, sizeof line, "%04o", cfg->umask);
@@ -184,7 +188,12 @@ static json_t *bridge(const struct route_table *t, const struct ward_config *cfg
 	char line[512];
 	int i, m, h;
 
-	json_object_set_new(o, "user", jstr(cfg->bridge_user ? cfg->bridge_user : BRIDGE_USER_DEFAULT " (default)"));
+	if (geteuid() != 0) {
+		snprintf(line, sizeof line, "ward's own, uid %d (started without root)", (int)getuid());
+		json_object_set_new(o, "user", jstr(line));
+	} else {
+		json_object_set_new(o, "user", jstr(cfg->bridge_user ? cfg->bridge_user : BRIDGE_USER_DEFAULT " (default)"));
+	}
 	for (i = 0; i < t->n; i++) {
 		const struct route *r = &t->v[i];
 		json_t *ro = json_object(), *hdrs = json_array();
@@ -317,6 +326,12 @@ static json_t *weak_settings(const struct confine *agent, const struct ll_rulese
 	else if (agent->user.uid == 0)
 		warn(w, "[agent] runs as uid 0 (allow_root = yes): without capabilities, but root-owned "
 			"files stay writable where Landlock allows; use an unprivileged user");
+	if (agent && geteuid() != 0)
+		warn(w, "started without root (uid %d): the agent, the bridge and ward share one uid, kept apart by "
+			"Landlock's domain and scopes (added), by ward and the bridge not being dumpable and by the "
+			"agent's seccomp filter; weaker than a root start: the bridge's secret files are that uid's "
+			"(only the agent's Landlock rules keep them from it) and unix: upstreams are its to connect "
+			"to around the bridge", (int)getuid());
 	if (!cfg->has_landlock || p->mode == LL_OFF)
 		warn(w, "landlock is %s: the agent reaches every path and port its user can; add [landlock] "
 			"mode = hard_requirement with read/write lists",
@@ -351,10 +366,11 @@ static json_t *weak_settings(const struct confine *agent, const struct ll_rulese
 		for (i = 0; i < p->n_connect; i++)
 			if (p->connect[i].lo <= 1 && p->connect[i].hi == 65535)
 				warn(w, "[landlock] connect allows every TCP port; list the ports the agent needs");
-		if (!(p->scopes & LL_SCOPE_SIGNAL))
+		/* (a start without root adds both scopes itself) */
+		if (!(p->scopes & LL_SCOPE_SIGNAL) && geteuid() == 0)
 			warn(w, "[landlock] scope lacks signal: the agent may signal processes outside its "
 				"sandbox that its uid owns; set scope = abstract signal");
-		if (!(p->scopes & LL_SCOPE_ABSTRACT_UNIX))
+		if (!(p->scopes & LL_SCOPE_ABSTRACT_UNIX) && geteuid() == 0)
 			warn(w, "[landlock] scope lacks abstract: the agent may connect to abstract unix sockets "
 				"outside its sandbox; set scope = abstract signal");
 	}

@@ -24,7 +24,7 @@ int as_agent(const struct user_ids *u, int (*op)(const char *), const char *path
 	if (pid < 0)
 		return AS_AGENT_FAILED;
 	if (pid == 0) {
-		if (setgroups((size_t)u->ngroups, u->groups) != 0 || setresgid(u->gid, u->gid, u->gid) != 0 ||
+		if (users_setgroups(u) != 0 || setresgid(u->gid, u->gid, u->gid) != 0 ||
 		    setresuid(u->uid, u->uid, u->uid) != 0)
 			_exit(AS_AGENT_FAILED);
 		capng_clear(CAPNG_SELECT_CAPS);

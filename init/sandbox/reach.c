@@ -225,8 +225,17 @@ static int unix_upstream_private(const struct confine *agent, int ll_in_force, c
 			  rule);
 		return 2;
 	}
-	if (check || !agent || geteuid() != 0)
+	if (check || !agent)
 		return 0;
+	if (geteuid() != 0) {
+		/* started without root, the bridge is the agent's uid: what
+		 * connects for one connects for the other */
+		log_warn("%s:%d: [route %s] upstream %s: ward started without root, so the agent shares the "
+			 "bridge's uid and may connect to this socket itself, around the route's path and method "
+			 "pins (the headers the bridge adds stay with the bridge); a root start keeps them apart",
+			 cfg->path, r->line, r->name, r->up->desc);
+		return 0;
+	}
 	/* no Landlock in force: the file modes alone keep the directory */
 	if (!ll_in_force && (e = as_agent(&agent->user, try_make_file, dir)) != EACCES && e != EPERM && e != EROFS) {
 		if (e == AS_AGENT_FAILED)

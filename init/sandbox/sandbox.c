@@ -39,10 +39,18 @@ static int resolve_user(struct sandbox *sb, const struct ward_config *cfg, int c
 			  "root (without capabilities)", cfg->path, cfg->user_line, cfg->user);
 		return 2;
 	}
-	if (!check && getuid() != 0 && geteuid() != 0) {
-		log_error("confining the agent needs ward to start as root (it runs as uid %d)",
-			  (int)getuid());
-		return 3;
+	if (geteuid() != 0) {
+		/* Started without root (Kubernetes' restricted pods, OpenShift's
+		 * arbitrary uid, docker --user): the agent runs as ward's own
+		 * uid, which is all a process without CAP_SETUID can give it.
+		 * A config that names another user says what a root start does. */
+		struct user_ids named = sb->confine.user;
+		users_self(&sb->confine.user, "/etc/passwd");
+		sb->unprivileged = 1;
+		if (cfg->user && named.uid != sb->confine.user.uid)
+			log_warn("ward started as uid %d, not root: the agent runs as uid %d too, not as %s (uid %d) "
+				 "as a root start would run it", (int)getuid(), (int)getuid(), cfg->user, (int)named.uid);
+		return 0;
 	}
 	/* A root agent keeps no capability through exec only once the
 	 * securebits are locked, which takes CAP_SETPCAP: say so now, not
@@ -173,6 +181,15 @@ int sandbox_prepare(struct sandbox *sb, const struct ward_config *cfg, int vm, i
 	if (sb->confining) {
 		if ((rc = resolve_user(sb, cfg, check)) != 0)
 			return rc;
+		sb->ev.unprivileged = sb->unprivileged;
+		/* without root, the agent is ward's uid: ward (and the bridge
+		 * forked from it) not dumpable, so that uid cannot ptrace them
+		 * or read their /proc/PID/environ, mem, fd (the kernel makes
+		 * those root's) */
+		if (sb->unprivileged && !check && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
+			log_error("cannot make ward non-dumpable: %s", strerror(errno));
+			return 3;
+		}
 		if (sb->confine.user.uid == 0 && has_secrets(cfg) &&
 		    (!cfg->has_landlock || cfg->landlock.mode == LL_OFF || ll_abi() < 1)) {
 			/* uid 0 owns root's files, the secrets' among them: only
@@ -236,6 +253,24 @@ int sandbox_prepare(struct sandbox *sb, const struct ward_config *cfg, int vm, i
 			ports[pol.n_connect++] = (struct port_range){ (uint16_t)sb->routes.v[i].port,
 								      (uint16_t)sb->routes.v[i].port };
 		pol.connect = ports;
+		if (sb->unprivileged) {
+			/* sharing ward's uid, only Landlock's scopes keep the agent
+			 * from signalling ward and the bridge (ABI 6) */
+			if ((pol.scopes & (LL_SCOPE_SIGNAL | LL_SCOPE_ABSTRACT_UNIX)) !=
+			    (LL_SCOPE_SIGNAL | LL_SCOPE_ABSTRACT_UNIX))
+				log_info("landlock: scope = abstract signal added: ward started without root, and the "
+					 "agent shares its uid");
+			pol.scopes |= LL_SCOPE_SIGNAL | LL_SCOPE_ABSTRACT_UNIX;
+			if (pol.mode == LL_HARD && ll_abi() < 6) {
+				log_error("landlock: ward started without root (uid %d): the agent shares its uid with "
+					  "ward and the bridge, and only Landlock's scopes (ABI 6, Linux 6.12) keep it "
+					  "from signalling them; this kernel has ABI %d (hard_requirement). Start ward "
+					  "as root, or set [landlock] mode = best_effort", (int)getuid(), ll_abi());
+				free(ports);
+				rc = 3;
+				goto out;
+			}
+		}
 		rc = ll_build(&pol, ll_abi(), &sb->ll, err, sizeof err);
 		free(ports);
 		if (rc != 0) {

@@ -23,6 +23,7 @@ struct sandbox {
 	struct ephemeral eph;	/* the ports its sockets may be given by the kernel */
 	int keep_audit_read; /* PID 1 reads the audit log for denials */
 	int files_written;   /* private targets written ([file], [mcp]) */
+	int unprivileged;    /* ward started without root: the agent, the bridge and ward share its uid */
 };
 
 /* An empty sandbox that sandbox_free() accepts. */

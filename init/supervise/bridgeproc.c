@@ -153,6 +153,15 @@ int bridgeproc_user(const struct ward_config *cfg, const struct user_ids *agent,
 {
 	const char *why = NULL, *spec = cfg->bridge_user ? cfg->bridge_user : BRIDGE_USER_DEFAULT;
 
+	/* Started without root, ward cannot give the bridge a uid of its own:
+	 * it runs as ward's (the agent's too), kept apart by being outside the
+	 * agent's Landlock domain (its scopes: no signal, no abstract socket),
+	 * not dumpable (no ptrace, no /proc/PID/mem or environ for that uid)
+	 * and by the agent's seccomp filter (no ptrace, process_vm_readv). */
+	if (geteuid() != 0) {
+		users_self(user, "/etc/passwd");
+		return 0;
+	}
 	if (users_resolve(spec, "/etc/passwd", "/etc/group", user, &why) != 0) {
 		if (cfg->bridge_user)
 			log_error("%s:%d: bridge_user: '%s': %s", cfg->path, cfg->bridge_user_line, spec, why);

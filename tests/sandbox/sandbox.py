@@ -346,11 +346,17 @@ def host_cases(a, root, conf, allowed, denied):
             with open(conf, "w") as f:
                 f.write(policy(root, allowed.port, extra) +
                         "[supervise]\nrestart = on-failure\nrestart_delay = 10ms\nrestart_limit = 2\n")
-            p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=memfd_create,landlock_create_ruleset", "-o",
-                                log, a.ward, "-c", conf, "--", os.path.join(root, "ro", "escape"), "no-such-mode"],
-                               capture_output=True, timeout=60, cwd=os.path.join(root, "rw"))
+            # stdin a pipe held open: ward restarts only while its stdin
+            # has a peer (make -j gives all but one job a dead stdin)
+            p = subprocess.Popen(["strace", "-f", "-qq", "-e", "trace=memfd_create,landlock_create_ruleset", "-o",
+                                  log, a.ward, "-c", conf, "--", os.path.join(root, "ro", "escape"), "no-such-mode"],
+                                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                 cwd=os.path.join(root, "rw"))
+            err = p.stderr.read().decode()
+            p.wait(60)
+            p.stdin.close()
             text = open(log).read()
-            starts = p.stderr.decode().count("restarting") + 1
+            starts = err.count("restarting") + 1
             compiles = text.count("memfd_create(")
             rulesets = sum(1 for l in text.splitlines() if "landlock_create_ruleset(0x" in l or
                            "landlock_create_ruleset({" in l)
@@ -1112,11 +1118,36 @@ def docker(a):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def nonroot_cases(a):
+    """ward started without root (nonroot.py): the escape probe as for a
+    root start, then what keeps one uid's agent from ward and the bridge."""
+    from nonroot import nonroot, unprivileged
+    root, conf, allowed, denied = policy_tree(a, "ward-escape-nr-")
+    tag = f"n{os.getpid()}"
+    outsider = subprocess.Popen([os.path.join(root, "ro", "escape"), "outsider", tag], preexec_fn=as_agent,
+                                stdout=subprocess.PIPE)
+    outsider.stdout.readline()
+    try:
+        p = subprocess.run(unprivileged(AGENT_UID, AGENT_UID) + [a.ward, "-c", conf, "--",
+                                                                os.path.join(root, "ro", "escape"), "probe", root,
+                                                                str(allowed.port), str(denied.port), tag],
+                           capture_output=True, timeout=120, cwd=os.path.join(root, "rw"))
+        check_probe_output(f"nonroot: escape probe as the agent, ward started as uid {AGENT_UID} with no "
+                           "capability and no_new_privs", p.returncode, p.stdout.decode() + p.stderr.decode()[-500:])
+        report("nonroot: the same-uid outsider survived the probe's kill()",
+               "pass" if outsider.poll() is None else "FAIL", "")
+    finally:
+        outsider.kill()
+        outsider.wait()
+        shutil.rmtree(root, ignore_errors=True)
+    nonroot(a, AGENT_UID)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ward", required=True)
     ap.add_argument("--probe", required=True)
-    ap.add_argument("--runtimes", default="host,cli,node,egress,runc,docker")
+    ap.add_argument("--runtimes", default="host,nonroot,cli,node,egress,runc,docker")
     ap.add_argument("--egress-probe", help="the static egress probe (tests/sandbox/egress.c)")
     ap.add_argument("--node", help="a Node 22 binary for the workload test")
     ap.add_argument("--label", default="", help="suffix of the summary line")
@@ -1129,7 +1160,7 @@ def main():
         return 2
     for rt in a.runtimes.split(","):
         try:
-            {"host": host, "cli": cli, "node": node_workload, "egress": egress, "runc": runc,
+            {"host": host, "nonroot": nonroot_cases, "cli": cli, "node": node_workload, "egress": egress, "runc": runc,
              "docker": docker}[rt](a)
         except Exception as e:  # a harness error is a failure
             report(f"{rt}: harness", "FAIL", repr(e))
