@@ -19,7 +19,8 @@ import time
 
 from results import report
 from ptyrun import at_pty
-from tmux import Tmux, end_pi, widest
+import pitui
+from tmux import Tmux, end_pi
 
 
 def check(name, ok, detail=""):
@@ -37,45 +38,9 @@ def tui(label, t, wp_cmd, proj, done, continue_too=True):
     """Pi's TUI by ward-pi in a tmux pane (t); wp_cmd: the shell words that
     run ward-pi (cd PROJECT && ward-pi ...)."""
     name = f"ward-pi TUI under {label}"
-    screens = {}
-    try:
-        if os.path.exists(done):
-            os.unlink(done)
-        t.start(f"{wp_cmd}; echo $? > {done}; exec sh", 120, 30)
-        screens["start"] = t.wait_for(lambda s: "fake-model" in s, 90)
-        t.type("say hello")
-        t.keys("Enter")
-        screens["answer"] = t.wait_for(lambda s: "Hello from fake-model." in s, 60)
-        t.type("CALL bash " + json.dumps({"command": PROBE}))
-        t.keys("Enter")
-        screens["tool"] = t.wait_for(lambda s: "TOOL RESULT" in s, 60)
-        t.resize(70, 24)
-        screens["resized"] = t.wait_for(lambda s: widest(s) <= 70 and "fake-model" in s, 15)
-        t.type("draft-never-sent")
-        screens["draft"] = t.wait_for(lambda s: "draft-never-sent" in s, 10)
-        t.keys("C-c")
-        screens["cleared"] = t.wait_for(lambda s: "draft-never-sent" not in s and "fake-model" in s, 10)
-        status = end_pi(t, done)
-        t.keys("echo shell-$((40+2))", "Enter")
-        screens["after"] = t.wait_for(lambda s: "shell-42" in s, 10)
-    finally:
-        t.kill()
-    check(f"{name}: the TUI draws (its footer names the model)", "fake-model" in screens.get("start", ""),
-          screens.get("start", "")[-300:])
-    check(f"{name}: a typed prompt gets the model's answer on the screen (the host's model socket, through "
-          "the bridge)", "Hello from fake-model." in screens.get("answer", ""), screens.get("answer", "")[-400:])
-    tool = screens.get("tool", "")
-    check(f"{name}: a bash tool call runs in the sandbox: uid 1000, NoNewPrivs 1, seccomp filter mode 2",
-          "sandbox-42 uid-1000 nnp-1-seccomp-2" in tool.replace("\n", " ").replace("  ", " ")
-          or "sandbox-42 uid-1000 nnp-1-seccomp-2" in tool, tool[-500:])
-    check(f"{name}: a resize reaches Pi (SIGWINCH through ward), which redraws at the new width",
-          "fake-model" in screens.get("resized", "") and widest(screens.get("resized", "")) <= 70,
-          screens.get("resized", "")[-300:])
-    check(f"{name}: Ctrl-C does what Pi expects: it clears the editor, and Pi goes on",
-          "draft-never-sent" in screens.get("draft", "") and "draft-never-sent" not in screens.get("cleared", "x")
-          and "fake-model" in screens.get("cleared", ""), screens.get("cleared", "")[-300:])
-    check(f"{name}: Ctrl-D ends it, status 0, and the shell has its terminal back (it takes commands)",
-          status == "0" and "shell-42" in screens.get("after", ""), f"status {status}; {screens.get('after', '')[-200:]}")
+    screens, status = pitui.session(t, wp_cmd, done, tool=PROBE)
+    pitui.checks(check, name, screens, status, tool_expect="sandbox-42 uid-1000 nnp-1-seccomp-2",
+                 tool_what=": uid 1000, NoNewPrivs 1, seccomp filter mode 2")
     if not continue_too:
         return
     # the second run: Pi's --continue, the conversation from the volume

@@ -132,40 +132,16 @@ listen = 127.0.0.1:7900
 upstream = unix:{sock}
 path = /v1/
 """)
-    from tmux import Tmux, end_pi, widest
-    done = os.path.join(work, "tui.status")
+    import pitui
+    from tmux import Tmux
     t = Tmux(f"wardpi{os.getpid()}", env=dict(os.environ, TERM="xterm-256color"))
-    screens = {}
     try:
-        t.start(f"{os.path.abspath(a.ward)} -c {conf}; echo $? > {done}; exec sh", 120, 30)
-        screens["start"] = t.wait_for(lambda s: "fake-model" in s)
-        t.keys("say hello", "Enter")
-        screens["answer"] = t.wait_for(lambda s: "Hello from fake-model." in s)
-        t.resize(70, 24)
-        screens["resized"] = t.wait_for(lambda s: widest(s) <= 70 and "fake-model" in s, 10)
-        t.type("draft-never-sent")
-        screens["draft"] = t.wait_for(lambda s: "draft-never-sent" in s, 10)
-        t.keys("C-c")
-        screens["cleared"] = t.wait_for(lambda s: "draft-never-sent" not in s and "fake-model" in s, 10)
-        status = end_pi(t, done)
-        t.keys("echo shell-$((40+2))", "Enter")
-        screens["after"] = t.wait_for(lambda s: "shell-42" in s, 10)
+        screens, status = pitui.session(t, f"{os.path.abspath(a.ward)} -c {conf}", os.path.join(work, "tui.status"),
+                                        wait=30)
     finally:
-        t.kill()
         srv.kill()
         srv.wait()
-    report(f"{name}: Pi's TUI draws (its footer names the model)", "fake-model" in screens.get("start", ""),
-           screens.get("start", "")[-400:])
-    report(f"{name}: a typed prompt gets the model's answer on the screen, through the bridge",
-           "Hello from fake-model." in screens.get("answer", ""), screens.get("answer", "")[-600:])
-    report(f"{name}: a resize (SIGWINCH) reaches Pi, which redraws at the new width",
-           "fake-model" in screens.get("resized", "") and widest(screens.get("resized", "")) <= 70,
-           screens.get("resized", "")[-400:])
-    report(f"{name}: Ctrl-C clears the editor (Pi's own key), and Pi goes on",
-           "draft-never-sent" in screens.get("draft", "") and "draft-never-sent" not in screens.get("cleared", "x")
-           and "fake-model" in screens.get("cleared", ""), screens.get("cleared", "")[-300:])
-    report(f"{name}: Ctrl-D ends it, status 0, and the terminal is the shell's again (it takes commands)",
-           status == "0" and "shell-42" in screens.get("after", ""), f"status {status}; {screens.get('after', '')[-200:]}")
+    pitui.checks(report, name, screens, status)
 
 
 def cases(wp, work):
