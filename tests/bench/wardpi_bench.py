@@ -4,7 +4,8 @@ stdout, warm (the image loaded, one run of each before the timed ones),
 against the same Pi run directly on the host and against pi-sandbox's
 approach: the same image in a container without ward (its entrypoint
 replaced by Pi), reaching the model itself. All three ask the project's fake
-OpenAI server (tests/node/fake-openai.mjs) for one answer: ward-pi through
+OpenAI server (tests/node/fake-openai.mjs) for one answer (pi-sandbox's
+approach under podman too, its own engine): ward-pi through
 the image's model route and --model-socket (a unix socket), the other two
 over loopback TCP. The engine is docker (a private dockerd), the one ward-pi
 picks as root here; the variants alternate. Reports medians, spreads and
@@ -90,6 +91,10 @@ def main():
     try:
         dk.start()
         env = dict(dk.env, HOME=os.path.join(d, "home"))
+        conf = os.path.join(d, "containers.conf")
+        with open(conf, "w") as f:
+            f.write('[containers]\ndefault_ulimits = ["nofile=8192:8192"]\n[engine]\nruntime = "runc"\n')
+        penv = dict(os.environ, CONTAINERS_CONF=conf)
         subprocess.run(["docker", "load", "-q", "-i", os.path.join(a.image_dir, "ward-pi.tar")], env=env,
                        check=True, capture_output=True)
         sock = os.path.join(d, "model.sock")
@@ -119,6 +124,15 @@ def main():
                            "-p", prompt, "--model", "fake/fake-model"], env),
             "ward-pi": ([wp, "--engine", "docker", "--no-mcp", "--model-socket", sock, "-p", prompt], env),
         }
+        # pi-sandbox's own engine: podman (as root here, overlay storage of
+        # the benchmark's own), the same container without ward
+        if shutil.which("podman"):
+            pm = ["podman", "--root", os.path.join(d, "pm-root"), "--runroot", os.path.join(d, "pm-run"),
+                  "--storage-driver", "overlay"]
+            subprocess.run(pm + ["load", "-q", "-i", os.path.join(a.image_dir, "ward-pi.tar")], env=penv,
+                           check=True, capture_output=True)
+            variants["container (podman)"] = (pm + ["localhost/ward-pi:latest" if w == "ward-pi:latest" else w
+                                                     for w in variants["container"][0][1:]], penv)
         # the engine's own part: a container that does nothing, with the
         # network ward-pi gives a session without a provider, and without
         engine = {"docker run (default network)": ["docker", "run", "--rm", "--entrypoint", "/bin/true", "ward-pi:latest"],
@@ -146,7 +160,8 @@ def main():
              f"{a.runs} runs each, alternating, warm (one untimed run of each first); seconds from the command's "
              "start to the fake model's answer on its stdout (Pi 1.6, one prompt, `-p`). `host`: Pi run directly "
              "on the host as uid 1000. `container`: pi-sandbox's approach, the same image under docker with Pi as "
-             "its entrypoint, no ward, the host's network. `ward-pi`: `ward-pi -p` (docker, as root picks it), "
+             "its entrypoint, no ward, the host's network; `container (podman)` the same under podman (root, "
+             "overlay storage), pi-sandbox's own engine. `ward-pi`: `ward-pi -p` (docker, as root picks it), "
              "the image's entrypoint ward with every layer on, the model through the bridge and `--model-socket`.\n",
              "| | median | interquartile | min | max | ratio to host | ratio to container |",
              "|---|---|---|---|---|---|---|"]

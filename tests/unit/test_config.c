@@ -572,9 +572,14 @@ static void test_fd_range(void)
 {
 	int fds[6], i, open_after = 0, cloexec = 0;
 
-	for (i = 0; i < 6; i++)
-		fds[i] = open("/dev/null", O_RDONLY);
-	CHECK(fds[0] > 2 && fds[5] == fds[0] + 5);
+	/* six descriptors in a row, placed where nothing inherited sits (make
+	 * -j hands its children the jobserver's pipes low in the table) */
+	for (i = 0; i < 6; i++) {
+		int fd = open("/dev/null", O_RDONLY);
+		fds[i] = dup2(fd, 700 + i);
+		close(fd);
+	}
+	CHECK(fds[0] == 700 && fds[5] == 705);
 	/* the middle four marked close-on-exec, then closed; the ends kept */
 	CHECK(fd_range_by_proc((unsigned)fds[1], (unsigned)fds[4], CLOSE_RANGE_CLOEXEC) == 0);
 	for (i = 0; i < 6; i++)
