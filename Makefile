@@ -197,6 +197,8 @@ bench: $(B)/ward $(HELPERS) $(PI_CLI) $(B)/bench/seccomp-load $(B)/bench/bare-re
 	/usr/bin/python3 tests/bench/provider_bench.py --ward $(B)/ward --out docs/benchmarks.md --json $(B)/bench/provider.json
 	/usr/bin/python3 tests/bench/image_bench.py --image-dir $(B)/image --node $(NODE22) --tests tests \
 		--out docs/benchmarks.md --json $(B)/bench/image.json
+	/usr/bin/python3 tests/bench/fleet_bench.py --image-dir $(B)/image --node $(NODE22) --tests tests \
+		--out docs/benchmarks.md --json $(B)/bench/fleet.json
 	/usr/bin/python3 tests/bench/wardpi_bench.py --image-dir $(B)/image --node $(NODE22) --pi $(PI_CLI) \
 		--out docs/benchmarks.md --json $(B)/bench/wardpi.json
 	/usr/bin/python3 tests/bench/plot.py --data $(B)/bench --out docs/bench --md docs/benchmarks.md

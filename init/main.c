@@ -275,7 +275,10 @@ int main(int argc, char **argv)
 	struct service *guard = NULL;  /* the egress guard, when the agent's sockets go through it */
 	struct sandbox sb;
 	struct options opt;
-	struct denials den;
+	/* 8 KiB of buffers, used only when the audit log is read: in .bss they
+	 * cost nothing until then; on the stack every call below main would
+	 * sit under them */
+	static struct denials den;
 	sigset_t all, inherited;
 	char **envp = NULL;
 	const char *path;

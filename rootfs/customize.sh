@@ -23,10 +23,13 @@ add_user() { # name uid home
 }
 add_user pi 1000 /home/pi
 add_user ward-bridge 999 /nonexistent
-install -d -m 0700 -o 1000 -g 1000 "$R/home/pi"
+# group 0 as OpenShift's convention has it: there the agent is an arbitrary
+# uid whose group is 0, and must reach its home and the agent dir below
+# (elsewhere no agent is in group 0: only root, which passes anyway)
+install -d -m 0770 -o 1000 -g 0 "$R/home/pi"
 # the agent dir lives on a volume (sessions survive docker run --rm); it is
 # seeded with the settings and the model provider
-install -d -m 0700 -o 1000 -g 1000 "$R/var/lib/pi" "$R/var/lib/pi/agent"
+install -d -m 0770 -o 1000 -g 0 "$R/var/lib/pi" "$R/var/lib/pi/agent"
 install -m 0600 -o 1000 -g 1000 "$ROOTFS_SRC/agent/settings.json" "$ROOTFS_SRC/agent/models.json" "$R/var/lib/pi/agent/"
 install -d -m 0755 "$R/etc/ward" "$R/workspace"
 # (/run/ward: build-image.sh makes it, after mmdebstrap has emptied /run)
@@ -38,6 +41,9 @@ install -m 0644 "$ROOTFS_SRC/ward.conf" "$R/etc/ward/ward.conf"
 # the agent's launcher: Pi's models.json pointed at the model route, then Pi
 install -d -m 0755 "$R/usr/local/lib/ward"
 install -m 0644 "$ROOTFS_SRC/agent/pi-agent.mjs" "$R/usr/local/lib/ward/pi-agent.mjs"
+# the settings again, for an agent dir no runtime seeded (a Kubernetes claim
+# starts empty: pi-agent.mjs copies them in when the dir has none)
+install -m 0644 "$ROOTFS_SRC/agent/settings.json" "$R/usr/local/lib/ward/settings.json"
 
 # leftovers that differ between builds
 echo ward > "$R/etc/hostname"

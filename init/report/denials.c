@@ -22,10 +22,11 @@
 #define AUDIT_NLGRP_READLOG 1
 #endif
 
+/* The counters only: every read of the buffers is bounded by them. */
 void denials_init(struct denials *d)
 {
-	memset(d, 0, sizeof *d);
 	d->fd = -1;
+	d->n_domains = d->next_domain = d->n_pending = 0;
 }
 
 /* Asks the kernel whether audit is on: 1, 0, or -1 if it does not say. */

@@ -336,19 +336,15 @@ static void drained(struct supervisor *sv)
 	set_timer(sv, at > now ? at : now);
 }
 
-/* Returns 1 if ward has no children left (its services aside). */
-static int no_children(const struct supervisor *sv)
+/* Returns 1 if ward's children listed by /proc are all services. Apart
+ * from no_children, so that its 4 KiB buffer is on the stack only when
+ * there are services (a plain init never calls it). */
+static __attribute__((noinline)) int only_services(const struct supervisor *sv, const pid_t *keep, int nk)
 {
-	siginfo_t si;
 	char path[64], buf[4096];
-	pid_t keep[WARD_MAX_SERVICES];
 	ssize_t n;
-	int fd, nk = service_pids(sv, keep);
+	int fd;
 
-	if (!nk) {
-		memset(&si, 0, sizeof si);
-		return waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) != 0 && errno == ECHILD;
-	}
 	snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)sv->self, (int)sv->self);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) /* no CONFIG_PROC_CHILDREN: count them from /proc (signal 0) */
@@ -362,6 +358,19 @@ static int no_children(const struct supervisor *sv)
 		if (!is_service(keep, nk, (pid_t)strtol(tok, NULL, 10)))
 			return 0;
 	return 1;
+}
+
+/* Returns 1 if ward has no children left (its services aside). */
+static int no_children(const struct supervisor *sv)
+{
+	siginfo_t si;
+	pid_t keep[WARD_MAX_SERVICES];
+	int nk = service_pids(sv, keep);
+
+	if (nk)
+		return only_services(sv, keep, nk);
+	memset(&si, 0, sizeof si);
+	return waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) != 0 && errno == ECHILD;
 }
 
 static void agent_exited(struct supervisor *sv, int status)

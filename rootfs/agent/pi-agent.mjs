@@ -67,6 +67,16 @@ if (fs.existsSync(HOST_AGENT)) {
   }
 }
 
+// An agent dir that no runtime seeded from the image (a Kubernetes claim
+// starts empty, unlike a docker volume) gets the image's settings: without
+// them Pi would trust a project's own .pi settings, among other defaults.
+const SETTINGS = "/usr/local/lib/ward/settings.json";
+try {
+  fs.copyFileSync(SETTINGS, path.join(dir, "settings.json"), fs.constants.COPYFILE_EXCL);
+} catch (e) {
+  if (e.code !== "EEXIST" && e.code !== "ENOENT") process.stderr.write(`pi-agent: settings.json: ${e.message}\n`);
+}
+
 const file = path.join(dir, "models.json");
 // Only a regular file of a sane size is read (a FIFO or a symlink left in the
 // volume by an earlier session would hang or redirect this); else it is new.

@@ -29,12 +29,15 @@ import sys
 import tempfile
 import threading
 import time
+import types
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dockerd import Dockerd  # noqa: E402
 from hostside import serve_unix  # noqa: E402
 from podmanconf import podman_setup  # noqa: E402
+from providerns import ProviderNetns  # noqa: E402
+import pod  # noqa: E402
 import wardpi_engines  # noqa: E402
 
 AGENT_UID = 1000
@@ -563,36 +566,12 @@ def provider_runc(a, d, run, provider):
     if not shutil.which("runc") or not shutil.which("umoci") or not shutil.which("openssl"):
         report(f"{rt}: session", "SKIP", "runc, umoci or openssl is not installed")
         return
-    from testca import make_certs
     key = f"sk-{provider}-e2e-only-the-bridge-holds-this"
     work = os.path.join(d, rt)
     os.makedirs(work)
-    certs = make_certs(work, [host])
-    resolv = os.path.join(work, "resolv.conf")
-    with open(resolv, "w") as f:
-        f.write("nameserver 127.0.0.1\n")
-    os.chmod(certs["ca"], 0o644)
-    netns = f"ward-e2ep-{os.getpid()}"
-    log = os.path.join(work, "fake.jsonl")
-    subprocess.run(["ip", "netns", "add", netns], check=True)
-    procs = []
-    try:
-        subprocess.run(["ip", "-n", netns, "link", "set", "lo", "up"], check=True)
-        # the provider's address: on lo, but not a loopback one (the bridge
-        # connects to no loopback or private address a DNS answer gives it)
-        subprocess.run(["ip", "-n", netns, "addr", "add", "203.0.113.1/24", "dev", "lo"], check=True)
-        dns = ("import sys,time; sys.path.insert(0, sys.argv[1]); from dnsserver import DnsServer\n"
-               f"with DnsServer('127.0.0.1', 53) as s:\n s.set('{host}', a=['203.0.113.7'], ttl=300)\n"
-               " print('ready', flush=True); time.sleep(3600)")
-        procs.append(subprocess.Popen(["ip", "netns", "exec", netns, sys.executable, "-c", dns,
-                                       os.path.join(a.tests, "lib")], stdout=subprocess.PIPE, text=True))
-        env = dict(os.environ, FAKE_LISTEN="203.0.113.7:443", FAKE_CERT=certs[host][0],
-                   FAKE_KEY=certs[host][1], FAKE_LOG=log)
-        procs.append(subprocess.Popen(["ip", "netns", "exec", netns, a.node,
-                                       os.path.join(a.tests, "node", "fake-provider.mjs")], env=env,
-                                      stdout=subprocess.PIPE, text=True))
-        for p in procs:
-            p.stdout.readline()  # ready / listening
+    with ProviderNetns(a, work, host, "e2ep") as w:
+        netns, resolv = w.netns, w.resolv
+        certs = {"ca": w.ca}
         b, ws = bundle(a, d, run, rt, netns)
         with open(os.path.join(b, "config.json")) as f:
             spec = json.load(f)
@@ -638,17 +617,12 @@ def provider_runc(a, d, run, provider):
               and "WARD_PROVIDER_BASE_URL=http://127.0.0.1:7901" in environ,
               f"agent pid {agent}")
         rc = s.close()
-        reqs = [json.loads(l) for l in open(log)] if os.path.exists(log) else []
+        reqs = w.requests()
         check(f"{rt}: every request reached the provider with the key, on {path}; the session ended 0",
               rc == 0 and len(reqs) >= 3 and all(r["headers"].get(kh) == prefix + key for r in reqs)
               and all(r["path"].startswith(path) for r in reqs),
               f"rc {rc}, {len(reqs)} requests: {[(r['path'], r['headers'].get(kh, '')[:14]) for r in reqs][:4]}")
         subprocess.run(["runc", "delete", "-f", cid], capture_output=True)
-    finally:
-        for p in procs:
-            p.kill()
-            p.wait()
-        subprocess.run(["ip", "netns", "delete", netns])
 
 
 def main():
@@ -657,12 +631,14 @@ def main():
     ap.add_argument("--node", required=True)
     ap.add_argument("--tests", required=True)
     ap.add_argument("--probe", help="the static escape probe (build/tests/escape)")
-    ap.add_argument("--only", action="append", help="docker, runc, crun, podman, podman-rootless, runc-anthropic, runc-openai")
+    ap.add_argument("--only", action="append", help="docker, runc, crun, podman, podman-rootless, runc-anthropic, "
+                    "runc-openai, containerd, runc-openshift")
     a = ap.parse_args()
     d = tempfile.mkdtemp(prefix="ward-e2e-")
     os.chmod(d, 0o755)
     run, procs = host_side(d, a)
-    want = a.only or ["docker", "runc", "crun", "podman", "podman-rootless", "runc-anthropic", "runc-openai"]
+    want = a.only or ["docker", "runc", "crun", "podman", "podman-rootless", "runc-anthropic", "runc-openai",
+                      "containerd", "runc-openshift"]
     try:
         if "docker" in want:
             docker(a, d, run)
@@ -676,6 +652,15 @@ def main():
         for provider in IMAGE_PRESETS:
             if f"runc-{provider}" in want:
                 provider_runc(a, d, run, provider)
+        # the restricted pod (docs/examples/kubernetes.yaml); runc takes
+        # containerd's RuntimeDefault profile when containerd ran first
+        h = types.SimpleNamespace(Session=Session, check=check, find_agent=find_agent, proc_status=proc_status,
+                                  runtime_default=None)
+        pod.doc_maps_every_field()
+        if "containerd" in want:
+            pod.containerd_pod(a, h, d)
+        if "runc-openshift" in want:
+            pod.runc_openshift(a, h, d)
     finally:
         for p in procs:
             p.kill()

@@ -1049,6 +1049,90 @@ def runc(a):
     shutil.rmtree(bundle, ignore_errors=True)
 
 
+NOBODY = 65534
+
+
+def nonroot_containers(a):
+    """The escape probe with ward started as uid 65534, every capability set
+    empty and no_new_privs, under runc (a non-root spec) and under
+    containerd (ctr run --config with the same spec): the agent is then
+    65534 too (the rootfs's ward.conf names uid 1000: a warning); the
+    outsider joins each container as 65534."""
+    allowed, denied = Listener(), Listener()
+    bundle = tempfile.mkdtemp(prefix="ward-nonroot-rt-")
+    rootfs = os.path.join(bundle, "rootfs")
+    make_rootfs(a, rootfs, allowed.port)
+    # the rootfs's ward.conf has ward write its evidence to /t, root's
+    open(os.path.join(rootfs, "t", "evidence.json"), "w").close()
+    for p in ("t/rw", "t/secret/file", "t/evidence.json"):
+        os.chown(os.path.join(rootfs, p), NOBODY, NOBODY)
+    subprocess.run(["runc", "spec"], cwd=bundle, check=True)
+    with open(os.path.join(bundle, "config.json")) as f:
+        spec = json.load(f)
+    p = spec["process"]
+    p["terminal"] = False
+    p["cwd"] = "/t/rw"
+    p["user"] = {"uid": NOBODY, "gid": NOBODY}
+    p["capabilities"] = {k: [] for k in ("bounding", "effective", "inheritable", "permitted", "ambient")}
+    p["noNewPrivileges"] = True
+    spec["root"] = {"path": rootfs, "readonly": False}
+    spec["linux"]["namespaces"] = [n for n in spec["linux"]["namespaces"] if n["type"] != "network"]
+    ctd = None
+    try:
+        for rt in ("runc", "containerd"):
+            if not shutil.which(rt):
+                report(f"{rt} non-root: escape probe", "SKIP", f"{rt} is not installed")
+                continue
+            tag = f"{rt[0]}n{os.getpid()}"
+            p["args"] = ["/sbin/ward", "--evidence", "--"] + probe_args(allowed.port, denied.port, tag)
+            with open(os.path.join(bundle, "config.json"), "w") as f:
+                json.dump(spec, f)
+            cid = f"ward-escape-nr-{rt}-{os.getpid()}"
+            if rt == "runc":
+                run = ["runc", "run", "--bundle", bundle, cid]
+                join = ["runc", "exec", "-d", "--user", f"{NOBODY}:{NOBODY}", cid]
+            else:
+                from containerd import Containerd
+                ctd = Containerd(os.path.join(bundle, "ctd")).start()
+                spec["linux"]["cgroupsPath"] = f"/{Containerd.NAMESPACE}/{cid}"
+                with open(os.path.join(bundle, "config.json"), "w") as f:
+                    json.dump(spec, f)
+                base = ["ctr", "-a", ctd.sock, "-n", Containerd.NAMESPACE]
+                run = base + ["run", "--rm", "--config", os.path.join(bundle, "config.json"), cid]
+                join = base + ["tasks", "exec", "-d", "--exec-id", "outsider", "--user", f"{NOBODY}", cid]
+            out = open(os.path.join(bundle, f"out-{rt}.txt"), "w+")
+            proc = subprocess.Popen(run, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            for _ in range(100):
+                if subprocess.run(join + ["/t/ro/escape", "outsider", tag], capture_output=True).returncode == 0:
+                    break
+                time.sleep(0.05)
+            try:
+                rc = proc.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                rc = "TIMEOUT"
+            out.seek(0)
+            text = out.read()
+            check_probe_output(f"{rt} non-root (uid {NOBODY}, no capabilities, no_new_privs): escape probe as "
+                               "the agent", 0 if rc == 0 else rc, text)
+            st = probe_status(text)
+            ev = next((json.loads(l) for l in text.splitlines() if l.startswith("{")), {})
+            start = ev.get("start", {})
+            ok = st.get("CapEff") == st.get("CapBnd") == "0000000000000000" and st.get("NoNewPrivs") == "1" \
+                and st.get("Seccomp") == "2" and start.get("root") is False and start.get("uid") == NOBODY \
+                and start.get("ward_environ_owner") == 0
+            report(f"{rt} non-root: the probe's /proc/self/status (no capability, NNP, seccomp) and the evidence "
+                   "(started without root, ward not dumpable)", "pass" if ok else "FAIL",
+                   f"CapEff {st.get('CapEff')} CapBnd {st.get('CapBnd')} Seccomp {st.get('Seccomp')}; "
+                   f"start {json.dumps(start)}")
+            if rt == "runc":
+                subprocess.run(["runc", "delete", "-f", cid], capture_output=True)
+    finally:
+        if ctd:
+            ctd.stop()
+        shutil.rmtree(bundle, ignore_errors=True)
+
+
 def docker(a):
     if not shutil.which("dockerd") or not shutil.which("docker"):
         report("docker: escape probe as the agent", "SKIP", "docker.io is not installed")
@@ -1147,7 +1231,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ward", required=True)
     ap.add_argument("--probe", required=True)
-    ap.add_argument("--runtimes", default="host,nonroot,cli,node,egress,runc,docker")
+    ap.add_argument("--runtimes", default="host,nonroot,cli,node,egress,runc,nonroot-containers,docker")
     ap.add_argument("--egress-probe", help="the static egress probe (tests/sandbox/egress.c)")
     ap.add_argument("--node", help="a Node 22 binary for the workload test")
     ap.add_argument("--label", default="", help="suffix of the summary line")
@@ -1161,7 +1245,7 @@ def main():
     for rt in a.runtimes.split(","):
         try:
             {"host": host, "nonroot": nonroot_cases, "cli": cli, "node": node_workload, "egress": egress, "runc": runc,
-             "docker": docker}[rt](a)
+             "nonroot-containers": nonroot_containers, "docker": docker}[rt](a)
         except Exception as e:  # a harness error is a failure
             report(f"{rt}: harness", "FAIL", repr(e))
     return RESULTS.summary("sandbox", a.label)
