@@ -7,7 +7,7 @@ set -eu
 pkgs=""
 for what in "$@"; do
 	case "$what" in
-	build) pkgs="$pkgs make gcc libc6-dev libinih-dev libjansson-dev libseccomp-dev libcap-ng-dev
+	build) pkgs="$pkgs make gcc lld libc6-dev libinih-dev libjansson-dev libseccomp-dev libcap-ng-dev
 	             libmbedtls-dev libhttp-parser-dev libc-ares-dev pkg-config" ;;
 	test) pkgs="$pkgs python3 util-linux procps bash coreutils gawk tini dumb-init catatonit
 	            clang libclang-rt-14-dev valgrind runc crun podman uidmap umoci docker.io tar strace qemu-system-x86 cpio
