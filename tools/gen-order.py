@@ -11,8 +11,9 @@ it. Packed together, the hot code and data fill a few windows.
 What runs is measured, not guessed: every function symbol gets a gdb
 breakpoint that counts and continues (on this CPU: glibc's IFUNC variants
 are the ones it picks); callgrind adds what runs only as PID 1 (under gdb,
-gdb is PID 1; valgrind runs ward in its own process); valgrind's lackey
-lists the data addresses read and written. Four runs, each in a PID namespace of its own: `ward --
+gdb is PID 1; valgrind runs ward in its own process) and in the agent's
+child before its exec (gdb stays with the parent); valgrind's lackey lists
+the data addresses read and written. Four runs, each in a PID namespace of its own: `ward --
 /bin/true`, a child that sleeps, a TERM forwarded to a shell, 30 orphans
 reaped.
 
@@ -99,21 +100,36 @@ def text_hits(ward, helper, text, work):
 VARIANT = re.compile(r"_(avx2|avx512|evex|sse2|sse4_1|sse4_2|sse42|ssse3|avx|erms|unaligned)")
 
 
-def pid1_hits(ward, helper, work):
-    """What runs only as PID 1 (vm_detect's probes): under gdb, gdb is the
-    namespace's PID 1; valgrind runs ward in its own process, so callgrind
-    sees ward as PID 1."""
+def callgrind_hits(ward, helper, work, chosen, names):
+    """What gdb does not see: what runs only as PID 1 (vm_detect's probes;
+    under gdb, gdb is the namespace's PID 1, where valgrind runs ward in its
+    own process) and in the agent's child between fork and exec (gdb stays
+    with the parent). An IFUNC variant valgrind's CPU picked stands for the
+    one this CPU picks: the variant of that family gdb saw, else its evex and
+    avx2 ones."""
     hits = set()
     for i, argv in enumerate(scenarios(ward, helper)):
         out = os.path.join(work, f"callgrind{i}")
         n = argv.index(ward)
-        subprocess.run(argv[:n] + ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"] + argv[n:],
-                       capture_output=True, timeout=600)
-        with open(out) as f:
-            for line in f:
-                m = re.match(r"^c?fn=\(\d+\) (\S+)$", line.rstrip("\n"))
-                if m and not VARIANT.search(m.group(1)) and not m.group(1).startswith("0x"):
-                    hits.add(m.group(1))
+        subprocess.run(argv[:n] + ["valgrind", "--tool=callgrind", "--trace-children=no",
+                                   f"--callgrind-out-file={out}.%p"] + argv[n:], capture_output=True, timeout=600)
+        for name in os.listdir(work):
+            if not name.startswith(f"callgrind{i}."):
+                continue
+            with open(os.path.join(work, name)) as f:
+                for line in f:
+                    m = re.match(r"^c?fn=\(\d+\) (\S+)$", line.rstrip("\n"))
+                    if not m or m.group(1).startswith("0x"):
+                        continue
+                    fn = m.group(1)
+                    v = VARIANT.search(fn)
+                    if not v:
+                        hits.add(fn)
+                        continue
+                    family = fn[:v.start()] + "_"
+                    mine = [c for c in chosen if c.startswith(family)]
+                    hits |= set(mine or [x for x in names if x.startswith(family) and
+                                         ("_evex" in x or "_avx2" in x) and "_rtm" not in x])
     return hits
 
 
@@ -156,9 +172,12 @@ def main():
     a = ap.parse_args()
     text, data = nm(a.ward)
     with tempfile.TemporaryDirectory() as work:
-        t = text_hits(a.ward, a.helper, text, work) | (pid1_hits(a.ward, a.helper, work) & set(text))
+        t = text_hits(a.ward, a.helper, text, work)
+        t |= callgrind_hits(a.ward, a.helper, work, t, text) & set(text)
         lo, hi = relro(a.ward)
-        d = data_hits(a.ward, a.helper, [x for x in data if not lo <= x[0] < hi], work)
+        # nor anything over 2 KiB (a buffer, a table): one field of it read
+        # would spread the small hot variables over its untouched pages
+        d = data_hits(a.ward, a.helper, [x for x in data if not lo <= x[0] < hi and x[1] <= 2048], work)
     if len(t) < 100:
         sys.exit(f"gen-order: only {len(t)} functions traced: is gdb working here?")
     sys.stdout.write("\n".join(sorted(t)) + "\n" + "\n".join(sorted(d - t)) + "\n")

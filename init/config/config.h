@@ -81,9 +81,11 @@ struct ward_config {
 	char *policy_note; /* [agent] policy_note: where the agent's note on its sandbox is written */
 	int umask_set;
 	unsigned umask;
-	char *env[WARD_MAX_ENV]; /* NAME=VALUE */
+	/* WARD_MAX_ENV slots each, allocated at the first entry: a config with
+	 * none (a plain init's) carries no 4 KiB of NULLs on PID 1's stack */
+	char **env; /* NAME=VALUE */
 	int n_env;
-	char *env_pass[WARD_MAX_ENV]; /* NAME */
+	char **env_pass; /* NAME */
 	int n_env_pass;
 	struct rlimit_value rlimits[WARD_MAX_RLIMITS];
 	int n_rlimits;

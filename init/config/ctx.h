@@ -59,6 +59,9 @@ struct parse_ctx {
  * in from; any other value: itself, from "". keys.c */
 const char *config_env_ref(const char *v, char *from, size_t from_size);
 
+/* *list's WARD_MAX_ENV slots, allocated if they are not yet: 0, or -1 out of memory. */
+int config_env_slots(char ***list);
+
 /* Records the first error ("NAME:LINE: ..."); later ones are dropped. */
 void config_fail(struct parse_ctx *ctx, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

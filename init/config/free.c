@@ -38,6 +38,8 @@ void config_free(struct ward_config *cfg)
 		free(cfg->env[i]);
 	for (i = 0; i < cfg->n_env_pass; i++)
 		free(cfg->env_pass[i]);
+	free(cfg->env);
+	free(cfg->env_pass);
 	free(cfg->evidence);
 	free(cfg->user);
 	free_strv(cfg->landlock.read, cfg->landlock.n_read);

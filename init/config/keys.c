@@ -229,6 +229,13 @@ static int env_listed(char *const *list, int n, const char *name, size_t len)
 	return 0;
 }
 
+int config_env_slots(char ***list)
+{
+	if (!*list && !(*list = calloc(WARD_MAX_ENV, sizeof **list)))
+		return -1;
+	return 0;
+}
+
 static int set_env(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
 {
 	struct ward_config *cfg = ctx->cfg;
@@ -241,6 +248,8 @@ static int set_env(struct parse_ctx *ctx, const char *k, const char *v, const ch
 		return *why = "variable already set by an earlier env line", -1;
 	if (cfg->n_env >= WARD_MAX_ENV)
 		return *why = "too many env lines", -1;
+	if (config_env_slots(&cfg->env) != 0)
+		return *why = "out of memory", -1;
 	cfg->env[cfg->n_env] = strdup(v);
 	if (!cfg->env[cfg->n_env])
 		return *why = "out of memory", -1;
@@ -261,6 +270,8 @@ static int set_env_pass(struct parse_ctx *ctx, const char *k, const char *v, con
 		if (!env_listed(cfg->env_pass, cfg->n_env_pass, p, (size_t)len)) {
 			if (cfg->n_env_pass >= WARD_MAX_ENV)
 				return *why = "too many env_pass names", -1;
+			if (config_env_slots(&cfg->env_pass) != 0)
+				return *why = "out of memory", -1;
 			cfg->env_pass[cfg->n_env_pass] = strndup(p, (size_t)len);
 			if (!cfg->env_pass[cfg->n_env_pass])
 				return *why = "out of memory", -1;

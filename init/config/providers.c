@@ -111,7 +111,7 @@ static int agent_env(struct ward_config *cfg, const char *name, const char *valu
 	for (i = 0; i < cfg->n_env; i++)
 		if (strncmp(cfg->env[i], name, n) == 0 && cfg->env[i][n] == '=')
 			return 0;
-	if (cfg->n_env == WARD_MAX_ENV)
+	if (cfg->n_env == WARD_MAX_ENV || config_env_slots(&cfg->env) != 0)
 		return -1;
 	if (asprintf(&cfg->env[cfg->n_env], "%s=%s", name, value) < 0)
 		return -1;
