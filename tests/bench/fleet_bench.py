@@ -41,15 +41,16 @@ def spread(v):
 class Fleet:
     def __init__(self, a, d, run, variant):
         self.a, self.d, self.run, self.variant = a, d, run, variant
-        self.netns = f"ward-fleet-{os.getpid()}-{variant}"
-        subprocess.run(["ip", "netns", "add", self.netns], check=True)
-        subprocess.run(["ip", "-n", self.netns, "link", "set", "lo", "up"], check=True)
-        self.members = []  # (cid, session, seconds to the first response)
+        self.members = []  # (cid, session, netns)
 
     def start(self, i):
         """Sandbox i: a bundle of its own (the rootfs is shared), started and
-        left running once Pi has answered."""
-        b, _ = e2e.bundle(self.a, self.d, self.run, f"fleet-{self.variant}-{i}", self.netns)
+        left running once Pi has answered. Each has a network namespace of
+        its own, as each pod has: the bridge's ports are per sandbox."""
+        netns = f"ward-fleet-{os.getpid()}-{self.variant}-{i}"
+        subprocess.run(["ip", "netns", "add", netns], check=True)
+        subprocess.run(["ip", "-n", netns, "link", "set", "lo", "up"], check=True)
+        b, _ = e2e.bundle(self.a, self.d, self.run, f"fleet-{self.variant}-{i}", netns)
         with open(os.path.join(b, "config.json")) as f:
             spec = json.load(f)
         if self.variant == "tini":
@@ -69,7 +70,7 @@ class Fleet:
         s = e2e.Session(["runc", "run", "--bundle", own, cid])
         r = s.request({"id": "s", "type": "get_state"}, timeout=300)
         t = time.monotonic() - t0
-        self.members.append((cid, s))
+        self.members.append((cid, s, netns))
         if not r:
             raise SystemExit(f"{self.variant} {i}: no get_state response: {s.tail()}")
         return t
@@ -77,7 +78,7 @@ class Fleet:
     def memory(self):
         """[(the init's own Pss, the container's Pss)] per sandbox, KiB."""
         out = []
-        for cid, _ in self.members:
+        for cid, _, _ in self.members:
             st = subprocess.run(["runc", "state", cid], capture_output=True, text=True)
             procs = tree(json.loads(st.stdout)["pid"]) if st.returncode == 0 else []
             init = 0
@@ -92,10 +93,10 @@ class Fleet:
         return out
 
     def close(self):
-        for cid, s in self.members:
+        for cid, s, netns in self.members:
             s.close(timeout=60)
             subprocess.run(["runc", "delete", "-f", cid], capture_output=True)
-        subprocess.run(["ip", "netns", "delete", self.netns])
+            subprocess.run(["ip", "netns", "delete", netns])
 
 
 def main():

@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 from benchlib import write_results  # noqa: E402
 from dockerd import Dockerd  # noqa: E402
 from hostside import serve_unix  # noqa: E402
+from podmanconf import CONTAINERS_CONF  # noqa: E402
 
 ANSWER = b"Hello from fake-model."
 IMAGE_PI = "/opt/pi/node_modules/@earendil-works/pi-coding-agent/dist/cli.js"
@@ -91,9 +92,11 @@ def main():
     try:
         dk.start()
         env = dict(dk.env, HOME=os.path.join(d, "home"))
+        # podman's default ulimits are above what root without
+        # CAP_SYS_RESOURCE may set here (tests/lib/podmanconf.py)
         conf = os.path.join(d, "containers.conf")
         with open(conf, "w") as f:
-            f.write('[containers]\ndefault_ulimits = ["nofile=8192:8192"]\n[engine]\nruntime = "runc"\n')
+            f.write(CONTAINERS_CONF)
         penv = dict(os.environ, CONTAINERS_CONF=conf)
         subprocess.run(["docker", "load", "-q", "-i", os.path.join(a.image_dir, "ward-pi.tar")], env=env,
                        check=True, capture_output=True)
