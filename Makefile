@@ -256,10 +256,11 @@ check-docs: $(B)/ward $(NODE22)
 # a long run; `make check` runs a short pass.
 FUZZ_CC      := clang
 FUZZ_FLAGS   := $(WARNINGS) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I.
-FUZZ_SRCS    := init/config/reader.c init/config/free.c init/config/keys.c init/config/names.c init/config/providers.c init/report/denials.c common/log.c \
+FUZZ_SRCS    := init/config/reader.c init/config/free.c init/config/keys.c init/config/names.c init/config/providers.c init/config/proxy.c init/report/denials.c common/log.c \
                 common/parse.c common/users.c common/header.c common/source.c common/addr.c common/envref.c \
                 seccomp/sysfilter.c landlock/landlock.c mcp-bridge/http.c mcp-bridge/upstream.c \
-                mcp-bridge/mcpjson.c mcp-bridge/tls.c mcp-bridge/resolve.c egress/blocked.c
+                mcp-bridge/mcpjson.c mcp-bridge/tls.c mcp-bridge/resolve.c mcp-bridge/allow.c mcp-bridge/hello.c \
+                mcp-bridge/proxyreq.c egress/blocked.c
 FUZZERS      := $(B)/fuzz/fuzz_config $(B)/fuzz/fuzz_values $(B)/fuzz/fuzz_users $(B)/fuzz/fuzz_http \
                 $(B)/fuzz/fuzz_mcp $(B)/fuzz/fuzz_audit $(B)/fuzz/fuzz_addr $(B)/fuzz/fuzz_diag \
                 $(B)/fuzz/fuzz_upstream $(B)/fuzz/fuzz_dns

@@ -20,6 +20,7 @@
 #include "mcp-bridge/conn.h"
 #include "mcp-bridge/dial.h"
 #include "mcp-bridge/stream.h"
+#include "mcp-bridge/tunnel.h"
 
 /* The upstream stopped taking the request (it closed, or answered early,
  * e.g. 413): the rest is dropped and no more read from the client; what
@@ -69,6 +70,8 @@ static void close_conn(struct loop *l, struct conn *c)
 		l->n_aborting--;
 	if (!c->audited)
 		conn_audit(c);
+	if (c->tun)
+		tunnel_close(l, c);
 	if (c->cfd >= 0)
 		close(c->cfd);
 	if (c->ufd >= 0)
@@ -95,6 +98,7 @@ static void reap_dead(struct loop *l)
 			tls_conn_free(c->tls);
 			free(c->tls);
 		}
+		free(c->tun);
 		free(c->head);
 		free(c->c2u);
 		free(c->u2c);
@@ -343,6 +347,7 @@ static void accept_one(struct loop *l, const struct bridge_route *r)
 		turn_away(r, fd, l->n_conns, "too many connections");
 		return;
 	}
+
 	c = calloc(1, sizeof *c);
 	if (c) {
 		c->route = r;
@@ -362,6 +367,7 @@ static void accept_one(struct loop *l, const struct bridge_route *r)
 	c->ufd = -1;
 	c->rpipe_r = c->rpipe_w = -1;
 	c->route = r;
+	c->name_i = (int)(r - l->routes->v);
 	c->started = now_ms();
 	c->deadline = c->started + BRIDGE_HEAD_TIMEOUT_MS;
 	http_req_init(&c->req, &r->http);
@@ -399,7 +405,7 @@ static void dialed(struct loop *l, struct conn *c, int fd)
 		return;
 	}
 	if (fd < 0) {
-		log_warn("bridge: route=%s upstream %s: %s", c->route->name, c->route->up.desc, c->why);
+		log_warn("bridge: route=%s upstream %s: %s", c->route->name, conn_up_desc(c), c->why);
 		refuse(l, c, 502, c->why);
 		return;
 	}
@@ -425,14 +431,40 @@ static void name_answered(struct loop *l, int route)
 
 	for (; c; c = next) {
 		next = c->next; /* c may be closed (and moved to l->dead) */
-		if (c->state == C_RESOLVING && c->route == &l->routes->v[route])
+		if (c->state == C_RESOLVING && c->name_i == route)
 			dialed(l, c, dial_answered(l, c));
 	}
 }
 
+/* Whether the upstream is a name (its addresses tried in turn: dial.h). */
+static int by_name(const struct conn *c)
+{
+	return conn_up_name(c)[0] != '\0';
+}
+
+/* A tunnel to an address an address rule names: that address alone. */
+static void connect_literal(struct loop *l, struct conn *c)
+{
+	c->addr = c->tun->lit;
+	c->ufd = upstream_connect_addr((const struct sockaddr *)&c->addr.sa, c->addr.len);
+	if (c->ufd < 0) {
+		snprintf(c->why, sizeof c->why, "cannot connect to %s: %s", c->tun->desc, strerror(errno));
+		refuse(l, c, 502, c->why);
+		return;
+	}
+	c->state = C_CONNECTING;
+	c->deadline = now_ms() + CONNECT_MS;
+	conn_watch(l, c, 1, EPOLL_CTL_ADD, EPOLLOUT);
+	conn_rearm(l, c);
+}
+
 static void connect_upstream(struct loop *l, struct conn *c)
 {
-	if (c->route->up.name[0]) {
+	if (c->tun && c->tun->literal) {
+		connect_literal(l, c);
+		return;
+	}
+	if (by_name(c)) {
 		dialed(l, c, dial_start(l, c));
 		return;
 	}
@@ -463,7 +495,19 @@ static void connect_upstream(struct loop *l, struct conn *c)
 /* The whole head is in: check it, rewrite it, connect upstream. */
 static void head_complete(struct loop *l, struct conn *c)
 {
-	ssize_t n = http_req_feed(&c->req, c->head, c->head_len), h;
+	ssize_t n, h;
+
+	if (c->route->proxy) {
+		int status;
+		const char *why;
+		if (tunnel_open(l, c, &status, &why) != 0) {
+			refuse(l, c, status, why);
+			return;
+		}
+		connect_upstream(l, c);
+		return;
+	}
+	n = http_req_feed(&c->req, c->head, c->head_len);
 
 	if (n < 0 || (size_t)n < c->req.head_len) {
 		refuse(l, c, n < 0 ? c->req.status : 400, n < 0 && c->req.why ? c->req.why : "bad request");
@@ -756,13 +800,44 @@ again:
 	conn_rearm(l, c);
 }
 
-/* A stream's event; its end is the connection's. */
+/* A stream's event; its end is the connection's. A tunnel's ends at the
+ * proxy's byte limit too. */
 static void on_stream(struct loop *l, struct conn *c, int upstream, unsigned ev)
 {
-	if (stream_event(c, upstream, ev))
+	if (stream_event(c, upstream, ev)) {
 		close_conn(l, c);
-	else
+	} else if (c->tun && tunnel_over(c)) {
+		c->req.why = "the tunnel reached [proxy] max_bytes";
+		close_conn(l, c);
+	} else {
 		conn_rearm(l, c);
+	}
+}
+
+/* A tunnel waiting for its client's ClientHello: the upstream hears
+ * nothing until the hello names the CONNECT host; then it is a stream,
+ * the hello its first bytes. */
+static void on_hello(struct loop *l, struct conn *c, int upstream, unsigned ev)
+{
+	int r;
+
+	if (upstream) {
+		if (ev & (EPOLLHUP | EPOLLERR)) {
+			c->req.why = "upstream closed before the client's TLS ClientHello";
+			close_conn(l, c);
+		}
+		return;
+	}
+	r = tunnel_hello(c);
+	if (r < 0) {
+		log_warn("bridge: route=%s tunnel %s cut: %s", c->route->name, c->tun->desc, c->req.why);
+		close_conn(l, c);
+	} else if (r == 0) {
+		conn_rearm(l, c);
+	} else {
+		c->state = C_STREAM;
+		on_stream(l, c, 1, EPOLLOUT);
+	}
 }
 
 static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
@@ -771,6 +846,10 @@ static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 		return;
 	if (c->state == C_STREAM) {
 		on_stream(l, c, upstream, ev);
+		return;
+	}
+	if (c->state == C_HELLO) {
+		on_hello(l, c, upstream, ev);
 		return;
 	}
 	if (c->state == C_DRAIN) {
@@ -812,13 +891,27 @@ static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 		int err = 0;
 		socklen_t len = sizeof err;
 		if (getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err) {
-			if (c->route->up.name[0]) {
+			if (by_name(c)) {
 				connect_failed(l, c, strerror(err ? err : errno));
 				return;
 			}
-			log_warn("bridge: route=%s upstream %s: %s", c->route->name, c->route->up.desc,
+			log_warn("bridge: route=%s upstream %s: %s", c->route->name, conn_up_desc(c),
 				 strerror(err ? err : errno));
 			refuse(l, c, 502, "upstream unreachable");
+			return;
+		}
+		if (c->tun) {
+			/* told 200; the hello is awaited before anything goes on */
+			if (tunnel_established(c) != 0) {
+				close_conn(l, c);
+				return;
+			}
+			c->state = C_HELLO;
+			c->deadline = now_ms() + HELLO_WAIT_MS;
+			if (c->c2u_len) /* the hello came with the CONNECT */
+				on_hello(l, c, 0, EPOLLIN);
+			else
+				conn_rearm(l, c);
 			return;
 		}
 		if (c->route->tls) {
@@ -888,6 +981,13 @@ static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 		conn_rearm(l, c);
 }
 
+/* A tunnel whose client sent no whole ClientHello in HELLO_WAIT_MS. */
+static void hello_late(struct loop *l, struct conn *c)
+{
+	c->req.why = "no TLS ClientHello within 10 s of the 200";
+	close_conn(l, c);
+}
+
 /* Request bytes the upstream has taken none of for CUT_WAIT_MS: it
  * stopped reading without closing. The rest of the request is dropped, as
  * when a send fails, and an answer already coming is relayed; without
@@ -923,7 +1023,9 @@ static void expire(struct loop *l)
 			refuse(l, c, 502, "upstream stopped reading the request and did not answer");
 		else if (c->state == C_RESOLVING && now >= c->deadline)
 			refuse(l, c, 502, "the resolver did not answer in time");
-		else if (c->state == C_CONNECTING && c->route->up.name[0] && now >= c->deadline)
+		else if (c->state == C_HELLO && now >= c->deadline)
+			hello_late(l, c);
+		else if (c->state == C_CONNECTING && by_name(c) && now >= c->deadline)
 			connect_failed(l, c, "did not accept the connection in time");
 		else if ((c->state == C_CONNECTING || c->state == C_HANDSHAKE) && now >= c->deadline)
 			refuse(l, c, 502, c->state == C_HANDSHAKE ? "upstream did not complete the TLS handshake in time"

@@ -10,6 +10,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "mcp-bridge/tunnel.h"
 
 /* Upstream I/O, plain or TLS: > 0 bytes, 0 end, -1 would block, -2 error,
  * -3 (TLS) the stream ended without close_notify. */
@@ -127,7 +128,7 @@ void conn_rearm(struct loop *l, struct conn *c)
 {
 	unsigned ce = 0, ue = 0;
 
-	if (c->state == C_HEAD || c->state == C_DRAIN)
+	if (c->state == C_HEAD || c->state == C_DRAIN || (c->state == C_HELLO && c->c2u_len < RESP_BUF))
 		ce = EPOLLIN;
 	if (c->state == C_RELAY) {
 		/* a pipe is read into only when empty: a "full" pipe (its
@@ -202,9 +203,21 @@ static void stream_audit(const struct conn *c)
 		 c->req.why ? c->req.why : "");
 }
 
+const char *conn_up_desc(const struct conn *c)
+{
+	return c->tun ? c->tun->desc : c->route->up.desc;
+}
+
+const char *conn_up_name(const struct conn *c)
+{
+	return c->tun ? (c->tun->literal ? "" : c->tun->host) : c->route->up.name;
+}
+
 void conn_audit(const struct conn *c)
 {
-	if (c->route->stream)
+	if (c->tun)
+		tunnel_audit(c);
+	else if (c->route->stream)
 		stream_audit(c);
 	else
 		conn_audit_http(c);

@@ -39,7 +39,9 @@
  * C_RETRY: a unix upstream's backlog was full (connect: EAGAIN); tried
  * again every RETRY_MS, up to RETRY_MAX times, then 502. C_ABORT: a cut
  * answer, relayed; the client is reset once it has been sent all of it. */
-enum conn_state { C_HEAD, C_RESOLVING, C_RETRY, C_CONNECTING, C_HANDSHAKE, C_RELAY, C_DRAIN, C_ABORT, C_STREAM };
+/* C_HELLO: a proxy tunnel told 200, its client's TLS ClientHello awaited
+ * (tunnel.h). */
+enum conn_state { C_HEAD, C_RESOLVING, C_RETRY, C_CONNECTING, C_HANDSHAKE, C_RELAY, C_DRAIN, C_ABORT, C_STREAM, C_HELLO };
 #define RETRY_MS 10
 #define RETRY_MAX 200
 #define ACCEPT_PAUSE_MS 100 /* listeners rest when no client can be accepted */
@@ -82,6 +84,8 @@ struct conn {
 	 * one being connected, whether this request had a lookup of its own */
 	int addr_i, looked_up;
 	struct name_addr addr;
+	int name_i;	    /* its name's resolver entry: the route's index, or a tunnel's (resolver_hold) */
+	struct tunnel *tun; /* a connection to the egress proxy (tunnel.h) */
 	char why[320]; /* a refusal's reason that is not a constant */
 	int shut_up, shut_client; /* a stream: the end passed on to each side */
 	int client_unpolled;	  /* a stream: the client is done both ways, out of the set */
@@ -103,6 +107,7 @@ struct loop {
 	uint64_t paused_until; /* listeners out of the set until then (0: polled) */
 	uint64_t pause_logged;
 	int n_aborting; /* connections in C_ABORT */
+	unsigned n_tunnels; /* connections to the egress proxy */
 	struct conn *conns;
 	struct conn *dead; /* closed in this batch of events, freed after it */
 };
@@ -132,5 +137,11 @@ void conn_close_rpipe(struct conn *c);
 
 /* The connection's audit line (and with log_level = debug, its TLS line). */
 void conn_audit(const struct conn *c);
+
+/* Where the connection goes, for messages ("tls:api.example.com:443", or
+ * a tunnel's "HOST:PORT"), and the name it is looked up by ("" for an
+ * address). */
+const char *conn_up_desc(const struct conn *c);
+const char *conn_up_name(const struct conn *c);
 
 #endif

@@ -11,11 +11,6 @@
 #include "common/log.h"
 #include "mcp-bridge/resolve.h"
 
-static int route_of(const struct loop *l, const struct conn *c)
-{
-	return (int)(c->route - l->routes->v);
-}
-
 static const char *addr_text(const struct name_addr *a, char *buf, size_t size)
 {
 	if (!inet_ntop(a->family, a->bytes, buf, (socklen_t)size))
@@ -38,22 +33,22 @@ static int try_addresses(struct loop *l, struct conn *c, const struct name *e)
 			c->addr = *a;
 			return fd;
 		}
-		log_warn("bridge: route=%s upstream %s at %s: %s", c->route->name, c->route->up.desc,
+		log_warn("bridge: route=%s upstream %s at %s: %s", c->route->name, conn_up_desc(c),
 			 addr_text(a, text, sizeof text), strerror(errno));
 	}
-	resolver_stale(l->res, route_of(l, c));
+	resolver_stale(l->res, c->name_i);
 	if (!c->looked_up) {
 		c->looked_up = 1;
 		c->addr_i = 0;
 		return dial_start(l, c);
 	}
-	snprintf(c->why, sizeof c->why, "no address of %s accepted the connection", c->route->up.name);
+	snprintf(c->why, sizeof c->why, "no address of %s accepted the connection", conn_up_name(c));
 	return DIAL_FAILED;
 }
 
 int dial_start(struct loop *l, struct conn *c)
 {
-	const struct name *e = resolver_get(l->res, route_of(l, c), now_ms());
+	const struct name *e = resolver_get(l->res, c->name_i, now_ms());
 
 	if (!e) {
 		/* a lookup is under way; its answer is this request's own */
@@ -65,7 +60,7 @@ int dial_start(struct loop *l, struct conn *c)
 
 int dial_answered(struct loop *l, struct conn *c)
 {
-	const struct name *e = &l->res->v[route_of(l, c)];
+	const struct name *e = &l->res->v[c->name_i];
 
 	if (!e->n) {
 		snprintf(c->why, sizeof c->why, "%s", e->why[0] ? e->why : "cannot resolve the upstream's name");
@@ -79,12 +74,12 @@ int dial_next(struct loop *l, struct conn *c, const char *why)
 {
 	char text[INET6_ADDRSTRLEN];
 
-	log_warn("bridge: route=%s upstream %s at %s: %s", c->route->name, c->route->up.desc,
+	log_warn("bridge: route=%s upstream %s at %s: %s", c->route->name, conn_up_desc(c),
 		 addr_text(&c->addr, text, sizeof text), why);
-	return try_addresses(l, c, &l->res->v[route_of(l, c)]);
+	return try_addresses(l, c, &l->res->v[c->name_i]);
 }
 
 int dial_more(const struct loop *l, const struct conn *c)
 {
-	return c->addr_i < l->res->v[route_of(l, c)].n;
+	return c->addr_i < l->res->v[c->name_i].n;
 }

@@ -1,5 +1,6 @@
 /* dial: the upstream socket of a route that names its upstream by DNS name
- * (tcp:NAME:PORT, tls:NAME:PORT): the name's addresses tried in turn, a
+ * (tcp:NAME:PORT, tls:NAME:PORT), or of a proxy tunnel to a name (its
+ * resolver entry is c->name_i either way): the name's addresses tried in turn, a
  * lookup waited for when they are stale, and one more lookup when every
  * address failed (the name may have moved). Routes by address connect in
  * bridge.c. Private to mcp-bridge/. */

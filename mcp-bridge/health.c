@@ -27,6 +27,8 @@ static int check_connect(const struct bridge_routes *r, struct resolver *res, in
 	int fd;
 
 	*err = 0;
+	if (r->v[i].proxy)
+		return -1; /* no upstream of its own: each tunnel's is checked as it comes */
 	if (!r->v[i].up.name[0]) {
 		fd = upstream_connect(&r->v[i].up);
 	} else {

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -142,6 +143,10 @@ static int keep_answer(struct name *e, int family, const void *bytes, uint32_t s
 	const char *why = resolver_refuses(family, bytes, e->public_only);
 	char text[INET6_ADDRSTRLEN];
 
+	/* a proxy's name whose answer an address rule names: the person
+	 * allowed that address (a database in the pod, a mirror on the LAN) */
+	if (why && e->n_exempt && allow_covers(e->exempt, e->n_exempt, family, bytes, e->port))
+		why = NULL;
 	if (!why)
 		return keep(e, family, bytes, scope);
 	if (!e->refused++ && inet_ntop(family, bytes, text, sizeof text))
@@ -314,21 +319,24 @@ int resolver_init(struct resolver *r, const struct bridge_routes *routes, char *
 	struct ares_options o;
 	ares_channel ch = NULL;
 	char lookups[] = "b"; /* DNS only: /etc/hosts was read before the lock-down */
-	int i, named = 0, rc;
+	int i, named = 0, dynamic = 0, rc;
 
 	memset(r, 0, sizeof *r);
 	r->epfd = -1;
 	for (i = 0; i < routes->n; i++)
 		named += routes->v[i].up.name[0] != '\0';
-	if (!named)
+	for (i = 0; i < routes->n; i++)
+		dynamic = routes->v[i].proxy ? RESOLVE_DYNAMIC : dynamic;
+	if (!named && !dynamic)
 		return 0;
-	r->v = calloc((size_t)routes->n, sizeof *r->v);
+	r->v = calloc((size_t)(routes->n + dynamic), sizeof *r->v);
 	r->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (!r->v || r->epfd < 0) {
 		snprintf(err, errsize, "resolver: %s", strerror(errno ? errno : ENOMEM));
 		return -1;
 	}
-	r->n = routes->n;
+	r->n_routes = routes->n;
+	r->n = routes->n + dynamic;
 	/* c-ares 1.18 seeds its query ids from /dev/urandom, and silently from
 	 * rand() without it: predictable ids make answers easy to forge */
 	rc = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
@@ -381,6 +389,48 @@ const struct name *resolver_get(struct resolver *r, int route, uint64_t now)
 	if (!e->querying)
 		start_lookup(r, route);
 	return NULL;
+}
+
+int resolver_hold(struct resolver *r, const char *host, unsigned port, const struct allow_rule *exempt, int n_exempt,
+		  uint64_t now)
+{
+	struct name *e;
+	int i, pick = -1;
+
+	if (!r->channel)
+		return -1;
+	for (i = r->n_routes; i < r->n; i++) {
+		e = &r->v[i];
+		if (e->host && e->port == port && strcasecmp(e->own, host) == 0) {
+			pick = i;
+			break;
+		}
+		/* else the free entry used least recently */
+		if (!e->refs && !e->querying && !e->answered && (pick < 0 || e->used < r->v[pick].used))
+			pick = i;
+	}
+	if (pick < 0)
+		return -1;
+	e = &r->v[pick];
+	if (!e->host || e->port != port || strcasecmp(e->own, host) != 0) {
+		memset(e, 0, sizeof *e);
+		snprintf(e->own, sizeof e->own, "%s", host);
+		e->host = e->own;
+		e->port = port;
+		e->fqdn = strchr(host, '.') != NULL;
+		e->public_only = 1;
+		e->exempt = exempt;
+		e->n_exempt = n_exempt;
+	}
+	e->refs++;
+	e->used = now;
+	return pick;
+}
+
+void resolver_release(struct resolver *r, int i)
+{
+	if (i >= r->n_routes && i < r->n && r->v[i].refs > 0)
+		r->v[i].refs--;
 }
 
 void resolver_stale(struct resolver *r, int route)

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "mcp-bridge/allow.h"
 #include "mcp-bridge/route.h"
 
 #define NAME_MAX_ADDRS 8	  /* addresses kept per name, IPv4 first */
@@ -22,6 +23,7 @@
 #define RESOLVE_TIMEOUT_MS 1500	  /* one query's first wait (c-ares doubles it for the next try) */
 #define RESOLVE_TRIES 2		  /* tries per server */
 #define RESOLVE_WAIT_MS 10000	  /* a request waits for an answer at most this long */
+#define RESOLVE_DYNAMIC 64	  /* the proxy's names, entries after the routes' (resolver_hold) */
 
 struct name_addr {
 	struct sockaddr_storage sa; /* with the route's port, for connect() */
@@ -47,20 +49,40 @@ struct name {
 	unsigned refused; /* addresses of the last answer not taken (resolver_refuses) */
 	char refused_what[96]; /* the first of them, and why */
 	char why[320];	  /* the last lookup's failure, for the 502 and the log */
+	/* the proxy's entries: the name (host points here), the tunnels that
+	 * wait for or use it, when it was last held, and the [proxy] allow
+	 * address rules under which a private answer is taken */
+	char own[UPSTREAM_NAME_MAX + 1];
+	int refs;
+	uint64_t used;
+	const struct allow_rule *exempt;
+	int n_exempt;
 };
 
 struct resolver {
 	void *channel; /* ares_channel; NULL when no route has a name */
 	int epfd;      /* the c-ares sockets, polled as one descriptor by the loop */
-	struct name *v; /* indexed like the routes */
-	int n;
+	struct name *v; /* indexed like the routes, then the proxy's entries */
+	int n;		/* entries in all */
+	int n_routes;
 	int pending; /* entries answered whose waiters are not yet told */
 };
 
 /* In the bridge, before its lock-down: the channel (resolv.conf), each
- * name's /etc/hosts entry. 0 (also when no route has a name: then nothing
- * is made), or -1 with err. */
+ * name's /etc/hosts entry, and RESOLVE_DYNAMIC entries for the proxy's
+ * names when a route is the proxy. 0 (also when no route has a name and
+ * none is the proxy: then nothing is made), or -1 with err. */
 int resolver_init(struct resolver *r, const struct bridge_routes *routes, char *err, size_t errsize);
+
+/* A proxy tunnel's name (DNS only: /etc/hosts was read before the
+ * lock-down, for the routes' names): its entry, found or taken (a free
+ * one, or the least recently used that no tunnel holds), held until
+ * resolver_release. A name with a dot is looked up as written, with no
+ * search domain; its private answers are refused unless one of exempt's
+ * address rules covers them. -1 when every entry is held. */
+int resolver_hold(struct resolver *r, const char *host, unsigned port, const struct allow_rule *exempt, int n_exempt,
+		  uint64_t now);
+void resolver_release(struct resolver *r, int i);
 
 /* The name's addresses if they are fresh at now; else NULL, and a lookup
  * is started unless one is in flight (its end is told by resolver_next). */

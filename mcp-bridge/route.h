@@ -6,12 +6,21 @@
 
 #include <stdint.h>
 
+#include "mcp-bridge/allow.h"
 #include "mcp-bridge/http.h"
 #include "mcp-bridge/tls.h"
 #include "mcp-bridge/upstream.h"
 
 #define BRIDGE_MAX_CONNS 1024
 #define BRIDGE_HEAD_TIMEOUT_MS 10000 /* a request head must arrive in this time */
+
+/* The egress proxy's rules and limits ([proxy]), as the bridge uses them. */
+struct proxy_policy {
+	const struct allow_rule *allow;
+	int n_allow;
+	unsigned max_tunnels; /* open at once */
+	uint64_t max_bytes;   /* per tunnel, both ways together; 0: no limit */
+};
 
 struct bridge_route {
 	const char *name;
@@ -24,6 +33,7 @@ struct bridge_route {
 	int line;	/* config line, for messages */
 	int stream;	/* protocol = stream: no HTTP, bytes both ways (stream.c) */
 	struct tls_route *tls; /* tls: upstreams */
+	const struct proxy_policy *proxy; /* the egress proxy: each CONNECT names its upstream (tunnel.h) */
 };
 
 struct bridge_routes {

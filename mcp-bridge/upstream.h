@@ -8,7 +8,9 @@
 #include <stddef.h>
 #include <sys/socket.h>
 
-enum upstream_kind { UP_UNIX, UP_TCP, UP_VSOCK, UP_TLS };
+/* UP_PROXY: the egress proxy's, which has no upstream of its own: each
+ * tunnel connects where its CONNECT asks, if [proxy] allow lets it. */
+enum upstream_kind { UP_UNIX, UP_TCP, UP_VSOCK, UP_TLS, UP_PROXY };
 
 #define UPSTREAM_NAME_MAX 253 /* a DNS name's longest text form, without a final dot */
 

@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 
 #include "landlock/landlock.h"
+#include "mcp-bridge/allow.h"
 #include "mcp-bridge/upstream.h"
 #include "common/header.h"
 #include "common/log.h"
@@ -54,6 +55,21 @@ struct config_file {
 	char *target;
 	unsigned mode; /* default 0600 */
 	int mode_set;
+};
+
+/* [proxy]: the egress proxy in the bridge (init/config/proxy.h). */
+#define PROXY_MAX_RULES 256
+#define PROXY_MAX_TUNNELS 4096
+#define PROXY_DEFAULT_TUNNELS 256
+#define PROXY_DEFAULT_BYTES ((uint64_t)1 << 30)
+struct config_proxy {
+	int has, line;
+	unsigned port;		  /* listen = 127.0.0.1:PORT */
+	struct allow_rule *allow; /* allow, then the presets' rules, duplicates dropped */
+	int n_allow;
+	char presets[64];	  /* the presets named, as "github npm" */
+	unsigned max_tunnels;	  /* tunnels open at once */
+	uint64_t max_bytes;	  /* per tunnel, both ways together; 0: no limit */
 };
 
 struct ward_config {
@@ -119,6 +135,9 @@ struct ward_config {
 	/* [file NAME] */
 	struct config_file *files;
 	int n_files;
+
+	/* [proxy] */
+	struct config_proxy proxy;
 };
 
 void config_defaults(struct ward_config *cfg);

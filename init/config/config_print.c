@@ -206,6 +206,16 @@ void config_print(const struct ward_config *cfg, FILE *out)
 			cfg->mcp_optional ? "no" : "yes");
 	else
 		fputs("\n; [mcp] absent: no MCP config materialisation\n", out);
+	if (cfg->proxy.has) {
+		char rule[UPSTREAM_NAME_MAX + 32];
+		fprintf(out, "\n[proxy]\nlisten = 127.0.0.1:%u\n", cfg->proxy.port);
+		if (cfg->proxy.presets[0])
+			fprintf(out, "; presets %s: their hosts are among allow\n", cfg->proxy.presets);
+		for (i = 0; i < cfg->proxy.n_allow; i++)
+			fprintf(out, "allow = %s\n", allow_text(&cfg->proxy.allow[i], rule, sizeof rule));
+		fprintf(out, "max_tunnels = %u\nmax_bytes = %llu\n", cfg->proxy.max_tunnels,
+			(unsigned long long)cfg->proxy.max_bytes);
+	}
 	for (i = 0; i < cfg->n_files; i++)
 		fprintf(out, "\n[file %s]\nsource = %s\ntarget = %s\nmode = %04o\n", cfg->files[i].name,
 			cfg->files[i].source, cfg->files[i].target, cfg->files[i].mode);

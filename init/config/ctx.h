@@ -21,6 +21,7 @@ enum section {
 	SEC_MCP,
 	SEC_ROUTE,
 	SEC_FILE,
+	SEC_PROXY,
 	SEC_UNKNOWN,
 };
 
@@ -61,6 +62,10 @@ const char *config_env_ref(const char *v, char *from, size_t from_size);
 
 /* *list's WARD_MAX_ENV slots, allocated if they are not yet: 0, or -1 out of memory. */
 int config_env_slots(char ***list);
+
+/* The agent's environment: NAME=VALUE added, unless [agent] env set
+ * NAME (what the config says wins). 0, or -1 (no room, no memory). keys.c */
+int config_agent_env(struct ward_config *cfg, const char *name, const char *value);
 
 /* Records the first error ("NAME:LINE: ..."); later ones are dropped. */
 void config_fail(struct parse_ctx *ctx, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -52,6 +52,7 @@ void config_free(struct ward_config *cfg)
 	for (i = 0; i < cfg->n_routes; i++)
 		config_route_free(&cfg->routes[i]);
 	free(cfg->routes);
+	free(cfg->proxy.allow);
 	free(cfg->policy_note);
 	free(cfg->bridge_user);
 	free(cfg->mcp_source);

@@ -16,6 +16,7 @@
 #include "common/parse.h"
 #include "common/source.h"
 #include "init/config/names.h"
+#include "init/config/proxy.h"
 
 /* The keys of each section: one setter a key, each parsing its value once
  * into the config's types. */
@@ -233,6 +234,23 @@ int config_env_slots(char ***list)
 {
 	if (!*list && !(*list = calloc(WARD_MAX_ENV, sizeof **list)))
 		return -1;
+	return 0;
+}
+
+/* The agent's environment: NAME=VALUE added, unless [agent] env set it. */
+int config_agent_env(struct ward_config *cfg, const char *name, const char *value)
+{
+	size_t n = strlen(name);
+	int i;
+
+	for (i = 0; i < cfg->n_env; i++)
+		if (strncmp(cfg->env[i], name, n) == 0 && cfg->env[i][n] == '=')
+			return 0;
+	if (cfg->n_env == WARD_MAX_ENV || config_env_slots(&cfg->env) != 0)
+		return -1;
+	if (asprintf(&cfg->env[cfg->n_env], "%s=%s", name, value) < 0)
+		return -1;
+	cfg->n_env++;
 	return 0;
 }
 
@@ -775,6 +793,11 @@ const struct key_def config_keys[] = {
 	{ SEC_FILE, "source", set_file, 1, 0 },
 	{ SEC_FILE, "target", set_file, 1, 0 },
 	{ SEC_FILE, "mode", set_file, 1, 0 },
+	{ SEC_PROXY, "listen", proxy_set, 0, 0 },
+	{ SEC_PROXY, "allow", proxy_set, 1, 0 },
+	{ SEC_PROXY, "presets", proxy_set, 1, 0 },
+	{ SEC_PROXY, "max_tunnels", proxy_set, 0, 0 },
+	{ SEC_PROXY, "max_bytes", proxy_set, 0, 0 },
 };
 
 const size_t config_n_keys = sizeof config_keys / sizeof config_keys[0];

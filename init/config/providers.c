@@ -102,23 +102,6 @@ static void drop_route(struct ward_config *cfg, int i)
 	cfg->n_routes--;
 }
 
-/* The agent's environment: NAME=VALUE added, unless [agent] env set it. */
-static int agent_env(struct ward_config *cfg, const char *name, const char *value)
-{
-	size_t n = strlen(name);
-	int i;
-
-	for (i = 0; i < cfg->n_env; i++)
-		if (strncmp(cfg->env[i], name, n) == 0 && cfg->env[i][n] == '=')
-			return 0;
-	if (cfg->n_env == WARD_MAX_ENV || config_env_slots(&cfg->env) != 0)
-		return -1;
-	if (asprintf(&cfg->env[cfg->n_env], "%s=%s", name, value) < 0)
-		return -1;
-	cfg->n_env++;
-	return 0;
-}
-
 /* The preset's settings into r; what the section set itself is refused
  * (a provider route is the preset's), but for a header of the key's name,
  * which takes the key from elsewhere (@/run/secrets/key). */
@@ -185,7 +168,7 @@ static int fill(struct ward_config *cfg, struct config_route *r, const struct pr
 	/* what the agent's SDK is pointed at, nothing secret */
 	path[strlen(path) - 1] = '\0';
 	snprintf(base, sizeof base, "http://127.0.0.1:%u%s", r->port, p->host ? p->base : path);
-	if (agent_env(cfg, "WARD_PROVIDER", p->name) != 0 || agent_env(cfg, "WARD_PROVIDER_BASE_URL", base) != 0) {
+	if (config_agent_env(cfg, "WARD_PROVIDER", p->name) != 0 || config_agent_env(cfg, "WARD_PROVIDER_BASE_URL", base) != 0) {
 		snprintf(err, errsize, "[agent] env: no room for WARD_PROVIDER and WARD_PROVIDER_BASE_URL");
 		return -1;
 	}

@@ -14,6 +14,7 @@
 #include "common/envref.h"
 #include "common/parse.h"
 #include "init/config/providers.h"
+#include "init/config/proxy.h"
 
 static const struct {
 	const char *name;
@@ -24,6 +25,7 @@ static const struct {
 	[SEC_AGENT] = { "agent", 0, 1 },   [SEC_LANDLOCK] = { "landlock", 0, 1 },
 	[SEC_SECCOMP] = { "seccomp", 0, 1 }, [SEC_MCP] = { "mcp", 0, 1 },
 	[SEC_ROUTE] = { "route", 1, 1 },   [SEC_FILE] = { "file", 1, 1 },
+	[SEC_PROXY] = { "proxy", 0, 1 },
 };
 
 #define N_SECTIONS ((int)(sizeof sections / sizeof sections[0]))
@@ -65,7 +67,7 @@ static int check_section(struct parse_ctx *ctx, const char *name, size_t len)
 
 	if (s == SEC_UNKNOWN) {
 		config_fail(ctx, ctx->line, "[%.*s]: unknown section (known: ward, supervise, agent, "
-			  "landlock, seccomp, mcp, route NAME, file NAME)", (int)len, name);
+			  "landlock, seccomp, mcp, route NAME, file NAME, proxy)", (int)len, name);
 		return -1;
 	}
 	if (!sections[s].enforced) {
@@ -93,6 +95,9 @@ static int check_section(struct parse_ctx *ctx, const char *name, size_t len)
 			config_fail(ctx, ctx->line, "out of memory");
 			return -1;
 		}
+	} else if (s == SEC_PROXY && !ctx->cfg->proxy.has) {
+		ctx->cfg->proxy.has = 1;
+		ctx->cfg->proxy.line = ctx->line;
 	} else if (s == SEC_SECCOMP && !ctx->cfg->has_seccomp) {
 		ctx->cfg->has_seccomp = 1;
 		ctx->cfg->seccomp.enabled = 1;
@@ -278,7 +283,8 @@ static void validate(struct parse_ctx *ctx)
 	{
 		char perr[512];
 		int pline = 0;
-		if (providers_apply(cfg, perr, sizeof perr, &pline) != 0) {
+		if (providers_apply(cfg, perr, sizeof perr, &pline) != 0 ||
+		    proxy_apply(cfg, perr, sizeof perr, &pline) != 0) {
 			config_fail(ctx, pline, "%s", perr);
 			return;
 		}
@@ -431,6 +437,8 @@ void config_defaults(struct ward_config *cfg)
 	cfg->forward_to = FORWARD_CHILD;
 	cfg->umask = 022;
 	cfg->mcp_port = 7800;
+	cfg->proxy.max_tunnels = PROXY_DEFAULT_TUNNELS;
+	cfg->proxy.max_bytes = PROXY_DEFAULT_BYTES;
 }
 
 int config_load_stream(struct ward_config *cfg, FILE *f, const char *name)

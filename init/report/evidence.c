@@ -222,7 +222,13 @@ static json_t *bridge_json(const struct evidence_src *e)
 
 	for (i = 0; i < b->routes.n; i++) {
 		const struct bridge_route *r = &b->routes.v[i];
-		json_t *methods = json_array(), *headers = json_array();
+		json_t *methods, *headers;
+		if (r->proxy) {
+			json_array_append_new(routes, json_proxy(r->port, r->proxy, e->cfg->proxy.presets));
+			continue;
+		}
+		methods = json_array();
+		headers = json_array();
 		for (m = 0; m < 32; m++)
 			if (r->http.methods & (1u << m))
 				json_array_append_new(methods, json_string(http_method_str((enum http_method)m)));

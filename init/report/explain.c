@@ -139,8 +139,8 @@ static int explain_port(const struct confine *agent, const struct ll_ruleset *ll
 	fprintf(out, "tcp port %u:\n", port);
 	/* what listens there, whatever Landlock can say */
 	if ((route = routes_on_port(routes, port)))
-		fprintf(out, "  bridge route %s listens on 127.0.0.1:%u (relayed to %s%s)\n", route->name, port,
-			route->up->desc, route->stream ? ", a stream: nothing checked" : "");
+		fprintf(out, "  bridge route %s listens on 127.0.0.1:%u (%s%s%s)\n", route->name, port,
+			route->proxy ? "" : "relayed to ", route->up->desc, route->stream ? ", a stream: nothing checked" : "");
 	if (!cfg->has_landlock || cfg->landlock.mode == LL_OFF || rs->fd < 0) {
 		fprintf(out, "  landlock: not in force, no port is refused by it\n");
 		return 0;

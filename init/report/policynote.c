@@ -66,7 +66,11 @@ char *policy_note_text(const struct ward_config *cfg, const struct confine *agen
 			agent && agent->egress ? "your own sockets reach nothing outside this machine; " : "");
 		for (i = 0; i < routes->n; i++) {
 			const struct route *r = &routes->v[i];
-			if (r->stream)
+			if (r->proxy)
+				fprintf(f, "  - `http://127.0.0.1:%u` (the proxy; HTTPS_PROXY points at it): https to the "
+					   "hosts the person allowed, through CONNECT; you have no DNS, the proxy resolves "
+					   "names; plain http is refused\n", r->port);
+			else if (r->stream)
 				fprintf(f, "  - `127.0.0.1:%u` (route %s): a byte stream to %s\n", r->port, r->name,
 					r->up->name[0] ? r->up->name : "a service outside the sandbox");
 			else

@@ -196,9 +196,17 @@ static json_t *bridge(const struct route_table *t, const struct ward_config *cfg
 	}
 	for (i = 0; i < t->n; i++) {
 		const struct route *r = &t->v[i];
-		json_t *ro = json_object(), *hdrs = json_array();
+		json_t *ro, *hdrs;
 		size_t off = 0;
 
+		if (r->proxy) {
+			struct proxy_policy pp = { r->proxy->allow, r->proxy->n_allow, r->proxy->max_tunnels,
+						   r->proxy->max_bytes };
+			json_array_append_new(routes, json_proxy(r->port, &pp, r->proxy->presets));
+			continue;
+		}
+		ro = json_object();
+		hdrs = json_array();
 		json_object_set_new(ro, "name", jstr(r->name));
 		snprintf(line, sizeof line, "127.0.0.1:%u", r->port);
 		json_object_set_new(ro, "listen", jstr(line));
@@ -392,6 +400,12 @@ static json_t *weak_settings(const struct confine *agent, const struct ll_rulese
 			warn(w, "[route %s] resolves %s: without [seccomp] deny = udp the agent could answer the "
 				"bridge's DNS queries on a loopback resolver, and choose where the route goes", r->name,
 			     r->up->name);
+		if (r->proxy) {
+			if (!udp_denied(cfg))
+				warn(w, "[proxy] resolves the hosts it tunnels to: without [seccomp] deny = udp the "
+					"agent could answer the bridge's DNS queries on a loopback resolver");
+			continue;
+		}
 		if (r->up->kind == UP_TCP && r->n_headers && !loopback(r->up))
 			warn(w, "[route %s] adds headers and sends them in clear over %s; use a tls: upstream",
 			     r->name, r->up->desc);

@@ -60,6 +60,11 @@ static int build_routes(struct bridgeproc *b, const struct route_table *t, const
 		r->lfd = -1;
 		r->line = c->line;
 		r->stream = c->stream;
+		if (c->proxy) {
+			b->proxy = (struct proxy_policy){ c->proxy->allow, c->proxy->n_allow, c->proxy->max_tunnels,
+							  c->proxy->max_bytes };
+			r->proxy = &b->proxy;
+		}
 		r->headers = calloc((size_t)c->n_headers + 1, sizeof *r->headers);
 		if (!r->headers)
 			return 3;
@@ -206,9 +211,10 @@ int bridgeproc_prepare(struct bridgeproc *b, const struct route_table *t, const 
 		return 3;
 	}
 	/* its own Landlock: no file at all, TCP connect to its tcp upstreams
-	 * only, and to port 53 when it resolves names (a DNS answer too long
-	 * for UDP comes over TCP) */
-	up_ports = calloc((size_t)(unsigned)b->routes.n + 2, sizeof *up_ports);
+	 * only (the proxy's: the ports of its allow rules), and to port 53
+	 * when it resolves names (a DNS answer too long for UDP comes over
+	 * TCP) */
+	up_ports = calloc((size_t)(unsigned)b->routes.n + (size_t)(unsigned)b->proxy.n_allow + 2, sizeof *up_ports);
 	if (!up_ports)
 		return 3;
 	for (i = 0; i < b->routes.n; i++) {
@@ -217,7 +223,12 @@ int bridgeproc_prepare(struct bridgeproc *b, const struct route_table *t, const 
 			up_ports[n].lo = up_ports[n].hi = (uint16_t)u->port;
 			n++;
 		}
-		named += u->name[0] != '\0';
+		named += u->name[0] != '\0' || u->kind == UP_PROXY;
+	}
+	for (i = 0; i < b->proxy.n_allow; i++) {
+		up_ports[n].lo = (uint16_t)b->proxy.allow[i].port_lo;
+		up_ports[n].hi = (uint16_t)b->proxy.allow[i].port_hi;
+		n++;
 	}
 	if (named) {
 		up_ports[n].lo = up_ports[n].hi = DNS_PORT;

@@ -20,6 +20,7 @@ struct bridgeproc {
 	struct sc_filter sc;	   /* its own allowlist */
 	int health_ok;		   /* upstreams that answered at the first start */
 	int started;		   /* it was started once: restarts skip the health check */
+	struct proxy_policy proxy; /* [proxy]'s rules and limits, the proxy route's */
 };
 
 /* The bridge's user ([ward] bridge_user, default BRIDGE_USER_DEFAULT): it must resolve

@@ -16,6 +16,12 @@ const struct route *routes_on_port(const struct route_table *t, unsigned port)
 	return NULL;
 }
 
+/* The proxy's upstream: none of its own (upstream.h). */
+static const struct upstream proxy_up = {
+	.kind = UP_PROXY,
+	.desc = "proxy: CONNECT to the hosts of [proxy] allow",
+};
+
 int routes_build(struct route_table *t, const struct ward_config *cfg, struct mcp_result *mcp)
 {
 	int i, n_mcp = mcp ? mcp->n_routes : 0;
@@ -27,7 +33,7 @@ int routes_build(struct route_table *t, const struct ward_config *cfg, struct mc
 		mcp->routes = NULL;
 		mcp->n_routes = 0;
 	}
-	t->v = calloc((size_t)cfg->n_routes + (size_t)n_mcp + 1, sizeof *t->v);
+	t->v = calloc((size_t)cfg->n_routes + (size_t)n_mcp + 2, sizeof *t->v);
 	if (!t->v) {
 		log_error("out of memory");
 		return 3;
@@ -55,6 +61,19 @@ int routes_build(struct route_table *t, const struct ward_config *cfg, struct mc
 			.methods = HTTP_DEFAULT_METHODS, .path = m->path, .host = m->host,
 			.exact = 1, /* an MCP server's URL is one endpoint, "/" or "/mcp/" too */
 			.from_mcp = 1, .headers = m->headers, .n_headers = m->n_headers,
+		};
+	}
+	if (cfg->proxy.has) {
+		/* its port is told apart from the [route]s' when the config is read */
+		const struct route *clash = routes_on_port(t, cfg->proxy.port);
+		if (clash) {
+			log_error("%s:%d: [proxy] listen: port %u is also route %s's", cfg->path, cfg->proxy.line,
+				  cfg->proxy.port, clash->name);
+			return 2;
+		}
+		t->v[t->n++] = (struct route){
+			.name = "proxy", .line = cfg->proxy.line, .port = cfg->proxy.port, .up = &proxy_up,
+			.proxy = &cfg->proxy,
 		};
 	}
 	return 0;

@@ -3,7 +3,8 @@
  * with one check that no two listen on the same port. The config stays as
  * it was read; what --check, --explain, the sandbox's Landlock rules and
  * the bridge itself see of the routes is this table. (Provider presets
- * add their routes here too.) */
+ * add their routes here too; [proxy] is one more, named "proxy", whose
+ * upstream is each tunnel's.) */
 #ifndef WARD_ROUTES_H
 #define WARD_ROUTES_H
 
@@ -26,6 +27,7 @@ struct route {
 	const struct header *headers;
 	int n_headers;
 	const char *tls_ca, *tls_pin;
+	const struct config_proxy *proxy; /* the egress proxy ([proxy]): each CONNECT names its upstream */
 };
 
 struct route_table {

@@ -11,7 +11,8 @@ The cases live by concern: wire.py (requests on the wire), clients.py (real
 MCP clients as the agent), tlsup.py (tls: upstreams), lifecycle.py (the
 bridge as a supervised process), checks.py (--check and start refusals),
 private.py (private inputs out of the agent's reach), stream.py (routes of
-protocol = stream), names.py (upstreams by DNS name); harness.py holds what
+protocol = stream), names.py (upstreams by DNS name), proxy.py (the egress
+proxy); harness.py holds what
 they share.
 """
 import argparse
@@ -34,6 +35,7 @@ from checks import check_case, check_mcp_case, check_paths_case  # noqa: E402
 from private import private_case  # noqa: E402
 from stream import stream_case  # noqa: E402
 from names import names_case, names_child  # noqa: E402
+from proxy import proxy_case, proxy_child  # noqa: E402
 
 
 def main():
@@ -43,15 +45,18 @@ def main():
     ap.add_argument("--helper", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build",
                                                      "tests", "helper"), help="tests/helpers/helper.c, built")
     ap.add_argument("--only", default="", help="comma-separated groups to run: wire,sdk,mcp,pi,tls,health,stall,accept,pdeath,frozen,"
-                    "restart-caps,restart-wait,check,check-mcp,check-paths,private,stream,names")
+                    "restart-caps,restart-wait,check,check-mcp,check-paths,private,stream,names,proxy")
     ap.add_argument("--tls-held", default="", help=argparse.SUPPRESS)  # CRT,KEY,PIN: tls_held_child
     ap.add_argument("--names-child", default="", help=argparse.SUPPRESS)  # WORK: names_child, in its namespace
+    ap.add_argument("--proxy-child", default="", help=argparse.SUPPRESS)  # WORK: proxy_child, in its namespace
     a = ap.parse_args()
     a.ward = os.path.abspath(a.ward)
     if a.tls_held:
         return tls_held_child(a)
     if a.names_child:
         return names_child(a)
+    if a.proxy_child:
+        return proxy_child(a)
     if os.geteuid() != 0:
         print("bridge: needs root")
         return 2
@@ -67,7 +72,8 @@ def main():
                   ("restart-caps", restart_caps_case),
                   ("restart-wait", restart_wait_case), ("check", check_case),
                   ("check-mcp", check_mcp_case), ("check-paths", check_paths_case),
-                  ("private", private_case), ("stream", stream_case), ("names", names_case))
+                  ("private", private_case), ("stream", stream_case), ("names", names_case),
+                  ("proxy", proxy_case))
         for name, run in groups:
             if not a.only or name in a.only.split(","):
                 run(a, work)

@@ -1,0 +1,187 @@
+#define _GNU_SOURCE
+#include "init/config/proxy.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/parse.h"
+
+/* What agents commonly fetch, by name. Hosts only, port 443: the proxy
+ * carries TLS. (Debian's apt needs https sources: deb.debian.org serves
+ * them.) */
+static const struct {
+	const char *name;
+	const char *const rules[6];
+} presets[] = {
+	{ "github", { "github.com", "*.github.com", "*.githubusercontent.com", NULL } },
+	{ "npm", { "registry.npmjs.org", "registry.yarnpkg.com", NULL } },
+	{ "debian", { "deb.debian.org", "security.debian.org", "snapshot.debian.org", NULL } },
+	{ "pypi", { "pypi.org", "files.pythonhosted.org", NULL } },
+};
+
+const char *const *proxy_preset(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof presets / sizeof presets[0]; i++)
+		if (strcmp(presets[i].name, name) == 0)
+			return presets[i].rules;
+	return NULL;
+}
+
+const char *proxy_preset_names(void)
+{
+	return "github npm debian pypi";
+}
+
+/* One rule more, unless the list holds it already (a preset and a line
+ * may both name a host). */
+static int add_rule(struct config_proxy *p, const struct allow_rule *r, const char **why)
+{
+	struct allow_rule *nv;
+	int i;
+
+	for (i = 0; i < p->n_allow; i++)
+		if (memcmp(&p->allow[i], r, sizeof *r) == 0)
+			return 0;
+	if (p->n_allow == PROXY_MAX_RULES)
+		return *why = "more than 256 rules", -1;
+	nv = realloc(p->allow, (size_t)(p->n_allow + 1) * sizeof *nv);
+	if (!nv)
+		return *why = "out of memory", -1;
+	p->allow = nv;
+	p->allow[p->n_allow++] = *r;
+	return 0;
+}
+
+/* Blanks or commas between words. */
+static int each_word(struct parse_ctx *ctx, const char *v, int (*fn)(struct parse_ctx *, const char *, size_t, const char **),
+		     const char **why)
+{
+	while (*v) {
+		size_t n;
+
+		v += strspn(v, " \t,");
+		n = strcspn(v, " \t,");
+		if (n && fn(ctx, v, n, why) != 0)
+			return -1;
+		v += n;
+	}
+	return 0;
+}
+
+static int allow_word(struct parse_ctx *ctx, const char *w, size_t n, const char **why)
+{
+	struct allow_rule r;
+
+	if (allow_parse(w, n, &r, why) != 0) {
+		snprintf(ctx->why, sizeof ctx->why, "%.*s: %s", (int)(n > 80 ? 80 : n), w, *why);
+		*why = ctx->why;
+		return -1;
+	}
+	return add_rule(&ctx->cfg->proxy, &r, why);
+}
+
+static int preset_word(struct parse_ctx *ctx, const char *w, size_t n, const char **why)
+{
+	char name[32];
+	const char *const *rules;
+
+	snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), w);
+	if (n >= sizeof name || !(rules = proxy_preset(name))) {
+		snprintf(ctx->why, sizeof ctx->why, "%.*s: no such preset (known: %s)", (int)(n > 40 ? 40 : n), w,
+			 proxy_preset_names());
+		*why = ctx->why;
+		return -1;
+	}
+	if (strstr(ctx->cfg->proxy.presets, name) == NULL) {
+		size_t l = strlen(ctx->cfg->proxy.presets);
+		snprintf(ctx->cfg->proxy.presets + l, sizeof ctx->cfg->proxy.presets - l, "%s%s", l ? " " : "", name);
+	}
+	for (; *rules; rules++)
+		if (allow_word(ctx, *rules, strlen(*rules), why) != 0)
+			return -1;
+	return 0;
+}
+
+/* A byte count: digits, then K, M or G (binary) or nothing. */
+static int bytes(const char *v, uint64_t *out, const char **why)
+{
+	size_t n = strspn(v, "0123456789");
+	uint64_t x, mult = 1;
+
+	if (!n || parse_digits(v, n, 12, UINT64_C(1) << 40, &x) != 0)
+		return *why = "expected a byte count (1048576, 512M, 4G; 0: no limit)", -1;
+	if (v[n] == 'K' || v[n] == 'k')
+		mult = UINT64_C(1) << 10, n++;
+	else if (v[n] == 'M' || v[n] == 'm')
+		mult = UINT64_C(1) << 20, n++;
+	else if (v[n] == 'G' || v[n] == 'g')
+		mult = UINT64_C(1) << 30, n++;
+	if (v[n])
+		return *why = "expected a byte count (1048576, 512M, 4G; 0: no limit)", -1;
+	*out = x * mult;
+	return 0;
+}
+
+int proxy_set(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	struct config_proxy *p = &ctx->cfg->proxy;
+	uint64_t n;
+
+	if (strcmp(k, "listen") == 0) {
+		if (strncmp(v, "127.0.0.1:", 10) != 0 || parse_uint(v + 10, 1, 65535, &n, why) != 0)
+			return *why = "expected 127.0.0.1:PORT (the bridge listens on loopback only)", -1;
+		p->port = (unsigned)n;
+		return 0;
+	}
+	if (strcmp(k, "allow") == 0)
+		return each_word(ctx, v, allow_word, why);
+	if (strcmp(k, "presets") == 0)
+		return each_word(ctx, v, preset_word, why);
+	if (strcmp(k, "max_tunnels") == 0) {
+		if (parse_uint(v, 1, PROXY_MAX_TUNNELS, &n, why) != 0)
+			return *why = "expected 1-4096 tunnels at once", -1;
+		p->max_tunnels = (unsigned)n;
+		return 0;
+	}
+	if (strcmp(k, "max_bytes") == 0)
+		return bytes(v, &p->max_bytes, why);
+	return *why = "unknown key", -1;
+}
+
+int proxy_apply(struct ward_config *cfg, char *err, size_t errsize, int *line)
+{
+	static const char *const vars[] = { "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy" };
+	struct config_proxy *p = &cfg->proxy;
+	char url[32];
+	size_t i;
+	int j;
+
+	if (!p->has)
+		return 0;
+	*line = p->line;
+	if (!p->port)
+		return snprintf(err, errsize, "[proxy]: listen is required"), -1;
+	if (!p->n_allow)
+		return snprintf(err, errsize, "[proxy]: no host to tunnel to: set allow (or presets)"), -1;
+	for (j = 0; j < cfg->n_routes; j++)
+		if (cfg->routes[j].port == p->port)
+			return snprintf(err, errsize, "[proxy]: listen: port %u is also route %s's", p->port,
+					cfg->routes[j].name), -1;
+	if (cfg->has_mcp && p->port == cfg->mcp_port)
+		return snprintf(err, errsize, "[proxy]: listen: port %u is [mcp]'s first port", p->port), -1;
+	/* what programs read to find a proxy; NO_PROXY keeps the routes
+	 * (127.0.0.1) direct; Node's own fetch reads them with NODE_USE_ENV_PROXY */
+	snprintf(url, sizeof url, "http://127.0.0.1:%u", p->port);
+	for (i = 0; i < sizeof vars / sizeof vars[0]; i++)
+		if (config_agent_env(cfg, vars[i], url) != 0)
+			goto full;
+	if (config_agent_env(cfg, "NO_PROXY", "127.0.0.1,localhost,::1") != 0 ||
+	    config_agent_env(cfg, "no_proxy", "127.0.0.1,localhost,::1") != 0 || config_agent_env(cfg, "NODE_USE_ENV_PROXY", "1") != 0)
+		goto full;
+	return 0;
+full:
+	return snprintf(err, errsize, "[agent] env: no room for the proxy's variables (HTTPS_PROXY...)"), -1;
+}

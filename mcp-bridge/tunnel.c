@@ -1,0 +1,192 @@
+#define _GNU_SOURCE
+#include "mcp-bridge/tunnel.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "mcp-bridge/hello.h"
+#include "mcp-bridge/proxyreq.h"
+#include "mcp-bridge/stream.h"
+
+/* An address literal's sockaddr, with the CONNECT's port. */
+static void literal_addr(struct name_addr *a, int family, const unsigned char *b, unsigned port)
+{
+	memset(a, 0, sizeof *a);
+	a->family = family;
+	if (family == AF_INET) {
+		struct sockaddr_in s4 = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+		memcpy(&s4.sin_addr, b, 4);
+		memcpy(a->bytes, b, 4);
+		memcpy(&a->sa, &s4, sizeof s4);
+		a->len = (socklen_t)sizeof s4;
+	} else {
+		struct sockaddr_in6 s6 = { .sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port) };
+		memcpy(&s6.sin6_addr, b, 16);
+		memcpy(a->bytes, b, 16);
+		memcpy(&a->sa, &s6, sizeof s6);
+		a->len = (socklen_t)sizeof s6;
+	}
+}
+
+int tunnel_open(struct loop *l, struct conn *c, int *status, const char **why)
+{
+	const struct proxy_policy *p = c->route->proxy;
+	size_t head = http_head_end(c->head, c->head_len), i;
+	struct proxy_req q;
+	struct tunnel *t;
+	unsigned char b[16];
+	int family;
+
+	*status = 503;
+	*why = "out of memory";
+	t = calloc(1, sizeof *t);
+	if (!t)
+		return -1;
+	c->tun = t;
+	c->name_i = -1;
+	if (proxyreq_parse(c->head, head, &q) != 0) {
+		*status = q.status;
+		*why = q.why;
+		return -1;
+	}
+	/* one spelling from here on: lower case, no final dot */
+	for (i = 0; q.host[i]; i++)
+		t->host[i] = (char)((q.host[i] >= 'A' && q.host[i] <= 'Z') ? q.host[i] - 'A' + 'a' : q.host[i]);
+	if (i > 1 && t->host[i - 1] == '.')
+		t->host[i - 1] = '\0';
+	t->port = q.port;
+	t->literal = allow_literal(t->host, &family, b);
+	snprintf(t->desc, sizeof t->desc, t->literal && family == AF_INET6 ? "[%s]:%u" : "%s:%u", t->host, t->port);
+	t->rule = allow_match(p->allow, p->n_allow, t->host, t->port);
+	if (!t->rule) {
+		*status = 403;
+		*why = t->literal ? "the address is not in [proxy] allow (an address needs an address rule)"
+				  : "the host is not in [proxy] allow";
+		return -1;
+	}
+	/* a tunnel from here until it closes (a refusal lingering is none) */
+	if (l->n_tunnels >= p->max_tunnels) {
+		*why = "too many tunnels ([proxy] max_tunnels)";
+		return -1;
+	}
+	l->n_tunnels++;
+	t->counted = 1;
+	if (t->literal) {
+		literal_addr(&t->lit, family, b, t->port);
+	} else {
+		c->name_i = resolver_hold(l->res, t->host, t->port, p->allow, p->n_allow, now_ms());
+		if (c->name_i < 0) {
+			*why = "too many names being looked up at once";
+			return -1;
+		}
+	}
+	if (stream_alloc(c) != 0)
+		return -1;
+	/* bytes sent after the head, before the 200: the hello's beginning */
+	if (c->head_len > head) {
+		size_t extra = c->head_len - head;
+		if (extra > RESP_BUF) {
+			*status = 400;
+			*why = "too many bytes before the tunnel was established";
+			return -1;
+		}
+		memcpy(c->c2u, c->head + head, extra);
+		c->c2u_len = extra;
+	}
+	c->bytes_in = c->head_len;
+	return 0;
+}
+
+int tunnel_established(struct conn *c)
+{
+	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+
+	c->status = 200;
+	/* a fresh socket's buffer takes it whole */
+	if (send(c->cfd, ok, sizeof ok - 1, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)(sizeof ok - 1)) {
+		c->req.why = "client went away before the tunnel was established";
+		return -1;
+	}
+	return 0;
+}
+
+int tunnel_hello(struct conn *c)
+{
+	struct tunnel *t = c->tun;
+	const char *why = NULL;
+	ssize_t n;
+	int r;
+
+	if (c->c2u_len < RESP_BUF) {
+		n = recv(c->cfd, c->c2u + c->c2u_len, RESP_BUF - c->c2u_len, 0);
+		if (n == 0) {
+			c->req.why = "client closed before its TLS ClientHello";
+			return -1;
+		}
+		if (n < 0 && errno != EAGAIN && errno != EINTR) {
+			c->req.why = "client reset the connection before its TLS ClientHello";
+			return -1;
+		}
+		if (n > 0) {
+			c->c2u_len += (size_t)n;
+			c->bytes_in += (uint64_t)n;
+		}
+	}
+	r = hello_server_name((const unsigned char *)c->c2u, c->c2u_len, t->sni, sizeof t->sni, &why);
+	if (r == HELLO_MORE && c->c2u_len == RESP_BUF) {
+		r = HELLO_BAD;
+		why = "a ClientHello longer than the proxy's buffer";
+	}
+	if (r == HELLO_MORE)
+		return 0;
+	if (r == HELLO_BAD) {
+		c->req.why = why;
+		return -1;
+	}
+	/* an address is connected to without a name: a hello may name none */
+	if (t->literal ? t->sni[0] && strcmp(t->sni, t->host) != 0 : strcmp(t->sni, t->host) != 0) {
+		snprintf(c->why, sizeof c->why, "the TLS server name (%.200s) is not the CONNECT host: cut before "
+			 "anything was forwarded", t->sni[0] ? t->sni : "none");
+		c->req.why = c->why;
+		return -1;
+	}
+	return 1;
+}
+
+int tunnel_over(const struct conn *c)
+{
+	const struct proxy_policy *p = c->route->proxy;
+
+	return p->max_bytes && c->bytes_in + c->bytes_out > p->max_bytes;
+}
+
+void tunnel_audit(const struct conn *c)
+{
+	const struct tunnel *t = c->tun;
+	char addr[INET6_ADDRSTRLEN] = "-";
+
+	if (c->addr.family && !inet_ntop(c->addr.family, c->addr.bytes, addr, sizeof addr))
+		snprintf(addr, sizeof addr, "?");
+	log_info("bridge: route=%s tunnel=%s addr=%s sni=%s status=%d in=%llu out=%llu ms=%llu%s%s", c->route->name,
+		 t && t->desc[0] ? t->desc : "-", addr, t && t->sni[0] ? t->sni : "-", c->status,
+		 (unsigned long long)c->bytes_in, (unsigned long long)c->bytes_out,
+		 (unsigned long long)(now_ms() - c->started), c->req.why ? " reason=" : "",
+		 c->req.why ? c->req.why : "");
+}
+
+void tunnel_close(struct loop *l, struct conn *c)
+{
+	if (c->tun && c->name_i >= 0)
+		resolver_release(l->res, c->name_i);
+	c->name_i = -1;
+	if (c->tun && c->tun->counted)
+		l->n_tunnels--;
+	if (c->tun)
+		c->tun->counted = 0;
+}

@@ -1,0 +1,52 @@
+/* tunnel: a connection to the egress proxy ([proxy] in the config). Its
+ * CONNECT HOST:PORT is checked against the allow rules; the bridge
+ * resolves the name itself (the agent has no DNS) and refuses answers of
+ * loopback, link-local and private addresses that no address rule names;
+ * once the upstream is connected the client is told 200, and the first
+ * bytes it sends, a TLS ClientHello, must name the CONNECT host (SNI)
+ * before anything is forwarded. Then bytes both ways (stream.c), within
+ * the proxy's byte limit. One audit line per tunnel. Private to
+ * mcp-bridge/; the loop (bridge.c) accepts, connects and closes. */
+#ifndef WARD_TUNNEL_H
+#define WARD_TUNNEL_H
+
+#include "mcp-bridge/conn.h"
+
+#define HELLO_WAIT_MS 10000 /* the ClientHello must come this soon after the 200 */
+
+struct tunnel {
+	char host[UPSTREAM_NAME_MAX + 2]; /* lower case, no final dot; or an address */
+	unsigned port;
+	int literal;		  /* host is an address: connected to as is */
+	struct name_addr lit;	  /* that address */
+	const struct allow_rule *rule;
+	char sni[UPSTREAM_NAME_MAX + 2];
+	char desc[UPSTREAM_NAME_MAX + 16]; /* "HOST:PORT", for messages */
+	int counted;			   /* one of the loop's n_tunnels */
+};
+
+/* The CONNECT head is whole (c->head): 0 with c->tun set and the stream's
+ * buffers ready (what came after the head kept for the hello), so the
+ * upstream is connected next; or -1 with the refusal's status and why. */
+int tunnel_open(struct loop *l, struct conn *c, int *status, const char **why);
+
+/* The upstream accepted: "200 Connection established" to the client (the
+ * hello is waited for). 0, or -1 when the client is gone. */
+int tunnel_established(struct conn *c);
+
+/* The client's bytes while the hello is awaited: 0 (more needed), 1 (the
+ * hello names the CONNECT host: it is in c2u, to go upstream as a stream),
+ * -1 (cut: c->req.why says why; nothing was forwarded). */
+int tunnel_hello(struct conn *c);
+
+/* The stream has passed the proxy's byte limit: 1 (c->req.why set). */
+int tunnel_over(const struct conn *c);
+
+/* The tunnel's audit line: host, port, address, server name, bytes each
+ * way, duration, status, why refused or cut. */
+void tunnel_audit(const struct conn *c);
+
+/* The tunnel is closed: its name's entry let go. */
+void tunnel_close(struct loop *l, struct conn *c);
+
+#endif

@@ -1,0 +1,339 @@
+"""The egress proxy ([proxy]): CONNECT tunnels to the hosts a person
+allows, through the bridge, and nothing else.
+
+Everything runs in a network namespace of its own (as names.py): a DNS
+server of the test's on 127.0.0.1:53 (/etc/netns/NS/resolv.conf points
+there), TLS servers with certificates of a test CA on addresses that play
+the internet (203.0.113.0/24), a private network (10.20.0.0/24) and the
+cloud's metadata address, all on that namespace's lo; ward with a [proxy]
+section. The cases run in that child (`bridge.py --proxy-child`), which
+prints its results as JSON."""
+import json
+import os
+import re
+import shutil
+import socket
+import socketserver
+import ssl
+import subprocess
+import sys
+import threading
+import time
+
+from results import report  # noqa: E402
+from harness import AGENT_UID, HERE, body_json, recv_all, recv_until, status, stop_ward, wait_port  # noqa: E402
+
+PROXY = 17990
+BIG = 4 << 20  # /big's body: more than the proxy's max_bytes here
+MAX_BYTES = 1 << 20
+TUNNELS = 1000
+
+
+class TlsServer:
+    """HTTPS on one address and port: each request answered with its label
+    (or BIG bytes for /big); the server names each handshake asked for and
+    the connections it accepted are counted."""
+
+    def __init__(self, label, addr, port, cert):
+        self.label, self.snis, self.accepted = label, [], 0
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(*cert)
+        ctx.sni_callback = lambda _s, name, _c: self.snis.append(name)
+        outer = self
+
+        class H(socketserver.StreamRequestHandler):
+            def handle(self):
+                outer.accepted += 1
+                try:
+                    conn = ctx.wrap_socket(self.request, server_side=True)
+                    head = recv_until(conn, b"\r\n\r\n")
+                    if b"\r\n\r\n" not in head:
+                        return
+                    body = b"x" * BIG if head.startswith(b"GET /big ") else f"from {outer.label}".encode()
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s"
+                                 % (len(body), body))
+                    conn.close()
+                except (ssl.SSLError, OSError):
+                    return
+
+        class S(socketserver.ThreadingMixIn, socketserver.TCPServer):
+            daemon_threads = True
+            allow_reuse_address = True
+            request_queue_size = 2048
+
+        self.srv = S((addr, port), H)
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.srv.shutdown()
+        self.srv.server_close()
+
+
+def connect(target, timeout=15):
+    """A CONNECT to the proxy: (socket, the proxy's answer head)."""
+    s = socket.create_connection(("127.0.0.1", PROXY), timeout=timeout)
+    s.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
+    return s, recv_until(s, b"\r\n\r\n")
+
+
+def refused(target):
+    """The proxy's refusal of a CONNECT: (status, reason, the whole answer)."""
+    s, head = connect(target)
+    rest, _ = recv_all(s)
+    s.close()
+    r = head + rest
+    return status(r), (body_json(r).get("reason", "") if status(r) >= 400 else ""), r
+
+
+def fetch(ca, target, sni, path="/", tunnel=None):
+    """GET path over TLS through a tunnel to target (its host the server name
+    sni): (status line and body, or the error that ended it)."""
+    try:
+        s, head = tunnel if tunnel else connect(target)
+        if status(head) != 200:
+            return head
+        ctx = ssl.create_default_context(cafile=ca)
+        t = ctx.wrap_socket(s, server_hostname=sni)
+        t.sendall(f"GET {path} HTTP/1.1\r\nHost: {sni}\r\n\r\n".encode())
+        got, err = recv_all(t)
+        t.close()
+        return got if not err else got + f" [{err}]".encode()
+    except (OSError, ssl.SSLError) as e:
+        return f"error: {e}".encode()
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
+
+
+def bridge_pid(ward_pid):
+    """The bridge: ward's child running as the bridge's user."""
+    for _ in range(100):
+        for p in os.listdir("/proc"):
+            if not p.isdigit():
+                continue
+            try:
+                with open(f"/proc/{p}/stat") as f:
+                    st = f.read()
+                with open(f"/proc/{p}/status") as f:
+                    uid = int(re.search(r"Uid:\s+(\d+)", f.read()).group(1))
+            except OSError:
+                continue
+            if int(st.rsplit(")", 1)[1].split()[1]) == ward_pid and uid == 65534:
+                return int(p)
+        time.sleep(0.05)
+    return None
+
+
+def proxy_child(a):
+    """In the namespace: the cases, as JSON lines of [name, ok, detail]."""
+    sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+    from dnsserver import DnsServer
+    from testca import make_certs
+    work = a.proxy_child
+    out = []
+
+    def check(name, ok, detail=""):
+        out.append([name, bool(ok), str(detail)[:600]])
+
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    for addr in ("203.0.113.2/24", "10.20.0.5/32", "10.20.0.6/32", "169.254.169.254/32"):
+        subprocess.run(["ip", "addr", "add", addr, "dev", "lo"], check=True)
+    certs = make_certs(work, ["allowed.test", "private.test", "db.test", "meta.test", "loopy.test"],
+                       alt={"allowed.test": ["evil.test", "www.allowed.test"]})
+    os.chmod(certs["ca"], 0o644)
+    ca = certs["ca"]
+    home = os.path.join(work, "agent")  # the agent's, where it writes what it got
+    os.makedirs(home, exist_ok=True)
+    os.chown(home, AGENT_UID, AGENT_UID)
+    with DnsServer("127.0.0.1", 53) as dns:
+        dns.set("allowed.test", a=["203.0.113.2"], ttl=300)
+        dns.set("www.allowed.test", a=["203.0.113.2"], ttl=300)
+        dns.set("evil.test", a=["203.0.113.2"], ttl=300)
+        dns.set("private.test", a=["10.20.0.5"], ttl=300)
+        dns.set("db.test", a=["10.20.0.6"], ttl=300)
+        dns.set("meta.test", a=["169.254.169.254"], ttl=300)
+        dns.set("loopy.test", a=["127.0.0.1"], ttl=300)
+        srv = {
+            "allowed": TlsServer("allowed", "203.0.113.2", 443, certs["allowed.test"]),
+            "private": TlsServer("private", "10.20.0.5", 443, certs["private.test"]),
+            "db": TlsServer("db", "10.20.0.6", 443, certs["db.test"]),
+            "meta": TlsServer("meta", "169.254.169.254", 443, certs["meta.test"]),
+            "loopy": TlsServer("loopy", "127.0.0.1", 443, certs["loopy.test"]),
+        }
+        conf = os.path.join(work, "proxy.conf")
+        with open(conf, "w") as f:
+            f.write(f"[ward]\nlog_level = info\n[agent]\nuser = {AGENT_UID}\n"
+                    f"[landlock]\nread = /usr /etc /lib /lib64 /bin {work}\nwrite = {home}\n"
+                    "[seccomp]\nmode = default\ndeny = udp\n"
+                    f"[proxy]\nlisten = 127.0.0.1:{PROXY}\n"
+                    "allow = *.allowed.test allowed.test private.test meta.test loopy.test\n"
+                    "allow = db.test 10.20.0.6/32:443\n"
+                    f"max_tunnels = {TUNNELS}\nmax_bytes = {MAX_BYTES}\n")
+        # the agent: curl, finding the proxy in its environment
+        w = subprocess.Popen([a.ward, "-c", conf, "--", "sh", "-c",
+                              f"sleep 1; curl -sS --max-time 20 --cacert {ca} https://allowed.test/ > {home}/out "
+                              f"2> {home}/err; echo $? > {home}/rc; env > {home}/env; sleep 300"],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            wait_port(PROXY)
+            r = fetch(ca, "allowed.test:443", "allowed.test")
+            check("proxy: CONNECT to an allowed name: the bridge resolves it, 200, TLS end to end, the server answers",
+                  r.startswith(b"HTTP/1.1 200") and r.endswith(b"from allowed")
+                  and srv["allowed"].snis[-1:] == ["allowed.test"], r[-200:])
+            r = fetch(ca, "WWW.Allowed.Test.:443", "www.allowed.test")
+            check("proxy: *.allowed.test matches a name under it, any case, a final dot",
+                  r.endswith(b"from allowed"), r[-200:])
+
+            st, why, r = refused("notallowed.test:443")
+            check("proxy: a name not allowed: 403 saying so, and DNS never asked for it",
+                  st == 403 and "not in [proxy] allow" in why and dns.queries("notallowed.test") == 0, r[-300:])
+            st, why, r = refused("allowed.test:8443")
+            check("proxy: an allowed name on a port its rule does not name: 403", st == 403, r[-300:])
+            before = srv["allowed"].accepted
+            st, why, r = refused("203.0.113.2:443")
+            st6, _, r6 = refused("[::ffff:203.0.113.2]:443")
+            check("proxy: the allowed host's address itself, and its IPv4-mapped form: 403 (an address "
+                  "needs an address rule), nothing connected",
+                  st == 403 and st6 == 403 and srv["allowed"].accepted == before, f"{r[-200:]!r} {r6[-200:]!r}")
+
+            for name, what in (("loopy.test", "loopback"), ("meta.test", "link-local"), ("private.test", "private")):
+                before = srv[name.split(".")[0]].accepted
+                st, why, r = refused(f"{name}:443")
+                check(f"proxy: an allowed name DNS answers with a {what} address: 502 naming it, nothing connected "
+                      "(rebinding, the metadata service, SSRF)",
+                      st == 502 and what in why and srv[name.split(".")[0]].accepted == before, r[-300:])
+            r = fetch(ca, "db.test:443", "db.test")
+            check("proxy: a private answer an address rule names (10.20.0.6/32:443): connected",
+                  r.endswith(b"from db"), r[-200:])
+
+            # a hello for another name than the CONNECT's: cut before it is forwarded
+            before = list(srv["allowed"].snis)
+            r = fetch(ca, "allowed.test:443", "evil.test")
+            check("proxy: a ClientHello whose server name is not the CONNECT host: cut, the server never "
+                  "sees the hello (domain fronting)",
+                  b"HTTP/1.1 200 OK" not in r and srv["allowed"].snis == before, r[-200:])
+            s, head = connect("allowed.test:443")
+            s.sendall(b"GET / HTTP/1.1\r\nHost: allowed.test\r\n\r\n")
+            rest, _ = recv_all(s)
+            s.close()
+            check("proxy: plain bytes in a tunnel (no TLS): cut", status(head) == 200 and rest == b"",
+                  (head + rest)[-200:])
+            s = socket.create_connection(("127.0.0.1", PROXY), timeout=10)
+            s.sendall(b"GET http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n")
+            r, _ = recv_all(s)
+            s.close()
+            check("proxy: an absolute-form http:// request: 405", status(r) == 405, r[-200:])
+            s = socket.create_connection(("127.0.0.1", PROXY), timeout=10)
+            s.sendall(b"CONNECT allowed.test HTTP/1.1\r\n\r\n")
+            r, _ = recv_all(s)
+            s.sendall(b"")
+            s.close()
+            s = socket.create_connection(("127.0.0.1", PROXY), timeout=10)
+            s.sendall(b"CONNECT a b c\r\n\r\n")
+            r2, _ = recv_all(s)
+            s.close()
+            check("proxy: CONNECT without a port, and a malformed request line: 400",
+                  status(r) == 400 and status(r2) == 400, f"{r[-150:]!r} {r2[-150:]!r}")
+
+            r = fetch(ca, "allowed.test:443", "allowed.test", path="/big")
+            check(f"proxy: a tunnel past max_bytes ({MAX_BYTES} bytes) is cut: the {BIG}-byte body does not "
+                  "arrive whole", b"HTTP/1.1 200" in r and len(r) < BIG, f"{len(r)} bytes")
+
+            # the agent's own curl, through HTTPS_PROXY
+            for _ in range(100):
+                if os.path.exists(f"{home}/env"):
+                    break
+                time.sleep(0.2)
+            read = lambda n: open(f"{home}/{n}").read() if os.path.exists(f"{home}/{n}") else ""  # noqa: E731
+            rc, got, env = read("rc").strip(), read("out"), read("env")
+            check("proxy: the confined agent's curl finds the proxy in its environment (https_proxy) and "
+                  "fetches an allowed host", rc == "0" and got == "from allowed"
+                  and f"https_proxy=http://127.0.0.1:{PROXY}" in env,
+                  f"rc {rc} out {got!r} err {read('err')[-300:]}")
+
+            # many at once: TUNNELS held open, then each used
+            bp = bridge_pid(w.pid)
+            rss0 = rss_kib(bp) if bp else 0
+            held, bad = [], []
+            for _ in range(TUNNELS):
+                try:
+                    s, head = connect("allowed.test:443", timeout=30)
+                    if status(head) != 200:
+                        bad.append(head[:80])
+                        s.close()
+                        continue
+                    t = ssl.create_default_context(cafile=ca).wrap_socket(s, server_hostname="allowed.test")
+                    held.append(t)
+                except (OSError, ssl.SSLError) as e:
+                    bad.append(repr(e))
+            rss1 = rss_kib(bp) if bp else 0
+            st_over, why_over, _ = refused("allowed.test:443")
+            ok = 0
+            for t in held:
+                try:
+                    t.sendall(b"GET / HTTP/1.1\r\nHost: allowed.test\r\n\r\n")
+                    got, err = recv_all(t)
+                    ok += got.endswith(b"from allowed") and err is None
+                except (OSError, ssl.SSLError) as e:
+                    bad.append(repr(e))
+                t.close()
+            check(f"proxy: {TUNNELS} tunnels open at once, each then used: every one answered",
+                  ok == TUNNELS and not bad, f"{ok} ok, {len(bad)} bad: {bad[:3]}")
+            check(f"proxy: with {TUNNELS} open ([proxy] max_tunnels) one more is refused 503",
+                  st_over == 503 and "max_tunnels" in why_over, f"{st_over} {why_over}")
+            check(f"proxy: {TUNNELS} open tunnels cost the bridge a bounded memory (under 200 KiB each: two "
+                  "64 KiB buffers, and the TLS bytes in flight)",
+                  bp and rss1 - rss0 < TUNNELS * 200, f"bridge pid {bp} VmRSS {rss0} -> {rss1} KiB")
+        finally:
+            err = stop_ward(w)
+            for s in srv.values():
+                try:
+                    s.stop()
+                except OSError:
+                    pass
+        lines = err.splitlines()
+        audit = [ln for ln in lines if "route=proxy tunnel=" in ln]
+        ok_line = [ln for ln in audit if "tunnel=allowed.test:443 addr=203.0.113.2 sni=allowed.test status=200" in ln]
+        check("proxy: one audit line per tunnel: host, port, address, server name, status, bytes each way, duration",
+              ok_line and re.search(r"in=\d+ out=\d+ ms=\d+", ok_line[0]), "\n".join(audit[:3]))
+        check("proxy: a refused tunnel's audit line says why",
+              any("tunnel=notallowed.test:443" in ln and "status=403" in ln and "reason=" in ln for ln in audit)
+              and any("tunnel=allowed.test:443" in ln and "reason=the TLS server name (evil.test)" in ln
+                      for ln in audit), "\n".join(audit[-5:]))
+    print(json.dumps(out))
+    return 0
+
+
+def proxy_case(a, work):
+    """The child above, in a namespace with its own resolv.conf."""
+    if not shutil.which("openssl") or not shutil.which("curl"):
+        report("proxy: the egress proxy", None, "openssl (test certificates) or curl is not installed")
+        return
+    ns = f"wardproxy{os.getpid() % 100000}"
+    etc = f"/etc/netns/{ns}"
+    sub = os.path.join(work, "proxy")
+    os.makedirs(sub, exist_ok=True)
+    os.chmod(sub, 0o755)
+    subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+    try:
+        subprocess.run(["ip", "netns", "add", ns], check=True, capture_output=True)
+        os.makedirs(etc, exist_ok=True)
+        with open(f"{etc}/resolv.conf", "w") as f:
+            f.write("nameserver 127.0.0.1\n")
+        with open(f"{etc}/hosts", "w") as f:
+            f.write("127.0.0.1 localhost\n::1 localhost\n")
+        p = subprocess.run(["ip", "netns", "exec", ns, sys.executable, os.path.join(HERE, "bridge.py"),
+                            "--ward", a.ward, "--label", a.label, "--proxy-child", sub], capture_output=True,
+                           text=True, timeout=600)
+        try:
+            results = json.loads(p.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            report("proxy: the child ran", False, (p.stdout + p.stderr)[-1500:])
+            return
+        for name, ok, detail in results:
+            report(name, ok, detail)
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        shutil.rmtree(etc, ignore_errors=True)
