@@ -263,7 +263,8 @@ FUZZ_SRCS    := init/config/reader.c init/config/free.c init/config/keys.c init/
                 mcp-bridge/proxyreq.c egress/blocked.c
 FUZZERS      := $(B)/fuzz/fuzz_config $(B)/fuzz/fuzz_values $(B)/fuzz/fuzz_users $(B)/fuzz/fuzz_http \
                 $(B)/fuzz/fuzz_mcp $(B)/fuzz/fuzz_audit $(B)/fuzz/fuzz_addr $(B)/fuzz/fuzz_diag \
-                $(B)/fuzz/fuzz_upstream $(B)/fuzz/fuzz_dns
+                $(B)/fuzz/fuzz_upstream $(B)/fuzz/fuzz_dns $(B)/fuzz/fuzz_allow $(B)/fuzz/fuzz_proxyreq \
+                $(B)/fuzz/fuzz_hello
 FUZZ_SECONDS ?= 60
 
 $(B)/fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS) $(HEADERS)

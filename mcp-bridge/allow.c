@@ -125,7 +125,7 @@ int allow_parse(const char *s, size_t len, struct allow_rule *r, const char **wh
 	}
 	if (hlen && host[hlen - 1] == '.')
 		hlen--;
-	if (!upstream_name_ok(host, hlen))
+	if (!hlen || host[hlen - 1] == '.' || !upstream_name_ok(host, hlen))
 		return *why = "not a DNS name (letters, digits and '-' in labels of 1-63)", -1;
 	if (r->kind == ALLOW_SUFFIX && !memchr(host, '.', hlen))
 		return *why = "*.SUFFIX needs a SUFFIX of two labels or more (*.example.com, not *.com)", -1;
@@ -216,7 +216,7 @@ const struct allow_rule *allow_match(const struct allow_rule *v, int n, const ch
 		return allow_covers(v, n, family, b, port);
 	if (len && host[len - 1] == '.')
 		len--;
-	if (!len || len > UPSTREAM_NAME_MAX || !upstream_name_ok(host, len))
+	if (!len || len > UPSTREAM_NAME_MAX || host[len - 1] == '.' || !upstream_name_ok(host, len))
 		return NULL;
 	for (i = 0; i < len; i++)
 		name[i] = (char)tolower((unsigned char)host[i]);

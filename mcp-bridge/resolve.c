@@ -329,7 +329,7 @@ int resolver_init(struct resolver *r, const struct bridge_routes *routes, char *
 		dynamic = routes->v[i].proxy ? RESOLVE_DYNAMIC : dynamic;
 	if (!named && !dynamic)
 		return 0;
-	r->v = calloc((size_t)(routes->n + dynamic), sizeof *r->v);
+	r->v = calloc((size_t)routes->n + (size_t)dynamic, sizeof *r->v);
 	r->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (!r->v || r->epfd < 0) {
 		snprintf(err, errsize, "resolver: %s", strerror(errno ? errno : ENOMEM));

@@ -39,11 +39,14 @@ const char *proxy_preset_names(void)
  * may both name a host). */
 static int add_rule(struct config_proxy *p, const struct allow_rule *r, const char **why)
 {
+	char a[UPSTREAM_NAME_MAX + 32], b[UPSTREAM_NAME_MAX + 32];
 	struct allow_rule *nv;
 	int i;
 
+	/* the same rule is written the same way */
+	allow_text(r, a, sizeof a);
 	for (i = 0; i < p->n_allow; i++)
-		if (memcmp(&p->allow[i], r, sizeof *r) == 0)
+		if (strcmp(allow_text(&p->allow[i], b, sizeof b), a) == 0)
 			return 0;
 	if (p->n_allow == PROXY_MAX_RULES)
 		return *why = "more than 256 rules", -1;

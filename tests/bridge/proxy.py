@@ -135,7 +135,7 @@ def proxy_child(a):
     out = []
 
     def check(name, ok, detail=""):
-        out.append([name, bool(ok), str(detail)[:600]])
+        out.append([name, None if ok is None else bool(ok), str(detail)[:600]])
 
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     for addr in ("203.0.113.2/24", "10.20.0.5/32", "10.20.0.6/32", "169.254.169.254/32"):
@@ -283,9 +283,12 @@ def proxy_child(a):
                   ok == TUNNELS and not bad, f"{ok} ok, {len(bad)} bad: {bad[:3]}")
             check(f"proxy: with {TUNNELS} open ([proxy] max_tunnels) one more is refused 503",
                   st_over == 503 and "max_tunnels" in why_over, f"{st_over} {why_over}")
-            check(f"proxy: {TUNNELS} open tunnels cost the bridge a bounded memory (under 200 KiB each: two "
-                  "64 KiB buffers, and the TLS bytes in flight)",
-                  bp and rss1 - rss0 < TUNNELS * 200, f"bridge pid {bp} VmRSS {rss0} -> {rss1} KiB")
+            what = (f"proxy: {TUNNELS} open tunnels cost the bridge a bounded memory (under 200 KiB each: two "
+                    "64 KiB buffers, and the TLS bytes in flight)")
+            if a.label == "asan":  # ASan's shadow and quarantine are not the bridge's memory
+                check(what, None, "under ASan the bridge's memory is ASan's; the plain pass measures it")
+            else:
+                check(what, bp and rss1 - rss0 < TUNNELS * 200, f"bridge pid {bp} VmRSS {rss0} -> {rss1} KiB")
         finally:
             err = stop_ward(w)
             for s in srv.values():

@@ -1,0 +1,281 @@
+/* The egress proxy's pure parts: [proxy] allow rules (mcp-bridge/allow.c),
+ * the CONNECT head (proxyreq.c), the ClientHello's server name (hello.c),
+ * and the [proxy] section as the config reader takes it. */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "init/config/config.h"
+#include "mcp-bridge/allow.h"
+#include "mcp-bridge/hello.h"
+#include "mcp-bridge/proxyreq.h"
+#include "unit.h"
+
+static int parse(const char *s, struct allow_rule *r)
+{
+	const char *why = NULL;
+	int rc = allow_parse(s, strlen(s), r, &why);
+
+	if (rc != 0 && !why)
+		return -2; /* a refusal must say why */
+	return rc;
+}
+
+static void test_rules(void)
+{
+	static const struct {
+		const char *in, *out;
+	} good[] = {
+		{ "github.com", "github.com:443" },
+		{ "GitHub.COM.", "github.com:443" },
+		{ "*.githubusercontent.com", "*.githubusercontent.com:443" },
+		{ "registry.npmjs.org:8443", "registry.npmjs.org:8443" },
+		{ "db:5432", "db:5432" },
+		{ "host1:80-81", "host1:80-81" },
+		{ "10.0.0.5", "10.0.0.5:443" },
+		{ "10.1.2.3/8:5432", "10.0.0.0/8:5432" },
+		{ "[fd00::1]:443", "[fd00::1]:443" },
+		{ "[fd00::1]/8:80", "[fd00::]/8:80" },
+		{ "[::ffff:10.0.0.1]/104", "10.0.0.0/8:443" },
+		{ "192.168.1.0/24", "192.168.1.0/24:443" },
+	};
+	static const char *const bad[] = { "",	       ":443",	       "*.com",	       "a*.example.com", "*",
+					   "exa mple.com", "a..b",	       "host:0",       "host:65536",	 "host:90-80",
+					   "10.0.0.256",   "10.0.0.0/33",    "[fd00::1",     "[fd00::1]x",	 "fd00::1:443",
+					   "[fd00::1]/129", "-a.com",	       "host:",	       "1.2.3",		 "10.0.0.1/8/8",
+					   "11I10I.." /* found by fuzz_allow: a final dot kept */ };
+	struct allow_rule r;
+	char buf[300];
+	size_t i;
+
+	for (i = 0; i < sizeof good / sizeof good[0]; i++) {
+		int rc = parse(good[i].in, &r);
+		CHECK(rc == 0);
+		if (rc == 0) {
+			CHECK_STR(allow_text(&r, buf, sizeof buf), good[i].out);
+		} else {
+			fprintf(stderr, "  good: %s\n", good[i].in);
+		}
+	}
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		int rc = parse(bad[i], &r);
+		CHECK(rc == -1);
+		if (rc != -1)
+			fprintf(stderr, "  bad: %s (%d)\n", bad[i], rc);
+	}
+	/* a NUL inside is refused, whatever comes after it */
+	CHECK(allow_parse("a.com\0x", 7, &r, &(const char *){ NULL }) == -1);
+}
+
+static void test_match(void)
+{
+	const char *rules[] = { "github.com", "*.githubusercontent.com", "db.test:5432", "10.0.0.0/8:5432",
+				"[fd00::]/8:443", "ports.test:8000-8010" };
+	struct allow_rule v[6];
+	unsigned char b[16];
+	int i, fam;
+
+	for (i = 0; i < 6; i++)
+		CHECK(parse(rules[i], &v[i]) == 0);
+	CHECK(allow_match(v, 6, "github.com", 443) == &v[0]);
+	CHECK(allow_match(v, 6, "GITHUB.com.", 443) == &v[0]);
+	CHECK(allow_match(v, 6, "github.com", 80) == NULL);
+	CHECK(allow_match(v, 6, "api.github.com", 443) == NULL);	      /* exact only */
+	CHECK(allow_match(v, 6, "evilgithub.com", 443) == NULL);
+	CHECK(allow_match(v, 6, "raw.githubusercontent.com", 443) == &v[1]);
+	CHECK(allow_match(v, 6, "a.b.githubusercontent.com", 443) == &v[1]);
+	CHECK(allow_match(v, 6, "githubusercontent.com", 443) == NULL);	      /* the suffix itself is not under it */
+	CHECK(allow_match(v, 6, "xgithubusercontent.com", 443) == NULL);
+	CHECK(allow_match(v, 6, "db.test", 5432) == &v[2]);
+	CHECK(allow_match(v, 6, "10.1.2.3", 5432) == &v[3]);
+	CHECK(allow_match(v, 6, "10.1.2.3", 443) == NULL);
+	CHECK(allow_match(v, 6, "11.1.2.3", 5432) == NULL);
+	CHECK(allow_match(v, 6, "::ffff:10.1.2.3", 5432) == &v[3]); /* IPv4-mapped is the IPv4 address */
+	CHECK(allow_match(v, 6, "fd12::1", 443) == &v[4]);
+	CHECK(allow_match(v, 6, "fe80::1", 443) == NULL);
+	CHECK(allow_match(v, 6, "ports.test", 8005) == &v[5]);
+	CHECK(allow_match(v, 6, "ports.test", 8011) == NULL);
+	/* a name never matches an address rule, an address never a name rule */
+	CHECK(allow_match(v, 6, "10.0.0.1.nip.io", 5432) == NULL);
+	CHECK(allow_literal("10.9.8.7", &fam, b) && fam == AF_INET && b[0] == 10 && b[3] == 7);
+	CHECK(allow_covers(v, 6, AF_INET, b, 5432) == &v[3]);
+	CHECK(allow_covers(v, 6, AF_INET, b, 443) == NULL);
+	CHECK(!allow_literal("github.com", &fam, b));
+}
+
+static int req(const char *head, struct proxy_req *r)
+{
+	return proxyreq_parse(head, strlen(head), r);
+}
+
+static void test_request(void)
+{
+	struct proxy_req r;
+
+	CHECK(req("CONNECT github.com:443 HTTP/1.1\r\nHost: github.com:443\r\n\r\n", &r) == 0);
+	CHECK_STR(r.host, "github.com");
+	CHECK(r.port == 443);
+	CHECK(req("CONNECT [fd00::5]:8443 HTTP/1.1\r\n\r\n", &r) == 0);
+	CHECK_STR(r.host, "fd00::5");
+	CHECK(r.port == 8443);
+	CHECK(req("CONNECT 10.0.0.1:5432 HTTP/1.0\r\nProxy-Connection: keep-alive\r\n\r\n", &r) == 0);
+	CHECK(req("GET http://github.com/ HTTP/1.1\r\nHost: github.com\r\n\r\n", &r) == -1 && r.status == 405);
+	CHECK(req("CONNECT github.com HTTP/1.1\r\n\r\n", &r) == -1 && r.status == 400);
+	CHECK(req("CONNECT github.com:0 HTTP/1.1\r\n\r\n", &r) == -1 && r.status == 400);
+	CHECK(req("CONNECT git_hub.com:443 HTTP/1.1\r\n\r\n", &r) == -1 && r.status == 400);
+	CHECK(req("CONNECT github.com:443 HTTP/1.1\nHost: x\r\n\r\n", &r) == -1 && r.status == 400); /* bare LF */
+	CHECK(req("CONNECT github.com:443 HTTP/1.1\r\nX: a\r\n b\r\n\r\n", &r) == -1 && r.status == 400); /* fold */
+	CHECK(req("\r\nCONNECT github.com:443 HTTP/1.1\r\n\r\n", &r) == -1 && r.status == 400);
+	CHECK(req("CONNECT a b c\r\n\r\n", &r) == -1 && r.status == 400 && r.why);
+}
+
+/* A ClientHello record as TLS clients send it: sni (NULL: none), one more
+ * extension of type extra (0: none), a second server_name if twice. */
+static size_t hello(unsigned char *out, const char *sni, unsigned extra, int twice)
+{
+	unsigned char body[1024], *p = body;
+	unsigned char *ext_len, *hs_len;
+	size_t n, sl = sni ? strlen(sni) : 0;
+	int k;
+
+	*p++ = 3, *p++ = 3;		/* legacy_version */
+	memset(p, 0x11, 32), p += 32;	/* random */
+	*p++ = 0;			/* session id */
+	*p++ = 0, *p++ = 2, *p++ = 0x13, *p++ = 0x01; /* one cipher suite */
+	*p++ = 1, *p++ = 0;		/* compression: null */
+	ext_len = p, p += 2;
+	for (k = 0; sni && k < (twice ? 2 : 1); k++) {
+		*p++ = 0, *p++ = 0;			     /* server_name */
+		*p++ = (unsigned char)((sl + 5) >> 8), *p++ = (unsigned char)(sl + 5);
+		*p++ = (unsigned char)((sl + 3) >> 8), *p++ = (unsigned char)(sl + 3);
+		*p++ = 0;				     /* host_name */
+		*p++ = (unsigned char)(sl >> 8), *p++ = (unsigned char)sl;
+		memcpy(p, sni, sl), p += sl;
+	}
+	if (extra) {
+		*p++ = (unsigned char)(extra >> 8), *p++ = (unsigned char)extra;
+		*p++ = 0, *p++ = 1, *p++ = 0;
+	}
+	n = (size_t)(p - ext_len - 2);
+	ext_len[0] = (unsigned char)(n >> 8), ext_len[1] = (unsigned char)n;
+	n = (size_t)(p - body);
+	out[0] = 22, out[1] = 3, out[2] = 1;
+	out[3] = (unsigned char)((n + 4) >> 8), out[4] = (unsigned char)(n + 4);
+	hs_len = out + 5;
+	hs_len[0] = 1, hs_len[1] = 0, hs_len[2] = (unsigned char)(n >> 8), hs_len[3] = (unsigned char)n;
+	memcpy(out + 9, body, n);
+	return n + 9;
+}
+
+static void test_hello(void)
+{
+	unsigned char h[2048], split[2100];
+	char name[300];
+	const char *why = NULL;
+	size_t n, i;
+	int bad_prefix = 0;
+
+	n = hello(h, "GitHub.com", 0, 0);
+	CHECK(hello_server_name(h, n, name, sizeof name, &why) == HELLO_OK);
+	CHECK_STR(name, "github.com");
+	for (i = 0; i < n; i++)
+		bad_prefix += hello_server_name(h, i, name, sizeof name, &why) != HELLO_MORE;
+	CHECK(bad_prefix == 0); /* every prefix asks for more */
+	/* the same hello in two records: the handshake message joined */
+	memcpy(split, h, 5 + 20);
+	split[3] = 0, split[4] = 20;
+	split[25] = 22, split[26] = 3, split[27] = 1;
+	split[28] = (unsigned char)((n - 25) >> 8), split[29] = (unsigned char)(n - 25);
+	memcpy(split + 30, h + 25, n - 25);
+	CHECK(hello_server_name(split, n + 5, name, sizeof name, &why) == HELLO_OK);
+	CHECK_STR(name, "github.com");
+	CHECK(hello_server_name(split, 25, name, sizeof name, &why) == HELLO_MORE);
+
+	n = hello(h, NULL, 0, 0);
+	CHECK(hello_server_name(h, n, name, sizeof name, &why) == HELLO_OK && name[0] == '\0');
+	n = hello(h, "a.example", 0, 1);
+	CHECK(hello_server_name(h, n, name, sizeof name, &why) == HELLO_BAD && strstr(why, "two"));
+	n = hello(h, "a.example", 0xfe0d, 0);
+	CHECK(hello_server_name(h, n, name, sizeof name, &why) == HELLO_BAD && strstr(why, "encrypted"));
+	n = hello(h, "a_b.example", 0, 0);
+	CHECK(hello_server_name(h, n, name, sizeof name, &why) == HELLO_BAD);
+	CHECK(hello_server_name((const unsigned char *)"GET / HTTP/1.1\r\n", 16, name, sizeof name, &why) == HELLO_BAD &&
+	      strstr(why, "TLS only"));
+	n = hello(h, "a.example", 0, 0);
+	h[5] = 2; /* a ServerHello where the ClientHello goes */
+	CHECK(hello_server_name(h, n, name, sizeof name, &why) == HELLO_BAD);
+	n = hello(h, "a.example", 0, 0);
+	h[8] += 1; /* the handshake says one byte more than the record holds: more wanted... */
+	h[4] += 1; /* ...and the record one more too: the body is malformed */
+	h[n] = 0;
+	CHECK(hello_server_name(h, n + 1, name, sizeof name, &why) == HELLO_BAD);
+}
+
+static int load(const char *text, struct ward_config *cfg)
+{
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	int rc;
+
+	config_defaults(cfg);
+	rc = config_load_stream(cfg, f, "t.conf");
+	fclose(f);
+	return rc;
+}
+
+static void test_config(void)
+{
+	struct ward_config cfg;
+	char buf[300];
+	int i, found = 0;
+
+	CHECK(load("[agent]\nuser = 1000\n[proxy]\nlisten = 127.0.0.1:7990\nallow = a.test *.b.test, 10.0.0.0/8:5432\n"
+		   "presets = github\nmax_tunnels = 12\nmax_bytes = 512M\n", &cfg) == 0);
+	CHECK(cfg.proxy.has && cfg.proxy.port == 7990 && cfg.proxy.max_tunnels == 12 &&
+	      cfg.proxy.max_bytes == (uint64_t)512 << 20);
+	CHECK(cfg.proxy.n_allow == 6);
+	CHECK_STR(allow_text(&cfg.proxy.allow[2], buf, sizeof buf), "10.0.0.0/8:5432");
+	CHECK_STR(cfg.proxy.presets, "github");
+	for (i = 0; i < cfg.n_env; i++)
+		found += strcmp(cfg.env[i], "HTTPS_PROXY=http://127.0.0.1:7990") == 0 ||
+			 strcmp(cfg.env[i], "NO_PROXY=127.0.0.1,localhost,::1") == 0;
+	CHECK(found == 2);
+	config_free(&cfg);
+	/* [agent] env wins over what the proxy would set */
+	CHECK(load("[agent]\nenv = NO_PROXY=internal.test\n[proxy]\nlisten = 127.0.0.1:7990\nallow = a.test\n", &cfg) == 0);
+	for (i = 0, found = 0; i < cfg.n_env; i++)
+		found += strncmp(cfg.env[i], "NO_PROXY=", 9) == 0 && strcmp(cfg.env[i], "NO_PROXY=internal.test") != 0;
+	CHECK(found == 0);
+	config_free(&cfg);
+	CHECK(load("[proxy]\nlisten = 127.0.0.1:7990\nallow = a.test\n", &cfg) == 0 && cfg.proxy.max_tunnels == 256 &&
+	      cfg.proxy.max_bytes == (uint64_t)1 << 30);
+	config_free(&cfg);
+	CHECK(load("[proxy]\nallow = a.test\n", &cfg) == -1);			       /* no listen */
+	config_free(&cfg);
+	CHECK(load("[proxy]\nlisten = 127.0.0.1:7990\n", &cfg) == -1);		       /* no host */
+	config_free(&cfg);
+	CHECK(load("[proxy]\nlisten = 0.0.0.0:7990\nallow = a.test\n", &cfg) == -1);     /* not loopback */
+	config_free(&cfg);
+	CHECK(load("[proxy]\nlisten = 127.0.0.1:7990\nallow = *.com\n", &cfg) == -1);
+	config_free(&cfg);
+	CHECK(load("[proxy]\nlisten = 127.0.0.1:7990\npresets = nosuch\n", &cfg) == -1);
+	config_free(&cfg);
+	CHECK(load("[proxy]\nlisten = 127.0.0.1:7990\nallow = a.test\nmax_tunnels = 0\n", &cfg) == -1);
+	config_free(&cfg);
+	CHECK(load("[proxy]\nlisten = 127.0.0.1:7990\nallow = a.test\nmax_bytes = 5X\n", &cfg) == -1);
+	config_free(&cfg);
+	CHECK(load("[route r]\nlisten = 127.0.0.1:7990\nupstream = unix:/run/x.sock\npath = /\n"
+		   "[proxy]\nlisten = 127.0.0.1:7990\nallow = a.test\n", &cfg) == -1); /* a route's port */
+	config_free(&cfg);
+}
+
+int main(void)
+{
+	test_rules();
+	test_match();
+	test_request();
+	test_hello();
+	test_config();
+	return unit_done("test_proxy");
+}
