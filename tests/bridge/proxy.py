@@ -4,69 +4,28 @@ allows, through the bridge, and nothing else.
 Everything runs in a network namespace of its own (as names.py): a DNS
 server of the test's on 127.0.0.1:53 (/etc/netns/NS/resolv.conf points
 there), TLS servers with certificates of a test CA on addresses that play
-the internet (203.0.113.0/24), a private network (10.20.0.0/24) and the
-cloud's metadata address, all on that namespace's lo; ward with a [proxy]
-section. The cases run in that child (`bridge.py --proxy-child`), which
-prints its results as JSON."""
+the internet (203.0.113.0/24: a plain one, a git server, an npm registry),
+a private network (10.20.0.0/24) and the cloud's metadata address, all on
+that namespace's lo; ward with a [proxy] section, its agent running curl,
+git clone and push, and npm install through it. The cases run in that
+child (`bridge.py --proxy-child`), which prints its results as JSON."""
 import json
 import os
 import re
 import shutil
 import socket
-import socketserver
 import ssl
 import subprocess
 import sys
-import threading
 import time
 
 from results import report  # noqa: E402
 from harness import AGENT_UID, HERE, body_json, recv_all, recv_until, status, stop_ward, wait_port  # noqa: E402
+from proxyservers import BIG, GitServer, RegistryServer, TlsServer  # noqa: E402
 
 PROXY = 17990
-BIG = 4 << 20  # /big's body: more than the proxy's max_bytes here
-MAX_BYTES = 1 << 20
+MAX_BYTES = 1 << 20  # less than /big's body
 TUNNELS = 1000
-
-
-class TlsServer:
-    """HTTPS on one address and port: each request answered with its label
-    (or BIG bytes for /big); the server names each handshake asked for and
-    the connections it accepted are counted."""
-
-    def __init__(self, label, addr, port, cert):
-        self.label, self.snis, self.accepted = label, [], 0
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.load_cert_chain(*cert)
-        ctx.sni_callback = lambda _s, name, _c: self.snis.append(name)
-        outer = self
-
-        class H(socketserver.StreamRequestHandler):
-            def handle(self):
-                outer.accepted += 1
-                try:
-                    conn = ctx.wrap_socket(self.request, server_side=True)
-                    head = recv_until(conn, b"\r\n\r\n")
-                    if b"\r\n\r\n" not in head:
-                        return
-                    body = b"x" * BIG if head.startswith(b"GET /big ") else f"from {outer.label}".encode()
-                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s"
-                                 % (len(body), body))
-                    conn.close()
-                except (ssl.SSLError, OSError):
-                    return
-
-        class S(socketserver.ThreadingMixIn, socketserver.TCPServer):
-            daemon_threads = True
-            allow_reuse_address = True
-            request_queue_size = 2048
-
-        self.srv = S((addr, port), H)
-        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
-
-    def stop(self):
-        self.srv.shutdown()
-        self.srv.server_close()
 
 
 def connect(target, timeout=15):
@@ -138,15 +97,29 @@ def proxy_child(a):
         out.append([name, None if ok is None else bool(ok), str(detail)[:600]])
 
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
-    for addr in ("203.0.113.2/24", "10.20.0.5/32", "10.20.0.6/32", "169.254.169.254/32"):
+    for addr in ("203.0.113.2/24", "203.0.113.3/32", "203.0.113.4/32", "10.20.0.5/32", "10.20.0.6/32",
+                 "169.254.169.254/32"):
         subprocess.run(["ip", "addr", "add", addr, "dev", "lo"], check=True)
-    certs = make_certs(work, ["allowed.test", "private.test", "db.test", "meta.test", "loopy.test"],
+    certs = make_certs(work, ["allowed.test", "private.test", "db.test", "meta.test", "loopy.test", "git.test",
+                              "registry.test"],
                        alt={"allowed.test": ["evil.test", "www.allowed.test"]})
     os.chmod(certs["ca"], 0o644)
     ca = certs["ca"]
     home = os.path.join(work, "agent")  # the agent's, where it writes what it got
     os.makedirs(home, exist_ok=True)
     os.chown(home, AGENT_UID, AGENT_UID)
+    # a bare repository with one commit, served by git http-backend
+    repos = os.path.join(work, "repos")
+    git = lambda *args, cwd=None: subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)  # noqa: E731
+    git("init", "-q", "--bare", "-b", "main", os.path.join(repos, "repo.git"))
+    git("config", "http.receivepack", "true", cwd=os.path.join(repos, "repo.git"))
+    seed = os.path.join(work, "seed")
+    git("init", "-q", "-b", "main", seed)
+    with open(os.path.join(seed, "README"), "w") as f:
+        f.write("through the proxy\n")
+    git("add", "README", cwd=seed)
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "seed", cwd=seed)
+    git("push", "-q", os.path.join(repos, "repo.git"), "main", cwd=seed)
     with DnsServer("127.0.0.1", 53) as dns:
         dns.set("allowed.test", a=["203.0.113.2"], ttl=300)
         dns.set("www.allowed.test", a=["203.0.113.2"], ttl=300)
@@ -155,26 +128,38 @@ def proxy_child(a):
         dns.set("db.test", a=["10.20.0.6"], ttl=300)
         dns.set("meta.test", a=["169.254.169.254"], ttl=300)
         dns.set("loopy.test", a=["127.0.0.1"], ttl=300)
+        dns.set("git.test", a=["203.0.113.3"], ttl=300)
+        dns.set("registry.test", a=["203.0.113.4"], ttl=300)
         srv = {
             "allowed": TlsServer("allowed", "203.0.113.2", 443, certs["allowed.test"]),
             "private": TlsServer("private", "10.20.0.5", 443, certs["private.test"]),
             "db": TlsServer("db", "10.20.0.6", 443, certs["db.test"]),
             "meta": TlsServer("meta", "169.254.169.254", 443, certs["meta.test"]),
             "loopy": TlsServer("loopy", "127.0.0.1", 443, certs["loopy.test"]),
+            "git": GitServer("203.0.113.3", certs["git.test"], repos),
+            "npm": RegistryServer("203.0.113.4", certs["registry.test"], "registry.test", "pad-left-ward"),
         }
         conf = os.path.join(work, "proxy.conf")
         with open(conf, "w") as f:
             f.write(f"[ward]\nlog_level = info\n[agent]\nuser = {AGENT_UID}\n"
-                    f"[landlock]\nread = /usr /etc /lib /lib64 /bin {work}\nwrite = {home}\n"
+                    f"env = HOME={home}\nenv = PATH=/usr/local/bin:/usr/bin:/bin\nenv = GIT_SSL_CAINFO={ca}\n"
+                    f"env = NODE_EXTRA_CA_CERTS={ca}\nenv = npm_config_cafile={ca}\nenv = npm_config_cache={home}/npm-cache\n"
+                    f"[landlock]\nread = /usr /etc /lib /lib64 /bin /dev/urandom {work}\nwrite = {home} /dev/null\n"
                     "[seccomp]\nmode = default\ndeny = udp\n"
                     f"[proxy]\nlisten = 127.0.0.1:{PROXY}\n"
-                    "allow = *.allowed.test allowed.test private.test meta.test loopy.test\n"
+                    "allow = *.allowed.test allowed.test private.test meta.test loopy.test git.test registry.test\n"
                     "allow = db.test 10.20.0.6/32:443\n"
                     f"max_tunnels = {TUNNELS}\nmax_bytes = {MAX_BYTES}\n")
-        # the agent: curl, finding the proxy in its environment
-        w = subprocess.Popen([a.ward, "-c", conf, "--", "sh", "-c",
-                              f"sleep 1; curl -sS --max-time 20 --cacert {ca} https://allowed.test/ > {home}/out "
-                              f"2> {home}/err; echo $? > {home}/rc; env > {home}/env; sleep 300"],
+        # the agent: curl, git and npm, finding the proxy in their environment
+        agent = (f"H={home}; cd $H; sleep 1; curl -sS --max-time 20 --cacert {ca} https://allowed.test/ > $H/out "
+                 "2> $H/err; echo $? > $H/rc; env > $H/env; "
+                 "(git clone -q https://git.test/repo.git $H/clone && cd $H/clone && "
+                 "git -c user.name=agent -c user.email=agent@ward commit -q --allow-empty -m 'from the agent' && "
+                 "git push -q origin main) > $H/git.log 2>&1; echo $? > $H/git.rc; "
+                 "(mkdir $H/proj && cd $H/proj && echo '{}' > package.json && "
+                 "npm install --no-audit --no-fund --registry https://registry.test/ pad-left-ward) > $H/npm.log 2>&1; "
+                 "echo $? > $H/npm.rc; sleep 300")
+        w = subprocess.Popen([a.ward, "-c", conf, "--", "sh", "-c", agent],
                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
             wait_port(PROXY)
@@ -242,8 +227,8 @@ def proxy_child(a):
                   "arrive whole", b"HTTP/1.1 200" in r and len(r) < BIG, f"{len(r)} bytes")
 
             # the agent's own curl, through HTTPS_PROXY
-            for _ in range(100):
-                if os.path.exists(f"{home}/env"):
+            for _ in range(600):
+                if os.path.exists(f"{home}/npm.rc"):
                     break
                 time.sleep(0.2)
             read = lambda n: open(f"{home}/{n}").read() if os.path.exists(f"{home}/{n}") else ""  # noqa: E731
@@ -252,6 +237,16 @@ def proxy_child(a):
                   "fetches an allowed host", rc == "0" and got == "from allowed"
                   and f"https_proxy=http://127.0.0.1:{PROXY}" in env,
                   f"rc {rc} out {got!r} err {read('err')[-300:]}")
+            log = subprocess.run(["git", "log", "--format=%s", "main"], cwd=os.path.join(repos, "repo.git"),
+                                 capture_output=True, text=True).stdout.split()
+            check("proxy: the agent's git clone and git push over https, through the proxy, to a git server on a "
+                  "name of its own", read("git.rc").strip() == "0" and os.path.exists(f"{home}/clone/README")
+                  and "agent" in " ".join(log) and any("git-receive-pack" in r for r in srv["git"].requests),
+                  f"rc {read('git.rc').strip()} log {log} requests {srv['git'].requests[-4:]} {read('git.log')[-400:]}")
+            check("proxy: the agent's npm install of a package from a registry on a name of its own, through the proxy",
+                  read("npm.rc").strip() == "0" and os.path.exists(f"{home}/proj/node_modules/pad-left-ward/index.js")
+                  and any(r.endswith(".tgz") for r in srv["npm"].requests),
+                  f"rc {read('npm.rc').strip()} requests {srv['npm'].requests} {read('npm.log')[-500:]}")
 
             # many at once: TUNNELS held open, then each used
             bp = bridge_pid(w.pid)
