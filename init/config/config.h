@@ -70,6 +70,7 @@ struct config_proxy {
 	char presets[64];	  /* the presets named, as "github npm" */
 	unsigned max_tunnels;	  /* tunnels open at once */
 	uint64_t max_bytes;	  /* per tunnel, both ways together; 0: no limit */
+	int from_env, literal;	  /* allow/presets lines of a ${VAR}, of words written */
 };
 
 struct ward_config {

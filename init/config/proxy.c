@@ -139,10 +139,17 @@ int proxy_set(struct parse_ctx *ctx, const char *k, const char *v, const char **
 		p->port = (unsigned)n;
 		return 0;
 	}
-	if (strcmp(k, "allow") == 0)
-		return each_word(ctx, v, allow_word, why);
-	if (strcmp(k, "presets") == 0)
-		return each_word(ctx, v, preset_word, why);
+	if (strcmp(k, "allow") == 0 || strcmp(k, "presets") == 0) {
+		/* ${NAME} alone: the words of that variable of ward's environment
+		 * (an image's docker run -e WARD_PROXY_ALLOW=...) */
+		char from[128];
+		const char *words = config_env_ref(v, from, sizeof from);
+		if (from[0])
+			p->from_env = 1;
+		else
+			p->literal = 1;
+		return each_word(ctx, words, k[0] == 'a' ? allow_word : preset_word, why);
+	}
 	if (strcmp(k, "max_tunnels") == 0) {
 		if (parse_uint(v, 1, PROXY_MAX_TUNNELS, &n, why) != 0)
 			return *why = "expected 1-4096 tunnels at once", -1;
@@ -165,6 +172,12 @@ int proxy_apply(struct ward_config *cfg, char *err, size_t errsize, int *line)
 	if (!p->has)
 		return 0;
 	*line = p->line;
+	/* hosts that only ${VAR}s would give, none set: no proxy, as a
+	 * provider route without its ${WARD_PROVIDER} is none */
+	if (!p->n_allow && p->from_env && !p->literal) {
+		p->has = 0;
+		return 0;
+	}
 	if (!p->port)
 		return snprintf(err, errsize, "[proxy]: listen is required"), -1;
 	if (!p->n_allow)
@@ -176,13 +189,14 @@ int proxy_apply(struct ward_config *cfg, char *err, size_t errsize, int *line)
 	if (cfg->has_mcp && p->port == cfg->mcp_port)
 		return snprintf(err, errsize, "[proxy]: listen: port %u is [mcp]'s first port", p->port), -1;
 	/* what programs read to find a proxy; NO_PROXY keeps the routes
-	 * (127.0.0.1) direct; Node's own fetch reads them with NODE_USE_ENV_PROXY */
+	 * (127.0.0.1) direct. Not NODE_USE_ENV_PROXY: Node 22 then warns on
+	 * stderr at the first fetch, into a person's TUI (docs/proxy.md) */
 	snprintf(url, sizeof url, "http://127.0.0.1:%u", p->port);
 	for (i = 0; i < sizeof vars / sizeof vars[0]; i++)
 		if (config_agent_env(cfg, vars[i], url) != 0)
 			goto full;
 	if (config_agent_env(cfg, "NO_PROXY", "127.0.0.1,localhost,::1") != 0 ||
-	    config_agent_env(cfg, "no_proxy", "127.0.0.1,localhost,::1") != 0 || config_agent_env(cfg, "NODE_USE_ENV_PROXY", "1") != 0)
+	    config_agent_env(cfg, "no_proxy", "127.0.0.1,localhost,::1") != 0)
 		goto full;
 	return 0;
 full:

@@ -576,6 +576,12 @@ def provider_runc(a, d, run, provider):
         with open(os.path.join(b, "config.json")) as f:
             spec = json.load(f)
         spec["process"]["env"] += [f"WARD_PROVIDER={provider}", f"{key_var}={key}"]
+        # one session also has the image's egress proxy: the provider's host
+        # allowed (WARD_PROXY_ALLOW), which the agent then reaches without
+        # the bridge's key, and nothing else
+        proxied = provider == "anthropic"
+        if proxied:
+            spec["process"]["env"] += [f"WARD_PROXY_ALLOW={host}"]
         for src, dst in ((resolv, "/etc/resolv.conf"), (certs["ca"], "/etc/ssl/certs/ca-certificates.crt")):
             spec["mounts"].append({"destination": dst, "type": "bind", "source": src, "options": ["rbind", "ro"]})
         with open(os.path.join(b, "config.json"), "w") as f:
@@ -603,6 +609,12 @@ def provider_runc(a, d, run, provider):
                  f"cat /proc/[0-9]*/environ 2>/dev/null | grep -c sk-{provider} || true; "
                  "timeout 5 bash -c 'echo x > /dev/tcp/203.0.113.7/443' 2>/dev/null && echo direct-reached || "
                  "echo direct-refused")
+        if proxied:
+            fetch = ("NODE_USE_ENV_PROXY=1 NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt node -e "
+                     "\"fetch(process.argv[1]).then(r => console.log('got', r.status))"
+                     ".catch(e => console.log('refused', (e.cause && e.cause.code) || e.message))\" ")
+            probe += (f"; echo proxy=$HTTPS_PROXY; {fetch} https://{host}/v1/proxy-probe 2>/dev/null | sed s/^/allowed-/; "
+                      f"{fetch} https://example.com/ 2>/dev/null | sed s/^/other-/")
         text = s.prompt("p2", "CALL bash " + json.dumps({"command": probe})) or ""
         check(f"{rt}: the bash tool's result goes back to the model; the agent's environment has no key, nor "
               "any environment it can read in /proc (PID 1's is refused), and its own connection to the "
@@ -610,6 +622,11 @@ def provider_runc(a, d, run, provider):
               "TOOL RESULT" in text and "ran-in-sandbox" in text and text.count("\n0") == 2
               and "pid1-env-denied" in text and "direct-refused" in text,
               repr(text[:200]))
+        if proxied:
+            check(f"{rt}: the image's egress proxy (WARD_PROXY_ALLOW): the agent's own fetch reaches the allowed "
+                  "host through it (HTTPS_PROXY), another host is refused",
+                  "proxy=http://127.0.0.1:7990" in text and "allowed-got " in text and "other-refused" in text,
+                  repr(text[:400]))
         agent = find_agent(pid_of())
         environ = open(f"/proc/{agent}/environ", "rb").read().decode(errors="replace") if agent else ""
         check(f"{rt}: from the host's /proc: the agent's environment has WARD_PROVIDER and the bridge's URL, "
@@ -618,6 +635,11 @@ def provider_runc(a, d, run, provider):
               f"agent pid {agent}")
         rc = s.close()
         reqs = w.requests()
+        probes = [r for r in reqs if r["path"] == "/v1/proxy-probe"]
+        reqs = [r for r in reqs if r["path"] != "/v1/proxy-probe"]
+        if proxied:
+            check(f"{rt}: the agent's request through the proxy arrived without the key (a tunnel adds nothing)",
+                  len(probes) == 1 and not probes[0]["headers"].get(kh), f"{len(probes)} probe(s)")
         check(f"{rt}: every request reached the provider with the key, on {path}; the session ended 0",
               rc == 0 and len(reqs) >= 3 and all(r["headers"].get(kh) == prefix + key for r in reqs)
               and all(r["path"].startswith(path) for r in reqs),

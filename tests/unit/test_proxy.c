@@ -251,6 +251,23 @@ static void test_config(void)
 	CHECK(load("[proxy]\nlisten = 127.0.0.1:7990\nallow = a.test\n", &cfg) == 0 && cfg.proxy.max_tunnels == 256 &&
 	      cfg.proxy.max_bytes == (uint64_t)1 << 30);
 	config_free(&cfg);
+	/* hosts from ${VAR}s: their words; none set: no proxy at all */
+	setenv("WARD_TEST_ALLOW", "a.test b.test:8443", 1);
+	setenv("WARD_TEST_PRESETS", "", 1);
+	CHECK(load("[proxy]\nlisten = 127.0.0.1:7990\nallow = ${WARD_TEST_ALLOW}\npresets = ${WARD_TEST_PRESETS}\n", &cfg) ==
+		      0 &&
+	      cfg.proxy.has && cfg.proxy.n_allow == 2);
+	config_free(&cfg);
+	unsetenv("WARD_TEST_ALLOW");
+	CHECK(load("[proxy]\nlisten = 127.0.0.1:7990\nallow = ${WARD_TEST_ALLOW}\npresets = ${WARD_TEST_PRESETS}\n", &cfg) ==
+		      0 &&
+	      !cfg.proxy.has && cfg.n_env == 0);
+	config_free(&cfg);
+	CHECK(load("[proxy]\nlisten = 127.0.0.1:7990\nallow = ${WARD_TEST_ALLOW} x\n", &cfg) == -1); /* not alone: a word */
+	config_free(&cfg);
+	setenv("WARD_TEST_PRESETS", "nosuch", 1);
+	CHECK(load("[proxy]\nlisten = 127.0.0.1:7990\npresets = ${WARD_TEST_PRESETS}\n", &cfg) == -1);
+	config_free(&cfg);
 	CHECK(load("[proxy]\nallow = a.test\n", &cfg) == -1);			       /* no listen */
 	config_free(&cfg);
 	CHECK(load("[proxy]\nlisten = 127.0.0.1:7990\n", &cfg) == -1);		       /* no host */

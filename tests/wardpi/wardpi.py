@@ -287,9 +287,19 @@ fi
     p = run(proj_b, "--dry-run", "--model-socket", os.path.join(work, "calls.log"))
     report("ward-pi --model-socket of a file that is not a socket: one line, exit 2",
            p.returncode == 2 and p.stderr.count("\n") == 1 and "not a unix socket" in p.stderr, p.stderr)
+    rc, w = dry(proj_b, "--engine", "docker", "--allow", "github", "--allow", "docs.python.org", "--allow",
+                "*.readthedocs.io", "--allow", "npm")
+    report("ward-pi --allow: presets and hosts to the image's [proxy] (WARD_PROXY_PRESETS, WARD_PROXY_ALLOW), "
+           "and a network for the proxy to reach them",
+           rc == 0 and "WARD_PROXY_PRESETS=github npm" in w and "WARD_PROXY_ALLOW=docs.python.org *.readthedocs.io" in w
+           and "--network" not in w, " ".join(w) if rc == 0 else w)
+    for bad in ("a b", "", "$(x)"):
+        p = run(proj_b, "--dry-run", "--engine", "docker", "--allow", bad)
+        report(f"ward-pi --allow {bad!r}: one line, exit 2", p.returncode == 2 and p.stderr.count("\n") == 1,
+               p.stderr)
     p = run(proj_b, "--help")
     report("ward-pi --help names every option", p.returncode == 0 and all(
-        o in p.stdout for o in ("--print", "--rpc", "--engine", "--image", "--mcp", "--no-mcp", "--reset",
+        o in p.stdout for o in ("--print", "--rpc", "--engine", "--image", "--mcp", "--no-mcp", "--reset", "--allow",
                                 "--dry-run", "--model-socket", ".pi-packages", "WARD_PROVIDER", "WARD_MODEL")), p.stdout[:200])
 
 
