@@ -193,7 +193,13 @@ check-valgrind: $(UNIT_TESTS) $(B)/dyn/ward $(HELPERS)
 
 # One run of every comparison, written to docs/benchmarks.md (tables) and
 # docs/bench/*.svg (plots, gnuplot); the samples stay in build/bench/.
-bench: $(B)/ward $(HELPERS) $(PI_CLI) $(B)/bench/seccomp-load $(B)/bench/bare-relay $(B)/bench/connect-lat
+# sandbox-runtime's proxy, the egress proxy's anchor (pinned by its lockfile)
+SRT := tests/bench/srt/node_modules/@anthropic-ai/sandbox-runtime/package.json
+$(SRT): tests/bench/srt/package.json tests/bench/srt/package-lock.json
+	cd tests/bench/srt && npm ci --ignore-scripts --no-audit --no-fund
+	@touch $@
+
+bench: $(B)/ward $(HELPERS) $(PI_CLI) $(B)/bench/seccomp-load $(B)/bench/bare-relay $(B)/bench/connect-lat $(SRT)
 	scripts/install-deps.sh bench image test
 	$(MAKE) image $(NODE22)
 	/usr/bin/python3 tests/bench/init_bench.py --ward $(B)/ward --helper $(B)/tests/helper \
@@ -206,6 +212,8 @@ bench: $(B)/ward $(HELPERS) $(PI_CLI) $(B)/bench/seccomp-load $(B)/bench/bare-re
 	/usr/bin/python3 tests/bench/egress_bench.py --ward $(B)/ward --connect-lat $(B)/bench/connect-lat \
 		--node $(NODE22) --out docs/benchmarks.md --json $(B)/bench/egress.json
 	/usr/bin/python3 tests/bench/provider_bench.py --ward $(B)/ward --out docs/benchmarks.md --json $(B)/bench/provider.json
+	/usr/bin/python3 tests/bench/proxy_bench.py --ward $(B)/ward --node $(NODE22) --out docs/benchmarks.md \
+		--json $(B)/bench/proxy.json
 	/usr/bin/python3 tests/bench/image_bench.py --image-dir $(B)/image --node $(NODE22) --tests tests \
 		--out docs/benchmarks.md --json $(B)/bench/image.json
 	/usr/bin/python3 tests/bench/fleet_bench.py --image-dir $(B)/image --node $(NODE22) --tests tests \
