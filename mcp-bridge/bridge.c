@@ -39,8 +39,15 @@ static void drop_request(struct conn *c)
 	c->req_done = 1;
 }
 
-/* Closes both sides now; the memory goes after this batch of events, which
- * may still name the connection. */
+/* The connection's audit line: a tunnel's, or a route's request or stream. */
+static void audit(const struct conn *c)
+{
+	if (c->tun)
+		tunnel_audit(c);
+	else
+		conn_audit(c);
+}
+
 /* Out of C_RETRY (the loop polls quickly while any connection is in it). */
 static void leave_retry(struct loop *l, struct conn *c)
 {
@@ -58,6 +65,8 @@ static void drop_bulk(struct loop *l, struct conn *c)
 	c->u2c_room = 0;
 }
 
+/* Closes both sides now; the memory goes after this batch of events, which
+ * may still name the connection. */
 static void close_conn(struct loop *l, struct conn *c)
 {
 	struct conn **pp;
@@ -69,7 +78,7 @@ static void close_conn(struct loop *l, struct conn *c)
 	if (c->state == C_ABORT)
 		l->n_aborting--;
 	if (!c->audited)
-		conn_audit(c);
+		audit(c);
 	if (c->tun)
 		tunnel_close(l, c);
 	if (c->cfd >= 0)
@@ -114,6 +123,11 @@ static void refuse(struct loop *l, struct conn *c, int status, const char *why)
 	char out[1024];
 	int n;
 
+	/* a refused tunnel is none while its answer lingers: its count and
+	 * its name's entry go now (tunnel_close is once only) */
+	if (c->tun)
+		tunnel_close(l, c);
+
 	if (c->route->stream) {
 		/* a stream has no answer to give: the client sees the close */
 		if (!c->req.why)
@@ -139,7 +153,7 @@ static void refuse(struct loop *l, struct conn *c, int status, const char *why)
 static void answered(struct conn *c)
 {
 	if (!c->audited) {
-		conn_audit(c);
+		audit(c);
 		c->audited = 1;
 	}
 	conn_close_upstream(c);
@@ -405,7 +419,7 @@ static void dialed(struct loop *l, struct conn *c, int fd)
 		return;
 	}
 	if (fd < 0) {
-		log_warn("bridge: route=%s upstream %s: %s", c->route->name, conn_up_desc(c), c->why);
+		log_warn("bridge: route=%s upstream %s: %s", c->route->name, dial_desc(c), c->why);
 		refuse(l, c, 502, c->why);
 		return;
 	}
@@ -439,7 +453,7 @@ static void name_answered(struct loop *l, int route)
 /* Whether the upstream is a name (its addresses tried in turn: dial.h). */
 static int by_name(const struct conn *c)
 {
-	return conn_up_name(c)[0] != '\0';
+	return dial_name(c)[0] != '\0';
 }
 
 /* A tunnel to an address an address rule names: that address alone. */
@@ -895,7 +909,7 @@ static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 				connect_failed(l, c, strerror(err ? err : errno));
 				return;
 			}
-			log_warn("bridge: route=%s upstream %s: %s", c->route->name, conn_up_desc(c),
+			log_warn("bridge: route=%s upstream %s: %s", c->route->name, dial_desc(c),
 				 strerror(err ? err : errno));
 			refuse(l, c, 502, "upstream unreachable");
 			return;

@@ -10,7 +10,6 @@
 
 #include "common/clock.h"
 #include "common/log.h"
-#include "mcp-bridge/tunnel.h"
 
 /* Upstream I/O, plain or TLS: > 0 bytes, 0 end, -1 would block, -2 error,
  * -3 (TLS) the stream ended without close_notify. */
@@ -203,21 +202,9 @@ static void stream_audit(const struct conn *c)
 		 c->req.why ? c->req.why : "");
 }
 
-const char *conn_up_desc(const struct conn *c)
-{
-	return c->tun ? c->tun->desc : c->route->up.desc;
-}
-
-const char *conn_up_name(const struct conn *c)
-{
-	return c->tun ? (c->tun->literal ? "" : c->tun->host) : c->route->up.name;
-}
-
 void conn_audit(const struct conn *c)
 {
-	if (c->tun)
-		tunnel_audit(c);
-	else if (c->route->stream)
+	if (c->route->stream)
 		stream_audit(c);
 	else
 		conn_audit_http(c);

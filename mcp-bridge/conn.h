@@ -135,13 +135,8 @@ void conn_close_upstream(struct conn *c);
 /* The request body's pipe, closed and forgotten. */
 void conn_close_rpipe(struct conn *c);
 
-/* The connection's audit line (and with log_level = debug, its TLS line). */
+/* A route's connection's audit line (and with log_level = debug, its TLS
+ * line); a tunnel's is tunnel_audit's. */
 void conn_audit(const struct conn *c);
-
-/* Where the connection goes, for messages ("tls:api.example.com:443", or
- * a tunnel's "HOST:PORT"), and the name it is looked up by ("" for an
- * address). */
-const char *conn_up_desc(const struct conn *c);
-const char *conn_up_name(const struct conn *c);
 
 #endif

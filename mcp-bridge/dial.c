@@ -10,6 +10,17 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "mcp-bridge/resolve.h"
+#include "mcp-bridge/tunnel.h"
+
+const char *dial_desc(const struct conn *c)
+{
+	return c->tun ? c->tun->desc : c->route->up.desc;
+}
+
+const char *dial_name(const struct conn *c)
+{
+	return c->tun ? (c->tun->literal ? "" : c->tun->host) : c->route->up.name;
+}
 
 static const char *addr_text(const struct name_addr *a, char *buf, size_t size)
 {
@@ -33,7 +44,7 @@ static int try_addresses(struct loop *l, struct conn *c, const struct name *e)
 			c->addr = *a;
 			return fd;
 		}
-		log_warn("bridge: route=%s upstream %s at %s: %s", c->route->name, conn_up_desc(c),
+		log_warn("bridge: route=%s upstream %s at %s: %s", c->route->name, dial_desc(c),
 			 addr_text(a, text, sizeof text), strerror(errno));
 	}
 	resolver_stale(l->res, c->name_i);
@@ -42,7 +53,7 @@ static int try_addresses(struct loop *l, struct conn *c, const struct name *e)
 		c->addr_i = 0;
 		return dial_start(l, c);
 	}
-	snprintf(c->why, sizeof c->why, "no address of %s accepted the connection", conn_up_name(c));
+	snprintf(c->why, sizeof c->why, "no address of %s accepted the connection", dial_name(c));
 	return DIAL_FAILED;
 }
 
@@ -74,7 +85,7 @@ int dial_next(struct loop *l, struct conn *c, const char *why)
 {
 	char text[INET6_ADDRSTRLEN];
 
-	log_warn("bridge: route=%s upstream %s at %s: %s", c->route->name, conn_up_desc(c),
+	log_warn("bridge: route=%s upstream %s at %s: %s", c->route->name, dial_desc(c),
 		 addr_text(&c->addr, text, sizeof text), why);
 	return try_addresses(l, c, &l->res->v[c->name_i]);
 }

@@ -26,6 +26,12 @@ int dial_answered(struct loop *l, struct conn *c);
  * a lookup, or DIAL_FAILED. */
 int dial_next(struct loop *l, struct conn *c, const char *why);
 
+/* Where the connection goes, for messages ("tls:api.example.com:443", or
+ * a tunnel's "HOST:PORT"), and the name it is looked up by ("" for an
+ * address). */
+const char *dial_desc(const struct conn *c);
+const char *dial_name(const struct conn *c);
+
 /* Whether addresses are left after the one being connected. */
 int dial_more(const struct loop *l, const struct conn *c);
 

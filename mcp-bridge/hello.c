@@ -12,9 +12,8 @@
 #define REC_MAX 16384 /* a record's plaintext, RFC 8446 5.1 */
 #define HS_CLIENT_HELLO 1
 #define EXT_SERVER_NAME 0x0000
-#define EXT_ECH 0xfe0d	   /* encrypted_client_hello */
-#define EXT_ESNI 0xffce	   /* its draft predecessor */
 #define SNI_HOST_NAME 0
+#define MAX_RECORDS 16 /* a hello in more is refused: each read parses it again */
 
 /* A cursor over the hello's bytes: every read is bounded by it. */
 struct cur {
@@ -104,8 +103,10 @@ static const char *client_hello(struct cur h, char *name, size_t size)
 	while (exts.n) {
 		if (u16(&exts, &type) != 0 || vec(&exts, 2, &ext) != 0)
 			return "a malformed ClientHello extension";
-		if (type == EXT_ECH || type == EXT_ESNI)
-			return "an encrypted ClientHello: the server name it asks for is hidden";
+		/* an encrypted ClientHello (ECH) is judged by its outer name: a
+		 * GREASE one (Chrome's, with no ECH config) names the host
+		 * itself; a real one names its provider's public name, which a
+		 * rule must then allow */
 		if (type != EXT_SERVER_NAME)
 			continue;
 		if (seen_sni++)
@@ -123,6 +124,7 @@ int hello_server_name(const unsigned char *buf, size_t len, char *name, size_t s
 {
 	static unsigned char hs[HELLO_MAX];
 	size_t off = 0, got = 0, need = 0;
+	int records = 0;
 
 	if (!size)
 		return *why = "no room for the name", HELLO_BAD;
@@ -133,6 +135,8 @@ int hello_server_name(const unsigned char *buf, size_t len, char *name, size_t s
 
 		if (len - off < REC_HEAD)
 			return HELLO_MORE;
+		if (++records > MAX_RECORDS)
+			return *why = "a ClientHello in more than 16 records", HELLO_BAD;
 		if (buf[off] != REC_HANDSHAKE || buf[off + 1] != 3)
 			return *why = "not a TLS ClientHello (the proxy carries TLS only)", HELLO_BAD;
 		rlen = (size_t)buf[off + 3] << 8 | buf[off + 4];

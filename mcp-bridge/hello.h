@@ -18,8 +18,8 @@ enum hello_result { HELLO_BAD = -1, HELLO_MORE = 0, HELLO_OK = 1 };
 /* HELLO_OK with the server name in name (lower case; "" when the hello
  * names none), HELLO_MORE while the hello is not whole, or HELLO_BAD with
  * *why: not TLS, not a ClientHello, malformed, two server_name extensions,
- * an encrypted ClientHello (its real server name is hidden), longer than
- * HELLO_MAX. */
+ * longer than HELLO_MAX or in more than 16 records. An encrypted
+ * ClientHello's name is its outer one. */
 int hello_server_name(const unsigned char *buf, size_t len, char *name, size_t size, const char **why);
 
 #endif

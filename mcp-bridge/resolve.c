@@ -128,8 +128,18 @@ const char *resolver_refuses(int family, const unsigned char *b, int public_only
 		return "IPv4-mapped";
 	if (memcmp(b, zero, 12) == 0)
 		return b[12] || b[13] || b[14] || b[15] > 1 ? "IPv4-compatible" : b[15] ? "loopback" : "unspecified";
+	/* addresses a gateway turns into an IPv4 one of its choosing: NAT64
+	 * (64:ff9b::/96, 64:ff9b:1::/48, where DNS64 answers any name) and
+	 * 6to4 (2002::/16) could reach a private or metadata address */
+	if (b[0] == 0 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b &&
+	    ((b[4] == 0 && b[5] == 0 && !memcmp(b + 6, zero, 6)) || (b[4] == 0 && b[5] == 1)))
+		return "NAT64";
+	if (b[0] == 0x20 && b[1] == 0x02)
+		return "6to4";
 	if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80)
 		return "link-local";
+	if (b[0] == 0xfe && (b[1] & 0xc0) == 0xc0)
+		return "site-local";
 	if (b[0] == 0xff)
 		return "multicast";
 	if (public_only && (b[0] & 0xfe) == 0xfc)
@@ -137,16 +147,33 @@ const char *resolver_refuses(int family, const unsigned char *b, int public_only
 	return NULL;
 }
 
+const char *resolver_refuses_under(int family, const unsigned char *b, unsigned port, const struct allow_rule *v,
+				   int n)
+{
+	const char *why = resolver_refuses(family, b, 1);
+	const struct allow_rule *r;
+
+	/* what a rule may lift: a class of addresses a person can mean (a
+	 * database in the pod, a mirror on the LAN, a service on loopback),
+	 * never one that stands for another address (mapped, NAT64) */
+	if (!why || (strcmp(why, "private") != 0 && strcmp(why, "link-local") != 0 && strcmp(why, "loopback") != 0))
+		return why;
+	r = allow_covers(v, n, family, b, port);
+	/* and only a rule that names a network, not the whole internet
+	 * (0.0.0.0/0 is "any address", not "the metadata service") */
+	if (r && r->prefix >= (family == AF_INET ? 8u : 7u))
+		return NULL;
+	return why;
+}
+
 /* A DNS answer's address, unless it is refused (counted, the first named). */
 static int keep_answer(struct name *e, int family, const void *bytes, uint32_t scope)
 {
-	const char *why = resolver_refuses(family, bytes, e->public_only);
+	/* a proxy's name: an address rule may let a private answer through */
+	const char *why = e->exempt ? resolver_refuses_under(family, bytes, e->port, e->exempt, e->n_exempt)
+				    : resolver_refuses(family, bytes, e->public_only);
 	char text[INET6_ADDRSTRLEN];
 
-	/* a proxy's name whose answer an address rule names: the person
-	 * allowed that address (a database in the pod, a mirror on the LAN) */
-	if (why && e->n_exempt && allow_covers(e->exempt, e->n_exempt, family, bytes, e->port))
-		why = NULL;
 	if (!why)
 		return keep(e, family, bytes, scope);
 	if (!e->refused++ && inet_ntop(family, bytes, text, sizeof text))

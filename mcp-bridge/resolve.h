@@ -113,10 +113,19 @@ void resolver_free(struct resolver *r);
  * reserved addresses, IPv4-mapped or -compatible IPv6 (an answer that
  * points the route, and the key it carries, at this namespace's own
  * services or the cloud's metadata address); with public_only also the
- * private ranges (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7). An
+ * private ranges (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7); also
+ * NAT64 (64:ff9b::/96, 64:ff9b:1::/48), 6to4 (2002::/16) and site-local
+ * (fec0::/10), which a gateway may turn into any IPv4 address. An
  * address from /etc/hosts is the runtime's and is not judged. bytes: 4 or
  * 16 of family. */
 const char *resolver_refuses(int family, const unsigned char *bytes, int public_only);
+
+/* Pure: the same for the egress proxy, as public_only, but for an address
+ * that an allow rule names on port: private, link-local and loopback ones
+ * are taken when a rule of a /8 or narrower (IPv6: /7) covers them.
+ * NULL, or why not. */
+const char *resolver_refuses_under(int family, const unsigned char *bytes, unsigned port, const struct allow_rule *v,
+				   int n);
 
 /* Pure: an answer's addresses into e (IPv4 first, duplicates dropped, at
  * most NAME_MAX_ADDRS, each with e->port; those resolver_refuses() counted

@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "mcp-bridge/hello.h"
 #include "mcp-bridge/proxyreq.h"
+#include "mcp-bridge/resolve.h"
 #include "mcp-bridge/stream.h"
 
 /* An address literal's sockaddr, with the CONNECT's port. */
@@ -78,6 +79,15 @@ int tunnel_open(struct loop *l, struct conn *c, int *status, const char **why)
 	l->n_tunnels++;
 	t->counted = 1;
 	if (t->literal) {
+		/* an address allowed by its rule, judged as a name's answer is */
+		const char *no = resolver_refuses_under(family, b, t->port, p->allow, p->n_allow);
+		if (no) {
+			snprintf(c->why, sizeof c->why, "the proxy does not connect to a %s address unless a rule of /8 or "
+				 "narrower names it", no);
+			*status = 403;
+			*why = c->why;
+			return -1;
+		}
 		literal_addr(&t->lit, family, b, t->port);
 	} else {
 		c->name_i = resolver_hold(l->res, t->host, t->port, p->allow, p->n_allow, now_ms());
@@ -123,7 +133,9 @@ int tunnel_hello(struct conn *c)
 	ssize_t n;
 	int r;
 
-	if (c->c2u_len < RESP_BUF) {
+	r = hello_server_name((const unsigned char *)c->c2u, c->c2u_len, t->sni, sizeof t->sni, &why);
+	if (r == HELLO_MORE && c->c2u_len < RESP_BUF) {
+		/* only when what came (with the CONNECT, too) is not all of it */
 		n = recv(c->cfd, c->c2u + c->c2u_len, RESP_BUF - c->c2u_len, 0);
 		if (n == 0) {
 			c->req.why = "client closed before its TLS ClientHello";
@@ -137,8 +149,8 @@ int tunnel_hello(struct conn *c)
 			c->c2u_len += (size_t)n;
 			c->bytes_in += (uint64_t)n;
 		}
+		r = hello_server_name((const unsigned char *)c->c2u, c->c2u_len, t->sni, sizeof t->sni, &why);
 	}
-	r = hello_server_name((const unsigned char *)c->c2u, c->c2u_len, t->sni, sizeof t->sni, &why);
 	if (r == HELLO_MORE && c->c2u_len == RESP_BUF) {
 		r = HELLO_BAD;
 		why = "a ClientHello longer than the proxy's buffer";

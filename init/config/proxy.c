@@ -122,8 +122,8 @@ static int bytes(const char *v, uint64_t *out, const char **why)
 		mult = UINT64_C(1) << 20, n++;
 	else if (v[n] == 'G' || v[n] == 'g')
 		mult = UINT64_C(1) << 30, n++;
-	if (v[n])
-		return *why = "expected a byte count (1048576, 512M, 4G; 0: no limit)", -1;
+	if (v[n] || x > (UINT64_C(1) << 50) / mult) /* 1 PiB: no overflow below */
+		return *why = "expected a byte count up to 1024T (1048576, 512M, 4G; 0: no limit)", -1;
 	*out = x * mult;
 	return 0;
 }

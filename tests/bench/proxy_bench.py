@@ -26,7 +26,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-from benchlib import write_results  # noqa: E402
+from benchlib import tree, write_results  # noqa: E402
 
 WARD_PORT, SRT_PORT = 17991, 17992
 
@@ -59,18 +59,6 @@ def cpu_s(pids):
         except OSError:
             pass
     return t / os.sysconf("SC_CLK_TCK")
-
-
-def descendants(pid):
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        try:
-            todo += [int(c) for c in open(f"/proc/{p}/task/{p}/children").read().split()]
-        except OSError:
-            pass
-    return out
 
 
 def child(a):
@@ -112,7 +100,7 @@ def child(a):
             samples = {k: [] for k in variants}
             # the proxy's own CPU: ward's bridge (ward's children but the
             # agent's sleep), sandbox-runtime's node
-            who = {"direct": [], "ward": [p for p in descendants(procs[1].pid)[1:]
+            who = {"direct": [], "ward": [p for p in tree(procs[1].pid)[1:]
                                          if os.path.basename(os.readlink(f"/proc/{p}/exe")) != "sleep"],
                    "sandbox-runtime": [procs[2].pid]}
             cpu = {k: [] for k in variants}

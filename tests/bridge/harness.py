@@ -398,6 +398,42 @@ def tcp_server(handler):
     return srv
 
 
+def netns_child(a, work, tag, flag, hosts="", timeout=600):
+    """Runs `bridge.py --FLAG WORK/TAG` in a network namespace of its own,
+    entered with `ip netns exec`, which also puts /etc/netns/NS/resolv.conf
+    (a DNS server on 127.0.0.1, the child's) and hosts (loopback, and the
+    lines in hosts) in place of the machine's; reports the [name, ok,
+    detail] results the child prints as JSON."""
+    from results import report
+    ns = f"ward{tag}{os.getpid() % 100000}"
+    etc = f"/etc/netns/{ns}"
+    sub = os.path.join(work, tag)
+    os.makedirs(sub, exist_ok=True)
+    os.chmod(sub, 0o755)
+    subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+    try:
+        subprocess.run(["ip", "netns", "add", ns], check=True, capture_output=True)
+        os.makedirs(etc, exist_ok=True)
+        with open(f"{etc}/resolv.conf", "w") as f:
+            f.write("nameserver 127.0.0.1\n")
+        with open(f"{etc}/hosts", "w") as f:
+            f.write("127.0.0.1 localhost\n::1 localhost\n" + hosts)
+        p = subprocess.run(["ip", "netns", "exec", ns, sys.executable, os.path.join(HERE, "bridge.py"),
+                            "--ward", a.ward, "--label", a.label, f"--{flag}", sub], capture_output=True,
+                           text=True, timeout=timeout)
+        try:
+            results = json.loads(p.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            report(f"{tag}: the child ran", False, (p.stdout + p.stderr)[-1500:])
+            return
+        for name, ok, detail in results:
+            report(name, ok, detail)
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        import shutil
+        shutil.rmtree(etc, ignore_errors=True)
+
+
 def stop_ward(w):
     """TERM, then KILL if it lingers; returns its stderr."""
     w.terminate()

@@ -19,7 +19,7 @@ import threading
 import time
 
 from results import report  # noqa: E402
-from harness import (AGENT_UID, HERE, NODE_DIR, body_json, exchange, pi_agent_conf, pi_home,  # noqa: E402
+from harness import (AGENT_UID, HERE, NODE_DIR, body_json, exchange, netns_child, pi_agent_conf, pi_home,  # noqa: E402
                      recv_until, req, status, stop_ward, wait_port)
 
 PORT = 8443
@@ -327,29 +327,4 @@ def names_case(a, work):
     if not shutil.which("openssl"):
         report("names: upstreams by name", None, "openssl (to make test certificates) is not installed")
         return
-    ns = f"wardnames{os.getpid() % 100000}"
-    etc = f"/etc/netns/{ns}"
-    sub = os.path.join(work, "names")
-    os.makedirs(sub, exist_ok=True)
-    os.chmod(sub, 0o755)
-    subprocess.run(["ip", "netns", "del", ns], capture_output=True)
-    try:
-        subprocess.run(["ip", "netns", "add", ns], check=True, capture_output=True)
-        os.makedirs(etc, exist_ok=True)
-        with open(f"{etc}/resolv.conf", "w") as f:
-            f.write("nameserver 127.0.0.1\n")
-        with open(f"{etc}/hosts", "w") as f:
-            f.write("127.0.0.1 localhost\n::1 localhost\n127.0.0.6 hosted.test\n")
-        p = subprocess.run(["ip", "netns", "exec", ns, sys.executable, os.path.join(HERE, "bridge.py"),
-                            "--ward", a.ward, "--label", a.label, "--names-child", sub], capture_output=True,
-                           text=True, timeout=300)
-        try:
-            results = json.loads(p.stdout.strip().splitlines()[-1])
-        except (ValueError, IndexError):
-            report("names: the child ran", False, (p.stdout + p.stderr)[-1500:])
-            return
-        for name, ok, detail in results:
-            report(name, ok, detail)
-    finally:
-        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
-        shutil.rmtree(etc, ignore_errors=True)
+    netns_child(a, work, "names", "names-child", hosts="127.0.0.6 hosted.test\n", timeout=300)

@@ -20,7 +20,8 @@ import sys
 import time
 
 from results import report  # noqa: E402
-from harness import AGENT_UID, HERE, body_json, recv_all, recv_until, status, stop_ward, wait_port  # noqa: E402
+from harness import (AGENT_UID, HERE, body_json, netns_child, recv_all, recv_until, status, stop_ward,  # noqa: E402
+                     wait_port)
 from proxyservers import BIG, GitServer, RegistryServer, TlsServer  # noqa: E402
 
 PROXY = 17990
@@ -148,7 +149,7 @@ def proxy_child(a):
                     "[seccomp]\nmode = default\ndeny = udp\n"
                     f"[proxy]\nlisten = 127.0.0.1:{PROXY}\n"
                     "allow = *.allowed.test allowed.test private.test meta.test loopy.test git.test registry.test\n"
-                    "allow = db.test 10.20.0.6/32:443\n"
+                    "allow = db.test 10.20.0.6/32:443 0.0.0.0/0:9443\n"
                     f"max_tunnels = {TUNNELS}\nmax_bytes = {MAX_BYTES}\n")
         # the agent: curl, git and npm, finding the proxy in their environment
         agent = (f"H={home}; cd $H; sleep 1; curl -sS --max-time 20 --cacert {ca} https://allowed.test/ > $H/out "
@@ -189,6 +190,11 @@ def proxy_child(a):
                 check(f"proxy: an allowed name DNS answers with a {what} address: 502 naming it, nothing connected "
                       "(rebinding, the metadata service, SSRF)",
                       st == 502 and what in why and srv[name.split(".")[0]].accepted == before, r[-300:])
+            st, why, r = refused("127.0.0.1:9443")
+            st2, why2, r2 = refused("169.254.169.254:9443")
+            check("proxy: an address rule for any address (0.0.0.0/0:9443) does not take in loopback or the "
+                  "metadata service", st == 403 and "loopback" in why and st2 == 403 and "link-local" in why2,
+                  f"{r[-200:]!r} {r2[-200:]!r}")
             r = fetch(ca, "db.test:443", "db.test")
             check("proxy: a private answer an address rule names (10.20.0.6/32:443): connected",
                   r.endswith(b"from db"), r[-200:])
@@ -309,29 +315,4 @@ def proxy_case(a, work):
     if not shutil.which("openssl") or not shutil.which("curl"):
         report("proxy: the egress proxy", None, "openssl (test certificates) or curl is not installed")
         return
-    ns = f"wardproxy{os.getpid() % 100000}"
-    etc = f"/etc/netns/{ns}"
-    sub = os.path.join(work, "proxy")
-    os.makedirs(sub, exist_ok=True)
-    os.chmod(sub, 0o755)
-    subprocess.run(["ip", "netns", "del", ns], capture_output=True)
-    try:
-        subprocess.run(["ip", "netns", "add", ns], check=True, capture_output=True)
-        os.makedirs(etc, exist_ok=True)
-        with open(f"{etc}/resolv.conf", "w") as f:
-            f.write("nameserver 127.0.0.1\n")
-        with open(f"{etc}/hosts", "w") as f:
-            f.write("127.0.0.1 localhost\n::1 localhost\n")
-        p = subprocess.run(["ip", "netns", "exec", ns, sys.executable, os.path.join(HERE, "bridge.py"),
-                            "--ward", a.ward, "--label", a.label, "--proxy-child", sub], capture_output=True,
-                           text=True, timeout=600)
-        try:
-            results = json.loads(p.stdout.strip().splitlines()[-1])
-        except (ValueError, IndexError):
-            report("proxy: the child ran", False, (p.stdout + p.stderr)[-1500:])
-            return
-        for name, ok, detail in results:
-            report(name, ok, detail)
-    finally:
-        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
-        shutil.rmtree(etc, ignore_errors=True)
+    netns_child(a, work, "proxy", "proxy-child")

@@ -11,6 +11,7 @@
 #include "mcp-bridge/allow.h"
 #include "mcp-bridge/hello.h"
 #include "mcp-bridge/proxyreq.h"
+#include "mcp-bridge/resolve.h"
 #include "unit.h"
 
 static int parse(const char *s, struct allow_rule *r)
@@ -105,6 +106,35 @@ static void test_match(void)
 	CHECK(!allow_literal("github.com", &fam, b));
 }
 
+/* What an address rule lets through of the addresses the proxy refuses. */
+static void test_exempt(void)
+{
+	const char *rules[] = { "10.20.0.6/32:443", "0.0.0.0/0:9443", "127.0.0.1:5432", "[::]/0:9443", "169.254.0.0/16:80" };
+	struct allow_rule v[5];
+	unsigned char b[16];
+	int i, fam;
+
+	for (i = 0; i < 5; i++)
+		CHECK(parse(rules[i], &v[i]) == 0);
+#define UNDER(addr, port) (allow_literal(addr, &fam, b), resolver_refuses_under(fam, b, port, v, 5))
+	CHECK(UNDER("10.20.0.6", 443) == NULL);		   /* named: a database in the pod */
+	CHECK(UNDER("10.20.0.7", 443) != NULL);		   /* its neighbour is not */
+	CHECK(UNDER("127.0.0.1", 5432) == NULL);	   /* loopback named exactly */
+	CHECK(UNDER("203.0.113.5", 9443) == NULL);	   /* a public address: nothing to lift */
+	CHECK(UNDER("127.0.0.1", 9443) != NULL);	   /* "any address" is not loopback */
+	CHECK(UNDER("169.254.169.254", 9443) != NULL);	   /* ...nor the metadata service */
+	CHECK(UNDER("10.0.0.1", 9443) != NULL);
+	CHECK(UNDER("169.254.169.254", 80) == NULL);	   /* link-local named by its /16 */
+	CHECK(UNDER("0.0.0.0", 9443) != NULL);		   /* unspecified: never */
+	fam = AF_INET6;
+	CHECK(inet_pton(AF_INET6, "::ffff:169.254.169.254", b) == 1 && resolver_refuses_under(fam, b, 9443, v, 5));
+	CHECK(inet_pton(AF_INET6, "64:ff9b::a9fe:a9fe", b) == 1 && resolver_refuses_under(fam, b, 9443, v, 5));
+	CHECK(inet_pton(AF_INET6, "2002:a9fe:a9fe::1", b) == 1 && resolver_refuses_under(fam, b, 9443, v, 5));
+	CHECK(inet_pton(AF_INET6, "fd00::1", b) == 1 && resolver_refuses_under(fam, b, 9443, v, 5));
+	CHECK(inet_pton(AF_INET6, "2001:db8::1", b) == 1 && !resolver_refuses_under(fam, b, 9443, v, 5));
+#undef UNDER
+}
+
 static int req(const char *head, struct proxy_req *r)
 {
 	return proxyreq_parse(head, strlen(head), r);
@@ -197,8 +227,22 @@ static void test_hello(void)
 	CHECK(hello_server_name(h, n, name, sizeof name, &why) == HELLO_OK && name[0] == '\0');
 	n = hello(h, "a.example", 0, 1);
 	CHECK(hello_server_name(h, n, name, sizeof name, &why) == HELLO_BAD && strstr(why, "two"));
+	/* an encrypted ClientHello is judged by its outer name (GREASE ECH) */
 	n = hello(h, "a.example", 0xfe0d, 0);
-	CHECK(hello_server_name(h, n, name, sizeof name, &why) == HELLO_BAD && strstr(why, "encrypted"));
+	CHECK(hello_server_name(h, n, name, sizeof name, &why) == HELLO_OK && strcmp(name, "a.example") == 0);
+	/* a hello in a byte per record: refused past 16 records (each read parses it again) */
+	{
+		unsigned char many[4096];
+		size_t k, m = 0, body = n - 5;
+		n = hello(h, "a.example", 0, 0);
+		body = n - 5;
+		for (k = 0; k < body && m + 6 <= sizeof many; k++) {
+			many[m++] = 22, many[m++] = 3, many[m++] = 1, many[m++] = 0, many[m++] = 1;
+			many[m++] = h[5 + k];
+		}
+		CHECK(hello_server_name(many, m, name, sizeof name, &why) == HELLO_BAD && strstr(why, "16 records"));
+		CHECK(hello_server_name(many, 16 * 6, name, sizeof name, &why) == HELLO_MORE);
+	}
 	n = hello(h, "a_b.example", 0, 0);
 	CHECK(hello_server_name(h, n, name, sizeof name, &why) == HELLO_BAD);
 	CHECK(hello_server_name((const unsigned char *)"GET / HTTP/1.1\r\n", 16, name, sizeof name, &why) == HELLO_BAD &&
@@ -291,6 +335,7 @@ int main(void)
 {
 	test_rules();
 	test_match();
+	test_exempt();
 	test_request();
 	test_hello();
 	test_config();

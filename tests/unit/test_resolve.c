@@ -164,6 +164,10 @@ static void test_refuses(void)
 	      refused("172.31.255.1", 1, "private") && refused("192.168.1.1", 1, "private") &&
 	      refused("100.64.0.1", 1, "private") && refused("fd00::1", 1, "private"));
 	CHECK(refused("172.32.0.1", 1, NULL) && refused("100.128.0.1", 1, NULL));
+	/* what a gateway turns into an IPv4 address of its choosing */
+	CHECK(refused("64:ff9b::a9fe:a9fe", 0, "NAT64") && refused("64:ff9b:1::1", 0, "NAT64") &&
+	      refused("64:ff9b:2::1", 0, NULL));
+	CHECK(refused("2002:a9fe:a9fe::1", 0, "6to4") && refused("fec0::1", 0, "site-local"));
 }
 
 int main(void)
