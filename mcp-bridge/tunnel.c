@@ -2,6 +2,7 @@
 #include "mcp-bridge/tunnel.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,7 +59,7 @@ int tunnel_open(struct loop *l, struct conn *c, int *status, const char **why)
 	}
 	/* one spelling from here on: lower case, no final dot */
 	for (i = 0; q.host[i]; i++)
-		t->host[i] = (char)((q.host[i] >= 'A' && q.host[i] <= 'Z') ? q.host[i] - 'A' + 'a' : q.host[i]);
+		t->host[i] = (char)tolower((unsigned char)q.host[i]);
 	if (i > 1 && t->host[i - 1] == '.')
 		t->host[i - 1] = '\0';
 	t->port = q.port;

@@ -224,7 +224,7 @@ static json_t *bridge_json(const struct evidence_src *e)
 		const struct bridge_route *r = &b->routes.v[i];
 		json_t *methods, *headers;
 		if (r->proxy) {
-			json_array_append_new(routes, json_proxy(r->port, r->proxy, e->cfg->proxy.presets));
+			json_array_append_new(routes, json_proxy(&e->cfg->proxy));
 			continue;
 		}
 		methods = json_array();

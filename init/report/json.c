@@ -40,7 +40,7 @@ json_t *json_ports(const struct port_range *v, int n)
 	return a;
 }
 
-json_t *json_proxy(unsigned port, const struct proxy_policy *p, const char *presets)
+json_t *json_proxy(const struct config_proxy *p)
 {
 	json_t *allow = json_array();
 	char buf[UPSTREAM_NAME_MAX + 32];
@@ -48,11 +48,11 @@ json_t *json_proxy(unsigned port, const struct proxy_policy *p, const char *pres
 
 	for (i = 0; i < p->n_allow; i++)
 		json_array_append_new(allow, jstr(allow_text(&p->allow[i], buf, sizeof buf)));
-	snprintf(buf, sizeof buf, "127.0.0.1:%u", port);
+	snprintf(buf, sizeof buf, "127.0.0.1:%u", p->port);
 	return json_pack("{s:s,s:o,s:s,s:o,s:s,s:i,s:I,s:s}", "name", "proxy", "listen", jstr(buf), "protocol",
-			 "proxy", "allow", allow, "presets", presets ? presets : "", "max_tunnels",
+			 "proxy", "allow", allow, "presets", p->presets, "max_tunnels",
 			 (int)p->max_tunnels, "max_bytes", (json_int_t)p->max_bytes, "checks",
-			 "CONNECT only; the host in allow; names resolved by the bridge, loopback, link-local and "
-			 "private answers refused unless an address rule names them; the TLS server name is the "
+			 "CONNECT only; the host in allow; names resolved by the bridge; loopback, link-local and "
+			 "private answers refused unless an address rule of /8 or narrower names them; the TLS server name is the "
 			 "CONNECT host");
 }

@@ -5,7 +5,7 @@
 #include <jansson.h>
 
 #include "landlock/landlock.h"
-#include "mcp-bridge/route.h"
+#include "init/config/config.h"
 
 /* A JSON string even for bytes that are not UTF-8 (jansson refuses
  * those): such bytes become '?'. Never NULL but when out of memory. */
@@ -16,6 +16,6 @@ json_t *json_ports(const struct port_range *v, int n);
 
 /* The egress proxy's route: its rules as [proxy] allow writes them, its
  * limits, and what it checks. */
-json_t *json_proxy(unsigned port, const struct proxy_policy *p, const char *presets);
+json_t *json_proxy(const struct config_proxy *p);
 
 #endif

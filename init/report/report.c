@@ -200,9 +200,7 @@ static json_t *bridge(const struct route_table *t, const struct ward_config *cfg
 		size_t off = 0;
 
 		if (r->proxy) {
-			struct proxy_policy pp = { r->proxy->allow, r->proxy->n_allow, r->proxy->max_tunnels,
-						   r->proxy->max_bytes };
-			json_array_append_new(routes, json_proxy(r->port, &pp, r->proxy->presets));
+			json_array_append_new(routes, json_proxy(r->proxy));
 			continue;
 		}
 		ro = json_object();

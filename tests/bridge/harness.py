@@ -434,6 +434,17 @@ def netns_child(a, work, tag, flag, hosts="", timeout=600):
         shutil.rmtree(etc, ignore_errors=True)
 
 
+def stop_all(w, servers):
+    """ward stopped (stop_ward), then each server; ward's stderr."""
+    err = stop_ward(w)
+    for s in servers:
+        try:
+            s.stop()
+        except OSError:
+            pass
+    return err
+
+
 def stop_ward(w):
     """TERM, then KILL if it lingers; returns its stderr."""
     w.terminate()

@@ -20,7 +20,7 @@ import time
 
 from results import report  # noqa: E402
 from harness import (AGENT_UID, HERE, NODE_DIR, body_json, exchange, netns_child, pi_agent_conf, pi_home,  # noqa: E402
-                     recv_until, req, status, stop_ward, wait_port)
+                     recv_until, req, status, stop_all, wait_port)
 
 PORT = 8443
 KEY = "sk-test-provider-key"
@@ -210,12 +210,7 @@ def names_child(a):
             check("names: a tcp: name on port 8080 sends Host NAME:PORT",
                   "Host: hosted.test:8080" in h, h[:200])
         finally:
-            err = stop_ward(w)
-            for s in srv.values():
-                try:
-                    s.stop()
-                except OSError:
-                    pass
+            err = stop_all(w, srv.values())
         lines = err.splitlines()
         check("names: each failed lookup is one warning naming the name and the cause",
               any("missing.test" in l and "no such name" in l for l in lines)

@@ -20,7 +20,7 @@ import sys
 import time
 
 from results import report  # noqa: E402
-from harness import (AGENT_UID, HERE, body_json, netns_child, recv_all, recv_until, status, stop_ward,  # noqa: E402
+from harness import (AGENT_UID, HERE, body_json, netns_child, recv_all, recv_until, status, stop_all,  # noqa: E402
                      wait_port)
 from proxyservers import BIG, GitServer, RegistryServer, TlsServer  # noqa: E402
 
@@ -291,12 +291,7 @@ def proxy_child(a):
             else:
                 check(what, bp and rss1 - rss0 < TUNNELS * 200, f"bridge pid {bp} VmRSS {rss0} -> {rss1} KiB")
         finally:
-            err = stop_ward(w)
-            for s in srv.values():
-                try:
-                    s.stop()
-                except OSError:
-                    pass
+            err = stop_all(w, srv.values())
         lines = err.splitlines()
         audit = [ln for ln in lines if "route=proxy tunnel=" in ln]
         ok_line = [ln for ln in audit if "tunnel=allowed.test:443 addr=203.0.113.2 sni=allowed.test status=200" in ln]
