@@ -518,8 +518,11 @@ static void head_complete(struct loop *l, struct conn *c)
 			refuse(l, c, status, why);
 			return;
 		}
-		connect_upstream(l, c);
-		return;
+		if (!c->tun->plain) {
+			connect_upstream(l, c);
+			return;
+		}
+		/* a plain http:// request: from here a route's, on its own route */
 	}
 	n = http_req_feed(&c->req, c->head, c->head_len);
 
@@ -914,7 +917,7 @@ static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 			refuse(l, c, 502, "upstream unreachable");
 			return;
 		}
-		if (c->tun) {
+		if (c->tun && !c->tun->plain) {
 			/* told 200; the hello is awaited before anything goes on */
 			if (tunnel_established(c) != 0) {
 				close_conn(l, c);
@@ -993,6 +996,17 @@ static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 		on_client_read(l, c);
 	else
 		conn_rearm(l, c);
+}
+
+/* An event, and the proxy's byte limit for a plain request (a tunnel's
+ * stream checks its own). */
+static void conn_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
+{
+	on_event(l, c, upstream, ev);
+	if (!c->dead && c->tun && c->tun->plain && tunnel_over(c)) {
+		c->req.why = "the request reached [proxy] max_bytes";
+		close_conn(l, c);
+	}
 }
 
 /* A tunnel whose client sent no whole ClientHello in HELLO_WAIT_MS. */
@@ -1104,8 +1118,8 @@ int bridge_run(const struct bridge_routes *r, struct resolver *res, int max_conn
 				accept_one(&l, &r->v[(d >> 1) - 1]);
 				continue;
 			}
-			on_event(&l, (struct conn *)(uintptr_t)(d & ~(uint64_t)1), // NOLINT(performance-no-int-to-ptr)
-				 (int)(d & 1), evs[k].events);
+			conn_event(&l, (struct conn *)(uintptr_t)(d & ~(uint64_t)1), // NOLINT(performance-no-int-to-ptr)
+				   (int)(d & 1), evs[k].events);
 		}
 		/* lookups that ended (c-ares also ends some inside the calls
 		 * that start them): their waiters go on */

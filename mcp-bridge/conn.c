@@ -167,12 +167,9 @@ void conn_rearm(struct loop *l, struct conn *c)
 		conn_watch(l, c, 1, EPOLL_CTL_MOD, ue);
 }
 
-static void conn_audit_http(const struct conn *c)
+const char *conn_target_text(const struct conn *c, char *target)
 {
-	char rpc[96], target[201];
-	const char *m = c->req.headers_done ? http_method_str(c->req.parser.method) : "-";
-	const char *method = c->req.done ? http_req_rpc_method(&c->req, rpc, sizeof rpc) : NULL;
-	size_t i, n = c->req.target.p ? (c->req.target.n > 200 ? 200 : c->req.target.n) : 0;
+	size_t i, n = c->req.target.p ? (c->req.target.n > CONN_TARGET_TEXT - 1 ? CONN_TARGET_TEXT - 1 : c->req.target.n) : 0;
 
 	/* A refused target may hold anything (a refusal can come before its
 	 * bytes are checked): a blank, control or non-ASCII byte is written
@@ -184,14 +181,24 @@ static void conn_audit_http(const struct conn *c)
 			target[i] = c->req.target.p[i];
 	}
 	target[n] = '\0';
+	return n ? target : "-";
+}
+
+static void conn_audit_http(const struct conn *c)
+{
+	char rpc[96], target[CONN_TARGET_TEXT];
+	const char *m = c->req.headers_done ? http_method_str(c->req.parser.method) : "-";
+	const char *method = c->req.done ? http_req_rpc_method(&c->req, rpc, sizeof rpc) : NULL;
+	const char *t = conn_target_text(c, target);
+
 	log_info("bridge: route=%s method=%s target=%s status=%d in=%llu out=%llu ms=%llu%s%s%s%s",
-		 c->route->name, m, n ? target : "-", c->status, (unsigned long long)c->bytes_in,
+		 c->route->name, m, t, c->status, (unsigned long long)c->bytes_in,
 		 (unsigned long long)c->bytes_out, (unsigned long long)(now_ms() - c->started),
 		 method ? " rpc=" : "", method ? method : "", c->req.why ? " reason=" : "",
 		 c->req.why ? c->req.why : "");
 	if (c->kept_reads)
 		log_debug("bridge: route=%s target=%s: %u read(s) of plaintext mbedTLS had kept back%s", c->route->name,
-			  n ? target : "-", c->kept_reads, c->kept_last ? ", the last bytes read among them" : "");
+			  t, c->kept_reads, c->kept_last ? ", the last bytes read among them" : "");
 }
 
 static void stream_audit(const struct conn *c)

@@ -135,6 +135,11 @@ void conn_close_upstream(struct conn *c);
 /* The request body's pipe, closed and forgotten. */
 void conn_close_rpipe(struct conn *c);
 
+/* The request's target for a log line, at most CONN_TARGET_TEXT - 1
+ * bytes, a blank, control or non-ASCII byte written as '?'; "-" for none. */
+#define CONN_TARGET_TEXT 201
+const char *conn_target_text(const struct conn *c, char *target);
+
 /* A route's connection's audit line (and with log_level = debug, its TLS
  * line); a tunnel's is tunnel_audit's. */
 void conn_audit(const struct conn *c);

@@ -3,25 +3,25 @@
 
 #include <http_parser.h>
 #include <string.h>
+#include <strings.h>
 
 #include "mcp-bridge/allow.h"
 
-/* The request target as http-parser hands it over, in pieces. */
+/* Where the request target is in the head: http-parser hands it over in
+ * pieces, contiguous in the one buffer it parses. */
 struct target {
-	char buf[UPSTREAM_NAME_MAX + 16];
-	size_t n;
-	int overflow;
+	const char *head;
+	size_t off, n;
+	int seen;
 };
 
 static int on_url(http_parser *p, const char *at, size_t len)
 {
 	struct target *t = p->data;
 
-	if (len > sizeof t->buf - 1 - t->n) {
-		t->overflow = 1;
-		return 1;
-	}
-	memcpy(t->buf + t->n, at, len);
+	if (!t->seen)
+		t->off = (size_t)(at - t->head);
+	t->seen = 1;
 	t->n += len;
 	return 0;
 }
@@ -52,18 +52,79 @@ static int irregular(const char *h, size_t len)
 	return 0;
 }
 
-int proxyreq_parse(const char *head, size_t len, struct proxy_req *r)
+/* The host (and port) of a URL, checked: an address, or a DNS name. */
+static int take_host(struct proxy_req *r, const char *url, const struct http_parser_url *u, unsigned port)
 {
-	struct http_parser_url u;
-	http_parser_settings s;
-	http_parser p;
-	struct target t;
-	size_t hl;
+	size_t hl = u->field_data[UF_HOST].len;
 	int family;
 	unsigned char b[16];
 
+	if (!(u->field_set & (1 << UF_HOST)) || !hl || hl >= sizeof r->host)
+		return -1;
+	memcpy(r->host, url + u->field_data[UF_HOST].off, hl);
+	r->host[hl] = '\0';
+	r->port = port;
+	/* an address, or a DNS name; nothing else reaches the rules or a log */
+	return allow_literal(r->host, &family, b) || upstream_name_ok(r->host, hl) ? 0 : -1;
+}
+
+/* CONNECT HOST:PORT. */
+static int connect_target(struct proxy_req *r, const char *url, size_t n)
+{
+	struct http_parser_url u;
+
+	http_parser_url_init(&u);
+	if (http_parser_parse_url(url, n, 1, &u) != 0 || !(u.field_set & (1 << UF_PORT)) || u.port == 0)
+		return refuse(r, 400, "CONNECT needs HOST:PORT");
+	if (take_host(r, url, &u, u.port) != 0)
+		return refuse(r, 400, "the CONNECT host is neither a DNS name nor an address");
+	return 0;
+}
+
+/* http://HOST[:PORT][/PATH][?QUERY]: nothing else (no other scheme, no
+ * user, no fragment). */
+static int absolute_target(struct proxy_req *r, const char *url, size_t n)
+{
+	struct http_parser_url u;
+	size_t end;
+
+	http_parser_url_init(&u);
+	if (!n || url[0] == '/')
+		return refuse(r, 400, "a request to a proxy names its URL (http://HOST/PATH), not only a path");
+	if (http_parser_parse_url(url, n, 0, &u) != 0 || !(u.field_set & (1 << UF_SCHEMA)))
+		return refuse(r, 400, "a malformed request URL");
+	if (u.field_data[UF_SCHEMA].len != 4 || strncasecmp(url + u.field_data[UF_SCHEMA].off, "http", 4) != 0)
+		return refuse(r, 400, "only http:// URLs are requested of the proxy (https goes through CONNECT)");
+	if (u.field_set & (1 << UF_USERINFO))
+		return refuse(r, 400, "a user in the URL");
+	if (u.field_set & (1 << UF_FRAGMENT))
+		return refuse(r, 400, "a fragment in the URL");
+	if ((u.field_set & (1 << UF_PORT)) && u.port == 0)
+		return refuse(r, 400, "port 0 in the URL");
+	if (take_host(r, url, &u, (u.field_set & (1 << UF_PORT)) ? u.port : 80) != 0)
+		return refuse(r, 400, "the URL's host is neither a DNS name nor an address");
+	/* the path and query, through the URL's end */
+	if (u.field_set & (1 << UF_PATH))
+		r->path_off = u.field_data[UF_PATH].off;
+	else if (u.field_set & (1 << UF_QUERY))
+		r->path_off = (size_t)u.field_data[UF_QUERY].off - 1; /* its '?' */
+	else
+		r->path_off = n;
+	end = n;
+	r->path_n = end - r->path_off;
+	r->plain = 1;
+	return 0;
+}
+
+int proxyreq_parse(const char *head, size_t len, unsigned methods, struct proxy_req *r)
+{
+	http_parser_settings s;
+	http_parser p;
+	struct target t;
+
 	memset(r, 0, sizeof *r);
 	memset(&t, 0, sizeof t);
+	t.head = head;
 	if (!len || head[0] == '\r' || head[0] == '\n' || irregular(head, len))
 		return refuse(r, 400, "a malformed request head");
 	http_parser_init(&p, HTTP_REQUEST);
@@ -72,26 +133,31 @@ int proxyreq_parse(const char *head, size_t len, struct proxy_req *r)
 	s.on_url = on_url;
 	s.on_headers_complete = on_headers_complete;
 	(void)http_parser_execute(&p, &s, head, len);
-	if (t.overflow)
-		return refuse(r, 400, "a request target longer than a host name and port");
 	/* on_headers_complete's 2 ends the parse at the blank line, upgraded */
-	if (HTTP_PARSER_ERRNO(&p) != HPE_OK || !p.upgrade)
+	if (HTTP_PARSER_ERRNO(&p) != HPE_OK || !p.upgrade || !t.seen || t.off + t.n > len)
 		return refuse(r, 400, "a malformed request head");
-	if (p.method != HTTP_CONNECT)
-		return refuse(r, 405, "only CONNECT is carried (https through a tunnel); an absolute-form http:// "
-				      "request is not");
-	t.buf[t.n] = '\0';
-	if (http_parser_parse_url(t.buf, t.n, 1, &u) != 0 || !(u.field_set & (1 << UF_HOST)) ||
-	    !(u.field_set & (1 << UF_PORT)) || u.port == 0)
-		return refuse(r, 400, "CONNECT needs HOST:PORT");
-	hl = u.field_data[UF_HOST].len;
-	if (!hl || hl >= sizeof r->host)
-		return refuse(r, 400, "CONNECT needs HOST:PORT");
-	memcpy(r->host, t.buf + u.field_data[UF_HOST].off, hl);
-	r->host[hl] = '\0';
-	r->port = u.port;
-	/* an address, or a DNS name; nothing else reaches the rules or a log */
-	if (!allow_literal(r->host, &family, b) && !upstream_name_ok(r->host, hl))
-		return refuse(r, 400, "the CONNECT host is neither a DNS name nor an address");
-	return 0;
+	r->method = p.method;
+	if (p.method >= 32 || !(methods & (1u << p.method)))
+		return refuse(r, 405, p.method == HTTP_CONNECT ? "CONNECT is not among [proxy] methods"
+					: "the method is not among [proxy] methods (CONNECT alone unless it names more)");
+	r->url_off = t.off;
+	r->url_n = t.n;
+	if (p.method == HTTP_CONNECT)
+		return connect_target(r, head + t.off, t.n);
+	return absolute_target(r, head + t.off, t.n);
+}
+
+size_t proxyreq_origin_form(char *head, size_t len, const struct proxy_req *r)
+{
+	/* [0, url_off) the method and its blank; then the path; then from the
+	 * URL's end on (" HTTP/1.1\r\n..."). "http://" alone is longer than
+	 * the "/" added for a URL without a path: it never grows. */
+	size_t at = r->url_off, after = r->url_off + r->url_n;
+
+	if (!r->path_n || head[r->url_off + r->path_off] == '?')
+		head[at++] = '/';
+	memmove(head + at, head + r->url_off + r->path_off, r->path_n);
+	at += r->path_n;
+	memmove(head + at, head + after, len - after);
+	return at + len - after;
 }

@@ -18,6 +18,7 @@
 struct proxy_policy {
 	const struct allow_rule *allow;
 	int n_allow;
+	unsigned methods;     /* [proxy] methods: 1 << HTTP_CONNECT, 1 << HTTP_GET... */
 	unsigned max_tunnels; /* open at once */
 	uint64_t max_bytes;   /* per tunnel, both ways together; 0: no limit */
 };

@@ -36,6 +36,25 @@ static void literal_addr(struct name_addr *a, int family, const unsigned char *b
 	}
 }
 
+/* A plain request: its head in origin form, its route one of its own. */
+static int plain_request(struct conn *c, const struct proxy_req *q)
+{
+	struct tunnel *t = c->tun;
+
+	t->plain = 1;
+	if (t->port == 80)
+		snprintf(t->authority, sizeof t->authority, strchr(t->host, ':') ? "[%s]" : "%s", t->host);
+	else
+		snprintf(t->authority, sizeof t->authority, "%s", t->desc);
+	t->http = (struct http_route){ .name = c->route->name,
+				       .methods = c->route->proxy->methods & ~(1u << HTTP_CONNECT),
+				       .path = "/",
+				       .host = t->authority };
+	c->head_len = proxyreq_origin_form(c->head, c->head_len, q);
+	http_req_init(&c->req, &t->http);
+	return 0;
+}
+
 int tunnel_open(struct loop *l, struct conn *c, int *status, const char **why)
 {
 	const struct proxy_policy *p = c->route->proxy;
@@ -52,7 +71,7 @@ int tunnel_open(struct loop *l, struct conn *c, int *status, const char **why)
 		return -1;
 	c->tun = t;
 	c->name_i = -1;
-	if (proxyreq_parse(c->head, head, &q) != 0) {
+	if (proxyreq_parse(c->head, head, p->methods, &q) != 0) {
 		*status = q.status;
 		*why = q.why;
 		return -1;
@@ -97,6 +116,8 @@ int tunnel_open(struct loop *l, struct conn *c, int *status, const char **why)
 			return -1;
 		}
 	}
+	if (q.plain)
+		return plain_request(c, &q);
 	if (stream_alloc(c) != 0)
 		return -1;
 	/* bytes sent after the head, before the 200: the hello's beginning */
@@ -182,10 +203,20 @@ int tunnel_over(const struct conn *c)
 void tunnel_audit(const struct conn *c)
 {
 	const struct tunnel *t = c->tun;
-	char addr[INET6_ADDRSTRLEN] = "-";
+	char addr[INET6_ADDRSTRLEN] = "-", target[CONN_TARGET_TEXT];
 
 	if (c->addr.family && !inet_ntop(c->addr.family, c->addr.bytes, addr, sizeof addr))
 		snprintf(addr, sizeof addr, "?");
+	if (t && t->plain) {
+		/* a plain request: what was asked of the host, as a route's line */
+		log_info("bridge: route=%s http=%s addr=%s method=%s target=%s status=%d in=%llu out=%llu ms=%llu%s%s",
+			 c->route->name, t->desc, addr,
+			 c->req.headers_done ? http_method_str(c->req.parser.method) : "-",
+			 conn_target_text(c, target), c->status, (unsigned long long)c->bytes_in,
+			 (unsigned long long)c->bytes_out, (unsigned long long)(now_ms() - c->started),
+			 c->req.why ? " reason=" : "", c->req.why ? c->req.why : "");
+		return;
+	}
 	log_info("bridge: route=%s tunnel=%s addr=%s sni=%s status=%d in=%llu out=%llu ms=%llu%s%s", c->route->name,
 		 t && t->desc[0] ? t->desc : "-", addr, t && t->sni[0] ? t->sni : "-", c->status,
 		 (unsigned long long)c->bytes_in, (unsigned long long)c->bytes_out,

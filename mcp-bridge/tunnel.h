@@ -5,8 +5,12 @@
  * once the upstream is connected the client is told 200, and the first
  * bytes it sends, a TLS ClientHello, must name the CONNECT host (SNI)
  * before anything is forwarded. Then bytes both ways (stream.c), within
- * the proxy's byte limit. One audit line per tunnel. Private to
- * mcp-bridge/; the loop (bridge.c) accepts, connects and closes. */
+ * the proxy's byte limit. A plain http:// request ([proxy] methods past
+ * CONNECT) passes the same checks of its host, is rewritten to origin form
+ * and then goes as a route's request does (http.h): its head checked, Host
+ * the URL's, one request, its response relayed. One audit line per tunnel
+ * or request. Private to mcp-bridge/; the loop (bridge.c) accepts,
+ * connects and closes. */
 #ifndef WARD_TUNNEL_H
 #define WARD_TUNNEL_H
 
@@ -23,11 +27,16 @@ struct tunnel {
 	char sni[UPSTREAM_NAME_MAX + 2];
 	char desc[UPSTREAM_NAME_MAX + 16]; /* "HOST:PORT", for messages */
 	int counted;			   /* one of the loop's n_tunnels */
+	int plain;			   /* a plain http:// request: relayed as a route's */
+	struct http_route http;		   /* its route: the methods, any path, Host the URL's */
+	char authority[UPSTREAM_NAME_MAX + 16]; /* that Host: "host", "host:port", "[v6]:port" */
 };
 
-/* The CONNECT head is whole (c->head): 0 with c->tun set and the stream's
- * buffers ready (what came after the head kept for the hello), so the
- * upstream is connected next; or -1 with the refusal's status and why. */
+/* The head is whole (c->head): 0 with c->tun set, so the upstream is
+ * connected next; or -1 with the refusal's status and why. A CONNECT's
+ * stream buffers are ready (what came after the head kept for the hello);
+ * a plain request (c->tun->plain) has its head rewritten to origin form
+ * in c->head and c->req started on its route, to be fed as a route's. */
 int tunnel_open(struct loop *l, struct conn *c, int *status, const char **why);
 
 /* The upstream accepted: "200 Connection established" to the client (the

@@ -68,6 +68,7 @@ struct config_proxy {
 	struct allow_rule *allow; /* allow, then the presets' rules, duplicates dropped */
 	int n_allow;
 	char presets[64];	  /* the presets named, as "github npm" */
+	unsigned methods;	  /* 1 << HTTP_CONNECT: tunnels; 1 << HTTP_GET...: plain http:// requests */
 	unsigned max_tunnels;	  /* tunnels open at once */
 	uint64_t max_bytes;	  /* per tunnel, both ways together; 0: no limit */
 	int from_env, literal;	  /* allow/presets lines of a ${VAR}, of words written */

@@ -213,7 +213,11 @@ void config_print(const struct ward_config *cfg, FILE *out)
 			fprintf(out, "; presets %s: their hosts are among allow\n", cfg->proxy.presets);
 		for (i = 0; i < cfg->proxy.n_allow; i++)
 			fprintf(out, "allow = %s\n", allow_text(&cfg->proxy.allow[i], rule, sizeof rule));
-		fprintf(out, "max_tunnels = %u\nmax_bytes = %llu\n", cfg->proxy.max_tunnels,
+		fprintf(out, "methods =");
+		for (i = 0; i < 32; i++)
+			if (cfg->proxy.methods & (1u << i))
+				fprintf(out, " %s", http_method_str((enum http_method)i));
+		fprintf(out, "\nmax_tunnels = %u\nmax_bytes = %llu\n", cfg->proxy.max_tunnels,
 			(unsigned long long)cfg->proxy.max_bytes);
 	}
 	for (i = 0; i < cfg->n_files; i++)

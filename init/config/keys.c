@@ -796,6 +796,7 @@ const struct key_def config_keys[] = {
 	{ SEC_PROXY, "listen", proxy_set, 0, 0 },
 	{ SEC_PROXY, "allow", proxy_set, 1, 0 },
 	{ SEC_PROXY, "presets", proxy_set, 1, 0 },
+	{ SEC_PROXY, "methods", proxy_set, 0, 0 },
 	{ SEC_PROXY, "max_tunnels", proxy_set, 0, 0 },
 	{ SEC_PROXY, "max_bytes", proxy_set, 0, 0 },
 };

@@ -4,8 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/parse.h"
+#include "mcp-bridge/http.h"
 
 /* What agents commonly fetch, by name. Hosts only, port 443: the proxy
  * carries TLS. (Debian's apt needs https sources: deb.debian.org serves
@@ -86,6 +88,35 @@ static int allow_word(struct parse_ctx *ctx, const char *w, size_t n, const char
 	return add_rule(&ctx->cfg->proxy, &r, why);
 }
 
+/* methods: CONNECT (tunnels) and the methods of plain http:// requests,
+ * blanks or commas between them. */
+static int methods(const char *v, unsigned *out, const char **why)
+{
+	unsigned mask = 0, bit;
+	char name[16];
+
+	while (*v) {
+		size_t n;
+
+		v += strspn(v, " \t,");
+		n = strcspn(v, " \t,");
+		if (!n)
+			break;
+		snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), v);
+		if (n < sizeof name && strcasecmp(name, "CONNECT") == 0)
+			bit = 1u << HTTP_CONNECT;
+		else if (n >= sizeof name || http_methods(name, &bit) != 0)
+			break;
+		mask |= bit;
+		v += n;
+	}
+	if (*v || !mask)
+		return *why = "expected HTTP methods like CONNECT GET HEAD (CONNECT: https tunnels; the rest: "
+			      "plain http:// requests)", -1;
+	*out = mask;
+	return 0;
+}
+
 static int preset_word(struct parse_ctx *ctx, const char *w, size_t n, const char **why)
 {
 	char name[32];
@@ -150,6 +181,8 @@ int proxy_set(struct parse_ctx *ctx, const char *k, const char *v, const char **
 			p->literal = 1;
 		return each_word(ctx, words, k[0] == 'a' ? allow_word : preset_word, why);
 	}
+	if (strcmp(k, "methods") == 0)
+		return methods(v, &p->methods, why);
 	if (strcmp(k, "max_tunnels") == 0) {
 		if (parse_uint(v, 1, PROXY_MAX_TUNNELS, &n, why) != 0)
 			return *why = "expected 1-4096 tunnels at once", -1;

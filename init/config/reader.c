@@ -437,6 +437,7 @@ void config_defaults(struct ward_config *cfg)
 	cfg->forward_to = FORWARD_CHILD;
 	cfg->umask = 022;
 	cfg->mcp_port = 7800;
+	cfg->proxy.methods = 1u << HTTP_CONNECT;
 	cfg->proxy.max_tunnels = PROXY_DEFAULT_TUNNELS;
 	cfg->proxy.max_bytes = PROXY_DEFAULT_BYTES;
 }

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "init/report/json.h"
 
+#include <http_parser.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,17 +43,21 @@ json_t *json_ports(const struct port_range *v, int n)
 
 json_t *json_proxy(const struct config_proxy *p)
 {
-	json_t *allow = json_array();
+	json_t *allow = json_array(), *methods = json_array();
 	char buf[UPSTREAM_NAME_MAX + 32];
 	int i;
 
 	for (i = 0; i < p->n_allow; i++)
 		json_array_append_new(allow, jstr(allow_text(&p->allow[i], buf, sizeof buf)));
+	for (i = 0; i < 32; i++)
+		if (p->methods & (1u << i))
+			json_array_append_new(methods, jstr(http_method_str((enum http_method)i)));
 	snprintf(buf, sizeof buf, "127.0.0.1:%u", p->port);
-	return json_pack("{s:s,s:o,s:s,s:o,s:s,s:i,s:I,s:s}", "name", "proxy", "listen", jstr(buf), "protocol",
-			 "proxy", "allow", allow, "presets", p->presets, "max_tunnels",
-			 (int)p->max_tunnels, "max_bytes", (json_int_t)p->max_bytes, "checks",
-			 "CONNECT only; the host in allow; names resolved by the bridge; loopback, link-local and "
-			 "private answers refused unless an address rule of /8 or narrower names them; the TLS server name is the "
-			 "CONNECT host");
+	return json_pack("{s:s,s:s,s:s,s:o,s:o,s:s,s:i,s:I,s:s}", "name", "proxy", "listen", buf, "protocol", "proxy",
+			 "methods", methods, "allow", allow, "presets", p->presets, "max_tunnels", (int)p->max_tunnels,
+			 "max_bytes", (json_int_t)p->max_bytes, "checks",
+			 "the host in allow; names resolved by the bridge; loopback, link-local and private answers "
+			 "refused unless an address rule of /8 or narrower names them; a CONNECT's TLS server name is "
+			 "its host; a plain http:// request (methods past CONNECT) checked and relayed as a route's, "
+			 "Host the URL's, one request per connection");
 }

@@ -61,8 +61,8 @@ static int build_routes(struct bridgeproc *b, const struct route_table *t, const
 		r->line = c->line;
 		r->stream = c->stream;
 		if (c->proxy) {
-			b->proxy = (struct proxy_policy){ c->proxy->allow, c->proxy->n_allow, c->proxy->max_tunnels,
-							  c->proxy->max_bytes };
+			b->proxy = (struct proxy_policy){ c->proxy->allow, c->proxy->n_allow, c->proxy->methods,
+							  c->proxy->max_tunnels, c->proxy->max_bytes };
 			r->proxy = &b->proxy;
 		}
 		r->headers = calloc((size_t)c->n_headers + 1, sizeof *r->headers);

@@ -19,7 +19,7 @@ const struct route *routes_on_port(const struct route_table *t, unsigned port)
 /* The proxy's upstream: none of its own (upstream.h). */
 static const struct upstream proxy_up = {
 	.kind = UP_PROXY,
-	.desc = "proxy: CONNECT to the hosts of [proxy] allow",
+	.desc = "proxy: tunnels (and plain requests, by [proxy] methods) to the hosts of [proxy] allow",
 };
 
 int routes_build(struct route_table *t, const struct ward_config *cfg, struct mcp_result *mcp)

@@ -22,7 +22,7 @@ import time
 from results import report  # noqa: E402
 from harness import (AGENT_UID, HERE, body_json, netns_child, recv_all, recv_until, status, stop_all,  # noqa: E402
                      wait_port)
-from proxyservers import BIG, GitServer, RegistryServer, TlsServer  # noqa: E402
+from proxyservers import BIG, GitServer, PlainServer, RegistryServer, TlsServer  # noqa: E402
 
 PROXY = 17990
 MAX_BYTES = 1 << 20  # less than /big's body
@@ -60,6 +60,15 @@ def fetch(ca, target, sni, path="/", tunnel=None):
         return got if not err else got + f" [{err}]".encode()
     except (OSError, ssl.SSLError) as e:
         return f"error: {e}".encode()
+
+
+def plain(request):
+    """A plain request sent to the proxy as it is: its whole answer."""
+    s = socket.create_connection(("127.0.0.1", PROXY), timeout=15)
+    s.sendall(request)
+    r, _ = recv_all(s)
+    s.close()
+    return r
 
 
 def rss_kib(pid):
@@ -139,6 +148,8 @@ def proxy_child(a):
             "loopy": TlsServer("loopy", "127.0.0.1", 443, certs["loopy.test"]),
             "git": GitServer("203.0.113.3", certs["git.test"], repos),
             "npm": RegistryServer("203.0.113.4", certs["registry.test"], "registry.test", "pad-left-ward"),
+            "plain": PlainServer("allowed", "203.0.113.2"),
+            "plainloopy": PlainServer("loopy", "127.0.0.1"),
         }
         conf = os.path.join(work, "proxy.conf")
         with open(conf, "w") as f:
@@ -149,11 +160,14 @@ def proxy_child(a):
                     "[seccomp]\nmode = default\ndeny = udp\n"
                     f"[proxy]\nlisten = 127.0.0.1:{PROXY}\n"
                     "allow = *.allowed.test allowed.test private.test meta.test loopy.test git.test registry.test\n"
-                    "allow = db.test 10.20.0.6/32:443 0.0.0.0/0:9443\n"
+                    "allow = db.test 10.20.0.6/32:443 0.0.0.0/0:9443 allowed.test:80 loopy.test:80\n"
+                    "methods = CONNECT GET HEAD\n"
                     f"max_tunnels = {TUNNELS}\nmax_bytes = {MAX_BYTES}\n")
         # the agent: curl, git and npm, finding the proxy in their environment
         agent = (f"H={home}; cd $H; sleep 1; curl -sS --max-time 20 --cacert {ca} https://allowed.test/ > $H/out "
                  "2> $H/err; echo $? > $H/rc; env > $H/env; "
+                 "curl -sS --max-time 20 http://allowed.test/from-agent > $H/plain.out 2> $H/plain.err; "
+                 "echo $? > $H/plain.rc; "
                  "(git clone -q https://git.test/repo.git $H/clone && cd $H/clone && "
                  "git -c user.name=agent -c user.email=agent@ward commit -q --allow-empty -m 'from the agent' && "
                  "git push -q origin main) > $H/git.log 2>&1; echo $? > $H/git.rc; "
@@ -211,11 +225,46 @@ def proxy_child(a):
             s.close()
             check("proxy: plain bytes in a tunnel (no TLS): cut", status(head) == 200 and rest == b"",
                   (head + rest)[-200:])
-            s = socket.create_connection(("127.0.0.1", PROXY), timeout=10)
-            s.sendall(b"GET http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n")
-            r, _ = recv_all(s)
-            s.close()
-            check("proxy: an absolute-form http:// request: 405", status(r) == 405, r[-200:])
+            # plain http:// requests ([proxy] methods = CONNECT GET HEAD)
+            r = plain(b"GET http://Allowed.Test/hello?x=1 HTTP/1.1\r\nHost: evil.test\r\n"
+                      b"Proxy-Authorization: Basic c2VjcmV0\r\nProxy-Connection: keep-alive\r\n"
+                      b"X-Forwarded-For: 10.9.9.9\r\n\r\n"
+                      b"GET http://allowed.test/second HTTP/1.1\r\nHost: allowed.test\r\n\r\n")
+            got = next((c for c in srv["plain"].conns if b"/hello" in c), b"")
+            head = got.split(b"\r\n\r\n")[0].lower()
+            check("proxy: a plain GET http:// request (methods names GET): sent to the host in origin form, Host "
+                  "the URL's (not the client's), no Proxy-Authorization, Proxy-Connection or X-Forwarded-For, "
+                  "Connection: close; the answer relayed",
+                  r.startswith(b"HTTP/1.1 200") and r.endswith(b"plain from allowed")
+                  and head.startswith(b"get /hello?x=1 http/1.1\r\n") and b"\r\nhost: allowed.test" in head
+                  and b"evil" not in head and b"proxy-" not in head and b"x-forwarded" not in head
+                  and b"\r\nconnection: close" in head, f"{r[-150:]!r} server got {got[:400]!r}")
+            check("proxy: a second request pipelined behind a plain one is not forwarded (one request per "
+                  "connection)", got.count(b"HTTP/1.1\r\n") == 1 and not any(b"/second" in c for c in srv["plain"].conns),
+                  f"{srv['plain'].conns!r}"[:400])
+            r = plain(b"POST http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\nContent-Length: 2\r\n\r\nhi")
+            check("proxy: a plain request of a method [proxy] methods does not name: 405",
+                  status(r) == 405 and "methods" in body_json(r).get("reason", ""), r[-200:])
+            r = plain(b"GET http://notallowed.test/ HTTP/1.1\r\nHost: notallowed.test\r\n\r\n")
+            r2 = plain(b"GET http://allowed.test:8080/ HTTP/1.1\r\nHost: allowed.test:8080\r\n\r\n")
+            check("proxy: a plain request to a host, or a port, not allowed: 403, DNS not asked",
+                  status(r) == 403 and status(r2) == 403 and dns.queries("notallowed.test") == 0,
+                  f"{r[-150:]!r} {r2[-150:]!r}")
+            before = len(srv["plainloopy"].conns)
+            r = plain(b"GET http://loopy.test/ HTTP/1.1\r\nHost: loopy.test\r\n\r\n")
+            check("proxy: a plain request to an allowed name that resolves to loopback: 502, nothing connected",
+                  status(r) == 502 and "loopback" in body_json(r).get("reason", "")
+                  and len(srv["plainloopy"].conns) == before, r[-200:])
+            r = plain(b"GET https://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n")
+            r2 = plain(b"GET /hello HTTP/1.1\r\nHost: allowed.test\r\n\r\n")
+            check("proxy: an https:// URL, or a path alone, asked of the proxy: 400",
+                  status(r) == 400 and status(r2) == 400, f"{r[-150:]!r} {r2[-150:]!r}")
+            r = plain(b"GET http://allowed.test/../../etc/passwd HTTP/1.1\r\nHost: allowed.test\r\n\r\n")
+            check("proxy: a plain request's head is checked as a route's (dot segments: 400)",
+                  status(r) == 400, r[-200:])
+            r = plain(b"GET http://allowed.test/big HTTP/1.1\r\nHost: allowed.test\r\n\r\n")
+            check(f"proxy: a plain answer past max_bytes ({MAX_BYTES} bytes) is cut", b"HTTP/1.1 200" in r
+                  and len(r) < BIG, f"{len(r)} bytes")
             s = socket.create_connection(("127.0.0.1", PROXY), timeout=10)
             s.sendall(b"CONNECT allowed.test HTTP/1.1\r\n\r\n")
             r, _ = recv_all(s)
@@ -245,6 +294,11 @@ def proxy_child(a):
                   f"rc {rc} out {got!r} err {read('err')[-300:]}")
             log = subprocess.run(["git", "log", "--format=%s", "main"], cwd=os.path.join(repos, "repo.git"),
                                  capture_output=True, text=True).stdout.split()
+            check("proxy: the confined agent's curl of an http:// URL goes through the proxy (http_proxy) as a "
+                  "plain request", read("plain.rc").strip() == "0" and read("plain.out") == "plain from allowed"
+                  and any(c.startswith(b"GET /from-agent ") for c in srv["plain"].conns),
+                  f"rc {read('plain.rc').strip()} out {read('plain.out')!r} err {read('plain.err')[-300:]} "
+                  f"server got {srv['plain'].conns!r}"[:600])
             check("proxy: the agent's git clone and git push over https, through the proxy, to a git server on a "
                   "name of its own", read("git.rc").strip() == "0" and os.path.exists(f"{home}/clone/README")
                   and "agent" in " ".join(log) and any("git-receive-pack" in r for r in srv["git"].requests),
@@ -297,6 +351,11 @@ def proxy_child(a):
         ok_line = [ln for ln in audit if "tunnel=allowed.test:443 addr=203.0.113.2 sni=allowed.test status=200" in ln]
         check("proxy: one audit line per tunnel: host, port, address, server name, status, bytes each way, duration",
               ok_line and re.search(r"in=\d+ out=\d+ ms=\d+", ok_line[0]), "\n".join(audit[:3]))
+        plain_line = [ln for ln in lines if "route=proxy http=allowed.test:80 addr=203.0.113.2 method=GET "
+                      "target=/hello?x=1 status=200" in ln]
+        check("proxy: one audit line per plain request: host, port, address, method, target, status, bytes, duration",
+              plain_line and re.search(r"in=\d+ out=\d+ ms=\d+", plain_line[0]),
+              "\n".join(ln for ln in lines if "http=" in ln)[:600])
         check("proxy: a refused tunnel's audit line says why",
               any("tunnel=notallowed.test:443" in ln and "status=403" in ln and "reason=" in ln for ln in audit)
               and any("tunnel=allowed.test:443" in ln and "reason=the TLS server name (evil.test)" in ln

@@ -6,6 +6,8 @@ with a certificate of the test CA:
     GitServer      git's smart HTTP (git http-backend as CGI) over one bare
                    repository, pushes allowed
     RegistryServer an npm registry of one package: its packument and tarball
+    PlainServer    plain HTTP on port 80 (what [proxy] methods lets through
+                   past CONNECT): keeps each connection's bytes as they came
 """
 import base64
 import hashlib
@@ -59,6 +61,45 @@ class TlsServer:
                     return
 
         self.srv = _Threaded((addr, port), H)
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.srv.shutdown()
+        self.srv.server_close()
+
+
+class PlainServer:
+    """Plain HTTP on addr:80: answers "plain from LABEL" (BIG bytes for
+    /big) and closes, as the proxy's Connection: close asks. Before it
+    answers it keeps every byte the connection brought (.conns), and what
+    came in a further half second (a request pipelined behind the first)."""
+
+    def __init__(self, label, addr):
+        self.label, self.conns = label, []
+        outer = self
+
+        class H(socketserver.StreamRequestHandler):
+            def handle(self):
+                s = self.request
+                got = recv_until(s, b"\r\n\r\n")
+                try:
+                    s.settimeout(0.5)
+                    while True:
+                        b = s.recv(65536)
+                        if not b:
+                            break
+                        got += b
+                except OSError:
+                    pass
+                outer.conns.append(got)  # before the answer: its client's next step sees it
+                body = b"x" * BIG if got.startswith(b"GET /big ") else f"plain from {outer.label}".encode()
+                try:
+                    s.settimeout(10)
+                    s.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+                except OSError:
+                    pass
+
+        self.srv = _Threaded((addr, 80), H)
         threading.Thread(target=self.srv.serve_forever, daemon=True).start()
 
     def stop(self):

@@ -135,9 +135,32 @@ static void test_exempt(void)
 #undef UNDER
 }
 
+#define CONNECT_ONLY (1u << HTTP_CONNECT)
+#define WITH_GET (CONNECT_ONLY | (1u << HTTP_GET) | (1u << HTTP_HEAD))
+
 static int req(const char *head, struct proxy_req *r)
 {
-	return proxyreq_parse(head, strlen(head), r);
+	return proxyreq_parse(head, strlen(head), CONNECT_ONLY, r);
+}
+
+static int plain(const char *head, struct proxy_req *r)
+{
+	return proxyreq_parse(head, strlen(head), WITH_GET, r);
+}
+
+/* The head a plain request becomes for its host, or "refused". */
+static const char *origin(const char *head)
+{
+	static char buf[512];
+	struct proxy_req r;
+	size_t n = strlen(head);
+
+	if (plain(head, &r) != 0 || !r.plain)
+		return "refused";
+	memcpy(buf, head, n);
+	n = proxyreq_origin_form(buf, n, &r);
+	buf[n] = '\0';
+	return buf;
 }
 
 static void test_request(void)
@@ -159,6 +182,40 @@ static void test_request(void)
 	CHECK(req("CONNECT github.com:443 HTTP/1.1\r\nX: a\r\n b\r\n\r\n", &r) == -1 && r.status == 400); /* fold */
 	CHECK(req("\r\nCONNECT github.com:443 HTTP/1.1\r\n\r\n", &r) == -1 && r.status == 400);
 	CHECK(req("CONNECT a b c\r\n\r\n", &r) == -1 && r.status == 400 && r.why);
+	/* CONNECT left out of [proxy] methods: no tunnels */
+	CHECK(proxyreq_parse("CONNECT github.com:443 HTTP/1.1\r\n\r\n", 39, 1u << HTTP_GET, &r) == -1 &&
+	      r.status == 405);
+}
+
+/* Absolute-form requests, with methods = CONNECT GET HEAD. */
+static void test_plain_request(void)
+{
+	struct proxy_req r;
+
+	CHECK(plain("GET http://deb.debian.org/debian/dists/ HTTP/1.1\r\nHost: deb.debian.org\r\n\r\n", &r) == 0);
+	CHECK(r.plain && r.method == HTTP_GET && r.port == 80);
+	CHECK_STR(r.host, "deb.debian.org");
+	CHECK(plain("HEAD http://10.0.0.5:8080/x?y=1 HTTP/1.0\r\n\r\n", &r) == 0 && r.port == 8080);
+	CHECK_STR(r.host, "10.0.0.5");
+	CHECK(plain("GET http://[fd00::5]:81/ HTTP/1.1\r\n\r\n", &r) == 0 && r.port == 81);
+	CHECK_STR(r.host, "fd00::5");
+	CHECK(plain("CONNECT github.com:443 HTTP/1.1\r\n\r\n", &r) == 0 && !r.plain);
+	/* a method not named, another scheme, a path alone, a user, a fragment */
+	CHECK(plain("POST http://a.example/ HTTP/1.1\r\n\r\n", &r) == -1 && r.status == 405);
+	CHECK(plain("GET https://a.example/ HTTP/1.1\r\n\r\n", &r) == -1 && r.status == 400);
+	CHECK(plain("GET ftp://a.example/ HTTP/1.1\r\n\r\n", &r) == -1 && r.status == 400);
+	CHECK(plain("GET /index.html HTTP/1.1\r\nHost: a.example\r\n\r\n", &r) == -1 && r.status == 400);
+	CHECK(plain("GET http://u:p@a.example/ HTTP/1.1\r\n\r\n", &r) == -1 && r.status == 400);
+	CHECK(plain("GET http://a.example/#f HTTP/1.1\r\n\r\n", &r) == -1 && r.status == 400);
+	CHECK(plain("GET http://a.example:0/ HTTP/1.1\r\n\r\n", &r) == -1 && r.status == 400);
+	CHECK(plain("GET http://a_b.example/ HTTP/1.1\r\n\r\n", &r) == -1 && r.status == 400);
+	CHECK(req("GET http://github.com/ HTTP/1.1\r\nHost: github.com\r\n\r\n", &r) == -1 && r.status == 405);
+	/* rewritten to origin form; what follows the head is kept */
+	CHECK_STR(origin("GET http://a.example/p/q?x=1 HTTP/1.1\r\nHost: a.example\r\n\r\nBODY"),
+		  "GET /p/q?x=1 HTTP/1.1\r\nHost: a.example\r\n\r\nBODY");
+	CHECK_STR(origin("GET http://a.example HTTP/1.1\r\n\r\n"), "GET / HTTP/1.1\r\n\r\n");
+	CHECK_STR(origin("GET http://a.example?x HTTP/1.1\r\n\r\n"), "GET /?x HTTP/1.1\r\n\r\n");
+	CHECK_STR(origin("HEAD http://a.example:8080/ HTTP/1.0\r\n\r\n"), "HEAD / HTTP/1.0\r\n\r\n");
 }
 
 /* A ClientHello record as TLS clients send it: sni (NULL: none), one more
@@ -293,7 +350,18 @@ static void test_config(void)
 	CHECK(found == 0);
 	config_free(&cfg);
 	CHECK(load("[proxy]\nlisten = 127.0.0.1:7990\nallow = a.test\n", &cfg) == 0 && cfg.proxy.max_tunnels == 256 &&
-	      cfg.proxy.max_bytes == (uint64_t)1 << 30);
+	      cfg.proxy.max_bytes == (uint64_t)1 << 30 && cfg.proxy.methods == 1u << HTTP_CONNECT);
+	config_free(&cfg);
+	/* methods: CONNECT and plain requests' methods, any case; nothing else */
+	CHECK(load("[proxy]\nlisten = 127.0.0.1:7990\nallow = a.test:80\nmethods = connect, GET HEAD\n", &cfg) == 0 &&
+	      cfg.proxy.methods == ((1u << HTTP_CONNECT) | (1u << HTTP_GET) | (1u << HTTP_HEAD)));
+	config_free(&cfg);
+	CHECK(load("[proxy]\nlisten = 127.0.0.1:7990\nallow = a.test:80\nmethods = GET\n", &cfg) == 0 &&
+	      cfg.proxy.methods == 1u << HTTP_GET);
+	config_free(&cfg);
+	CHECK(load("[proxy]\nlisten = 127.0.0.1:7990\nallow = a.test\nmethods = GET FETCH\n", &cfg) == -1);
+	config_free(&cfg);
+	CHECK(load("[proxy]\nlisten = 127.0.0.1:7990\nallow = a.test\nmethods = ,\n", &cfg) == -1);
 	config_free(&cfg);
 	/* hosts from ${VAR}s: their words; none set: no proxy at all */
 	setenv("WARD_TEST_ALLOW", "a.test b.test:8443", 1);
@@ -337,6 +405,7 @@ int main(void)
 	test_match();
 	test_exempt();
 	test_request();
+	test_plain_request();
 	test_hello();
 	test_config();
 	return unit_done("test_proxy");
