@@ -151,7 +151,14 @@ check-sandbox: $(B)/ward $(HELPERS) $(NODE22)
 
 # The bridge: routes relayed to a unix-socket upstream, hostile clients,
 # streaming, faults, and the MCP SDK client as the confined agent.
-check-bridge: $(B)/ward $(B)/tests/helper $(NODE22) $(PI_CLI)
+# verdaccio, the npm registry the egress proxy's agent installs from
+# (tests/bridge/proxy.py), pinned by its lockfile.
+VERDACCIO := tests/bridge/verdaccio/node_modules/verdaccio/package.json
+$(VERDACCIO): tests/bridge/verdaccio/package.json tests/bridge/verdaccio/package-lock.json
+	cd tests/bridge/verdaccio && npm ci --ignore-scripts --no-audit --no-fund
+	@touch $@
+
+check-bridge: $(B)/ward $(B)/tests/helper $(NODE22) $(PI_CLI) $(VERDACCIO)
 	/usr/bin/python3 tests/bridge/bridge.py --ward $(B)/ward --helper $(B)/tests/helper
 
 # ward as PID 1 of a QEMU (TCG) guest with Debian's kernel: VM mode, Landlock
@@ -169,7 +176,7 @@ check-vm: $(B)/ward $(B)/tests/vmtest $(B)/tests/egress $(NODE22)
 # VM mode (B32) and its look-alike without /proc (B48) unmount /proc before
 # ward starts, and the ASan runtime reads /proc/self/maps before main:
 # those cases cannot run under ASan.
-check-asan: $(ASAN_UNIT) $(B)/asan/ward $(HELPERS) $(NODE22) $(PI_CLI)
+check-asan: $(ASAN_UNIT) $(B)/asan/ward $(HELPERS) $(NODE22) $(PI_CLI) $(VERDACCIO)
 	@UNIT_LABEL=unit-asan ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 tests/run-unit $(ASAN_UNIT)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 /usr/bin/python3 \
 		tests/behaviour/behave.py --ward $(B)/asan/ward --helper $(B)/tests/helper --inits ward \

@@ -222,7 +222,7 @@ static int on_headers_complete(http_parser *p)
 			return refuse(q, 403, "Upgrade is not allowed");
 		else if (field_is(f, "Host"))
 			host++;
-		else if (field_is(f, "Origin") && !loopback_origin(v))
+		else if (field_is(f, "Origin") && !r->any_origin && !loopback_origin(v))
 			return refuse(q, 403, "Origin is not loopback");
 	}
 	if (n_cl > 1)

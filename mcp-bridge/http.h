@@ -24,6 +24,8 @@ struct http_route {
 	char *const *inject; /* "Name: value" lines added upstream */
 	int n_inject;
 	int exact; /* path is exact even if it ends in '/' (a route made from mcp.json) */
+	int any_origin; /* Origin not held to loopback: the egress proxy's plain requests, whose
+			 * client is the agent, not a browser on the host */
 };
 
 struct span {

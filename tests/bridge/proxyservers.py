@@ -5,23 +5,23 @@ with a certificate of the test CA:
                    connections and the server names handshakes asked for
     GitServer      git's smart HTTP (git http-backend as CGI) over one bare
                    repository, pushes allowed
-    RegistryServer an npm registry of one package: its packument and tarball
+    VerdaccioServer verdaccio, npm's registry server, one package published
+                   into it
     PlainServer    plain HTTP on port 80 (what [proxy] methods lets through
                    past CONNECT): keeps each connection's bytes as they came
 """
-import base64
-import hashlib
-import io
 import json
 import os
+import re
+import socket
 import socketserver
 import ssl
 import subprocess
-import tarfile
 import threading
+import time
 from http.server import BaseHTTPRequestHandler
 
-from harness import recv_until  # noqa: E402
+from harness import HERE, recv_until  # noqa: E402
 
 BIG = 4 << 20
 
@@ -175,41 +175,90 @@ class GitServer(_Https):
         super().__init__(addr, cert, H)
 
 
-class RegistryServer(_Https):
-    """One package, NAME@1.0.0, as the npm registry serves it."""
+VERDACCIO = os.path.join(HERE, "verdaccio", "node_modules", "verdaccio", "bin", "verdaccio")
 
-    def __init__(self, addr, cert, host, name):
-        self.requests = []
-        buf = io.BytesIO()
-        with tarfile.open(fileobj=buf, mode="w:gz") as t:
-            for fname, data in (("package/package.json", json.dumps({"name": name, "version": "1.0.0",
-                                                                       "main": "index.js"}).encode()),
-                                ("package/index.js", b"module.exports = (s, n) => s.padStart(n);\n")):
-                info = tarfile.TarInfo(fname)
-                info.size, info.mode = len(data), 0o644
-                t.addfile(info, io.BytesIO(data))
-        tgz = buf.getvalue()
-        tarball = f"https://{host}/{name}/-/{name}-1.0.0.tgz"
-        packument = json.dumps({"name": name, "dist-tags": {"latest": "1.0.0"}, "versions": {"1.0.0": {
-            "name": name, "version": "1.0.0", "main": "index.js", "dist": {
-                "tarball": tarball, "shasum": hashlib.sha1(tgz).hexdigest(),
-                "integrity": "sha512-" + base64.b64encode(hashlib.sha512(tgz).digest()).decode()}}}}).encode()
-        outer = self
 
-        class H(BaseHTTPRequestHandler):
-            def log_message(self, *a):
+class VerdaccioServer:
+    """verdaccio (npm's own registry server, pinned in tests/bridge/verdaccio)
+    over TLS on addr:443 for host, with no uplink, and NAME@1.0.0 published
+    into it by npm publish, as a user added through its API."""
+
+    def __init__(self, addr, cert, ca, host, name, work, node):
+        d = os.path.join(work, "verdaccio")
+        os.makedirs(os.path.join(d, "pkg"), exist_ok=True)
+        self.addr, self.host, self.ca, self.d = addr, host, ca, d
+        conf = os.path.join(d, "config.yaml")
+        with open(conf, "w") as f:
+            f.write(f"storage: {d}/storage\nauth:\n  htpasswd:\n    file: {d}/htpasswd\nuplinks: {{}}\n"
+                    "packages:\n  '**':\n    access: $all\n    publish: $authenticated\n"
+                    f"https:\n  key: {cert[1]}\n  cert: {cert[0]}\n"
+                    "log: { type: stdout, format: pretty, level: http }\n")
+        self.log = os.path.join(d, "log")
+        with open(self.log, "w") as out:
+            self.proc = subprocess.Popen([node, VERDACCIO, "--config", conf, "--listen", f"https://{addr}:443"],
+                                         stdout=out, stderr=subprocess.STDOUT, cwd=d)
+        try:
+            self._ready()
+            self._publish(name, node)
+        except Exception:
+            self.stop()
+            raise
+
+    def _call(self, method, path, body=None):
+        """One request over TLS to the registry: (status, JSON body)."""
+        import http.client
+        ctx = ssl.create_default_context(cafile=self.ca)
+        c = http.client.HTTPSConnection(self.addr, 443, context=ctx, timeout=10)
+        c.sock = ctx.wrap_socket(socket.create_connection((self.addr, 443), timeout=10), server_hostname=self.host)
+        data = json.dumps(body).encode() if body is not None else None
+        c.request(method, path, body=data, headers={"Host": self.host, "Content-Type": "application/json"})
+        r = c.getresponse()
+        got = r.read()
+        c.close()
+        return r.status, json.loads(got or b"{}")
+
+    def _ready(self):
+        for _ in range(300):
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"verdaccio exited: {open(self.log).read()[-500:]}")
+            try:
+                if self._call("GET", "/-/ping")[0] == 200:
+                    return
+            except (OSError, ValueError):
                 pass
+            time.sleep(0.1)
+        raise RuntimeError(f"verdaccio did not answer: {open(self.log).read()[-500:]}")
 
-            def do_GET(self):
-                outer.requests.append(self.path)
-                body = packument if self.path.split("?")[0] == f"/{name}" else \
-                    tgz if self.path == f"/{name}/-/{name}-1.0.0.tgz" else None
-                self.send_response(200 if body is not None else 404)
-                self.send_header("Content-Type", "application/json" if body is packument else
-                                 "application/octet-stream")
-                body = body if body is not None else b'{"error":"not found"}'
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+    def _publish(self, name, node):
+        st, r = self._call("PUT", "/-/user/org.couchdb.user:ward", {"name": "ward", "password": "ward-test-pw"})
+        if st >= 300 or not r.get("token"):
+            raise RuntimeError(f"verdaccio: adding a user: {st} {r}")
+        pkg = os.path.join(self.d, "pkg")
+        with open(os.path.join(pkg, "package.json"), "w") as f:
+            json.dump({"name": name, "version": "1.0.0", "main": "index.js"}, f)
+        with open(os.path.join(pkg, "index.js"), "w") as f:
+            f.write("module.exports = (s, n) => s.padStart(n);\n")
+        npmrc = os.path.join(self.d, "npmrc")
+        with open(npmrc, "w") as f:
+            f.write(f"//{self.host}/:_authToken={r['token']}\n")
+        env = dict(os.environ, PATH=os.path.dirname(node) + ":" + os.environ.get("PATH", ""))
+        p = subprocess.run(["npm", "publish", "--registry", f"https://{self.host}/", "--cafile", self.ca,
+                            "--userconfig", npmrc, "--cache", os.path.join(self.d, "npm-cache")],
+                           cwd=pkg, env=env, capture_output=True, text=True, timeout=120)
+        if p.returncode != 0:
+            raise RuntimeError(f"npm publish: {p.stdout[-300:]} {p.stderr[-500:]}")
 
-        super().__init__(addr, cert, H)
+    @property
+    def requests(self):
+        """The requests verdaccio logged, "GET /path" each."""
+        with open(self.log) as f:
+            return re.findall(r"req: '([A-Z]+ [^']+)'", f.read())
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
