@@ -66,6 +66,10 @@ int dial_start(struct loop *l, struct conn *c)
 		c->looked_up = 1;
 		return DIAL_WAIT;
 	}
+	if (!e->n) { /* /etc/hosts gave the proxy's name nothing it connects to */
+		snprintf(c->why, sizeof c->why, "%s", e->why);
+		return DIAL_FAILED;
+	}
 	return try_addresses(l, c, e);
 }
 

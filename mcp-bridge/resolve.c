@@ -318,6 +318,67 @@ static void hosts_entry(ares_channel ch, struct name *e)
 	e->fixed = e->n > 0;
 }
 
+/* The proxy's exactly named hosts that /etc/hosts lists: read now, before
+ * the lock-down, as the routes' names are (a pod's hostAliases, docker's
+ * --add-host). */
+static int proxy_hosts(struct resolver *r, ares_channel ch, const struct proxy_policy *p)
+{
+	static const int families[] = { AF_INET, AF_INET6 };
+	int i;
+
+	r->hosts = calloc((size_t)p->n_allow, sizeof *r->hosts);
+	if (!r->hosts && p->n_allow)
+		return -1;
+	for (i = 0; i < p->n_allow; i++) {
+		struct hosts_name *h = &r->hosts[r->n_hosts];
+		size_t f;
+
+		if (p->allow[i].kind != ALLOW_NAME)
+			continue;
+		snprintf(h->name, sizeof h->name, "%s", p->allow[i].name);
+		h->n = 0;
+		for (f = 0; f < sizeof families / sizeof families[0]; f++) {
+			struct hostent *he = NULL;
+			char **a;
+
+			if (ares_gethostbyname_file(ch, h->name, families[f], &he) != ARES_SUCCESS || !he)
+				continue;
+			for (a = he->h_addr_list; *a && h->n < NAME_MAX_ADDRS; a++) {
+				size_t len = he->h_addrtype == AF_INET ? 4 : 16;
+				if ((he->h_addrtype != AF_INET && he->h_addrtype != AF_INET6) || he->h_length != (int)len)
+					continue;
+				h->family[h->n] = he->h_addrtype;
+				memcpy(h->bytes[h->n++], *a, len);
+			}
+			ares_free_hostent(he);
+		}
+		if (h->n)
+			r->n_hosts++;
+	}
+	return 0;
+}
+
+/* A proxy's entry for a name /etc/hosts gave: its addresses for good,
+ * judged as an answer is. */
+static void hosts_fill(const struct resolver *r, struct name *e)
+{
+	int i, k;
+
+	for (i = 0; i < r->n_hosts; i++) {
+		const struct hosts_name *h = &r->hosts[i];
+		if (strcasecmp(h->name, e->host) != 0)
+			continue;
+		for (k = 0; k < h->n; k++)
+			keep_answer(e, h->family[k], h->bytes[k], 0);
+		e->fixed = 1;
+		e->expires = UINT64_MAX;
+		if (!e->n)
+			snprintf(e->why, sizeof e->why, "cannot resolve %.120s: /etc/hosts gives it only addresses the "
+				 "bridge does not connect to, such as %s", e->host, e->refused_what);
+		return;
+	}
+}
+
 /* A resolver on this namespace's loopback (or none in resolv.conf: c-ares
  * then asks 127.0.0.1) could be answered by a process of the agent's that
  * binds UDP port 53 there before it does; said once at start. */
@@ -400,6 +461,11 @@ int resolver_init(struct resolver *r, const struct bridge_routes *routes, char *
 		r->v[i].public_only = u->public_only;
 		hosts_entry(ch, &r->v[i]);
 	}
+	for (i = 0; i < routes->n; i++)
+		if (routes->v[i].proxy && proxy_hosts(r, ch, routes->v[i].proxy) != 0) {
+			snprintf(err, errsize, "resolver: out of memory");
+			return -1;
+		}
 	warn_loopback_servers(ch);
 	return 0;
 }
@@ -411,7 +477,9 @@ const struct name *resolver_get(struct resolver *r, int route, uint64_t now)
 	if (!r->channel || route < 0 || route >= r->n || !r->v[route].host)
 		return NULL;
 	e = &r->v[route];
-	if (e->n && (e->fixed || now < e->expires))
+	/* fixed: /etc/hosts's, kept even when it gave nothing the bridge
+	 * connects to (the proxy's: then the dial fails with e->why) */
+	if (e->fixed || (e->n && now < e->expires))
 		return e;
 	if (!e->querying)
 		start_lookup(r, route);
@@ -448,6 +516,7 @@ int resolver_hold(struct resolver *r, const char *host, unsigned port, const str
 		e->public_only = 1;
 		e->exempt = exempt;
 		e->n_exempt = n_exempt;
+		hosts_fill(r, e);
 	}
 	e->refs++;
 	e->used = now;
@@ -520,6 +589,7 @@ void resolver_free(struct resolver *r)
 	if (r->epfd >= 0)
 		close(r->epfd);
 	free(r->v);
+	free(r->hosts);
 	memset(r, 0, sizeof *r);
 	r->epfd = -1;
 }

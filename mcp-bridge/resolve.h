@@ -7,7 +7,9 @@
  * query ids are seeded there, never in PID 1, whose copy every restarted
  * bridge would share). /etc/hosts is read then too, once: a name it lists
  * keeps those addresses for the bridge's life, and DNS is never asked for
- * it. After the lock-down the bridge opens no file: queries go to the
+ * it; for the proxy, so are the names its allow rules list exactly (a name
+ * under a *.suffix rule is known only at a tunnel: it goes to DNS), and
+ * their addresses are judged as DNS answers are. After the lock-down the bridge opens no file: queries go to the
  * resolv.conf servers only (UDP, and TCP for a truncated answer, port 53). */
 #ifndef WARD_RESOLVE_H
 #define WARD_RESOLVE_H
@@ -59,8 +61,19 @@ struct name {
 	int n_exempt;
 };
 
+/* A name of the proxy's allow rules that /etc/hosts lists, and its
+ * addresses there (resolver_init). */
+struct hosts_name {
+	char name[UPSTREAM_NAME_MAX + 1];
+	int n;
+	int family[NAME_MAX_ADDRS];
+	unsigned char bytes[NAME_MAX_ADDRS][16];
+};
+
 struct resolver {
 	void *channel; /* ares_channel; NULL when no route has a name */
+	struct hosts_name *hosts; /* the proxy's names in /etc/hosts */
+	int n_hosts;
 	int epfd;      /* the c-ares sockets, polled as one descriptor by the loop */
 	struct name *v; /* indexed like the routes, then the proxy's entries */
 	int n;		/* entries in all */
@@ -74,12 +87,13 @@ struct resolver {
  * none is the proxy: then nothing is made), or -1 with err. */
 int resolver_init(struct resolver *r, const struct bridge_routes *routes, char *err, size_t errsize);
 
-/* A proxy tunnel's name (DNS only: /etc/hosts was read before the
- * lock-down, for the routes' names): its entry, found or taken (a free
- * one, or the least recently used that no tunnel holds), held until
- * resolver_release. A name with a dot is looked up as written, with no
- * search domain; its private answers are refused unless one of exempt's
- * address rules covers them. -1 when every entry is held. */
+/* A proxy tunnel's name: its entry, found or taken (a free one, or the
+ * least recently used that no tunnel holds), held until resolver_release.
+ * A name /etc/hosts gave at init keeps those addresses (never stale; none
+ * if every one is refused: then it fails, DNS is not asked); another is
+ * looked up in DNS, as written when it has a dot (no search domain). Its
+ * private answers are refused unless one of exempt's address rules covers
+ * them. -1 when every entry is held. */
 int resolver_hold(struct resolver *r, const char *host, unsigned port, const struct allow_rule *exempt, int n_exempt,
 		  uint64_t now);
 void resolver_release(struct resolver *r, int i);

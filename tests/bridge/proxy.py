@@ -113,7 +113,7 @@ def proxy_child(a):
         subprocess.run(["ip", "addr", "add", addr, "dev", "lo"], check=True)
     certs = make_certs(work, ["allowed.test", "private.test", "db.test", "meta.test", "loopy.test", "git.test",
                               "registry.test"],
-                       alt={"allowed.test": ["evil.test", "www.allowed.test"]})
+                       alt={"allowed.test": ["evil.test", "www.allowed.test", "hosted.test"]})
     os.chmod(certs["ca"], 0o644)
     ca = certs["ca"]
     home = os.path.join(work, "agent")  # the agent's, where it writes what it got
@@ -170,6 +170,7 @@ def proxy_child(a):
                     f"[proxy]\nlisten = 127.0.0.1:{PROXY}\n"
                     "allow = *.allowed.test allowed.test private.test meta.test loopy.test git.test registry.test\n"
                     "allow = db.test 10.20.0.6/32:443 0.0.0.0/0:9443 allowed.test:80 loopy.test:80\n"
+                    "allow = hosted.test hostedpriv.test\n"
                     "methods = CONNECT GET HEAD\n"
                     f"max_tunnels = {TUNNELS}\nmax_bytes = {MAX_BYTES}\n")
         # the agent: curl, git and npm, finding the proxy in their environment
@@ -218,6 +219,13 @@ def proxy_child(a):
             check("proxy: an address rule for any address (0.0.0.0/0:9443) does not take in loopback or the "
                   "metadata service", st == 403 and "loopback" in why and st2 == 403 and "link-local" in why2,
                   f"{r[-200:]!r} {r2[-200:]!r}")
+            r = fetch(ca, "hosted.test:443", "hosted.test")
+            st, why, r2 = refused("hostedpriv.test:443")
+            check("proxy: an allowed name /etc/hosts lists (a pod's hostAliases) is taken from it, DNS never asked; "
+                  "its private address is refused as a DNS answer's would be",
+                  r.endswith(b"from allowed") and dns.queries("hosted.test") == 0 and st == 502
+                  and "/etc/hosts" in why and "private" in why and dns.queries("hostedpriv.test") == 0,
+                  f"{r[-120:]!r} {r2[-200:]!r}")
             r = fetch(ca, "db.test:443", "db.test")
             check("proxy: a private answer an address rule names (10.20.0.6/32:443): connected",
                   r.endswith(b"from db"), r[-200:])
@@ -387,4 +395,4 @@ def proxy_case(a, work):
     if not os.path.exists(VERDACCIO) or not shutil.which("npm"):
         report("proxy: the egress proxy", None, "verdaccio (make tests/bridge/verdaccio) or npm is not installed")
         return
-    netns_child(a, work, "proxy", "proxy-child")
+    netns_child(a, work, "proxy", "proxy-child", hosts="203.0.113.2 hosted.test\n10.20.0.5 hostedpriv.test\n")

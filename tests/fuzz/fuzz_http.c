@@ -10,8 +10,8 @@
 
 static char *inject[] = { "Authorization: Bearer x" };
 static const struct http_route exact = { "mcp", (1u << HTTP_POST) | (1u << HTTP_GET) | (1u << HTTP_DELETE),
-					 "/mcp?agent=a1", "127.0.0.1:6767", inject, 1, 1 };
-static const struct http_route prefix = { "api", 1u << HTTP_POST, "/v1/", "h", NULL, 0, 0 };
+					 "/mcp?agent=a1", "127.0.0.1:6767", inject, 1, 1, 0 };
+static const struct http_route prefix = { "api", 1u << HTTP_POST, "/v1/", "h", NULL, 0, 0, 0 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -9,8 +9,8 @@
 
 static char *inject[] = { "Authorization: Bearer s3cret" };
 static struct http_route route = { "mcp", (1u << HTTP_POST) | (1u << HTTP_GET) | (1u << HTTP_DELETE),
-				   "/mcp/agents?callerAgentId=a1", "127.0.0.1:6767", inject, 1, 0 };
-static struct http_route prefix = { "model", (1u << HTTP_POST), "/v1/", "api.example.com", NULL, 0, 0 };
+				   "/mcp/agents?callerAgentId=a1", "127.0.0.1:6767", inject, 1, 0, 0 };
+static struct http_route prefix = { "model", (1u << HTTP_POST), "/v1/", "api.example.com", NULL, 0, 0, 0 };
 
 /* Feeds a whole request; returns bytes that belong to it, or -status. */
 static long run(const struct http_route *r, const char *req, struct http_req *q)
@@ -213,6 +213,13 @@ static void test_refusals(void)
 	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n\r\n", 400));
 	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD OK_HEAD "\r\n", 400));
 	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "Origin: http://evil.example\r\n\r\n", 403));
+	{
+		/* the egress proxy's plain requests: their client is the agent */
+		struct http_route proxied = { "proxy", 1u << HTTP_GET, "/", "a.example", NULL, 0, 0, 1 };
+		struct http_req q;
+		CHECK(run(&proxied, "GET /x HTTP/1.1\r\nHost: a\r\nOrigin: http://evil.example\r\n\r\n", &q) > 0 &&
+		      q.done);
+	}
 	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/2.0\r\n" OK_HEAD "\r\n", 400));
 	CHECK(refused("BREW /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "\r\n", 400));
 	CHECK(refused("POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "Bad Header\r\n\r\n", 400));
@@ -258,8 +265,8 @@ static void test_refusals(void)
 	{
 		/* a route made from an MCP server's URL is that one endpoint, even
 		 * "/" or one ending in '/'; a [route]'s path ending in '/' is a prefix */
-		struct http_route root = { "mcp-docs", 1u << HTTP_POST, "/", "docs.example.com", NULL, 0, 1 };
-		struct http_route root_prefix = { "docs", 1u << HTTP_POST, "/", "docs.example.com", NULL, 0, 0 };
+		struct http_route root = { "mcp-docs", 1u << HTTP_POST, "/", "docs.example.com", NULL, 0, 1, 0 };
+		struct http_route root_prefix = { "docs", 1u << HTTP_POST, "/", "docs.example.com", NULL, 0, 0, 0 };
 		struct http_req q;
 		CHECK(run(&root, "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n", &q) > 0);
 		CHECK(run(&root, "POST /admin HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n", &q) == -404);
