@@ -10,8 +10,15 @@
  * pipe into TCP, never through the relay's memory. The bench runs both,
  * to show which way a relay should move a response on this kernel.
  *
- *   bare-relay PORT UNIX-PATH [splice] */
+ * With `connect:IPV4:PORT` in place of the unix path it is the least a
+ * CONNECT proxy can do, for the proxy bench: the client's head read and
+ * not looked at, a TCP connection to that one address, "200", and then
+ * the same relay (no rule, no name resolved, no ClientHello read).
+ *
+ *   bare-relay PORT UNIX-PATH [splice]
+ *   bare-relay PORT connect:IPV4:PORT */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -51,19 +58,55 @@ static int splice_on(int u, int c, const int pp[2])
 	return 0;
 }
 
+/* connect:IPV4:PORT: the CONNECT head taken whole (unread), the address
+ * connected to, 200 told. The upstream, or -1. */
+static int tunnel(int c, const char *target)
+{
+	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+	struct sockaddr_in ta = { .sin_family = AF_INET };
+	char head[4096], addr[64];
+	const char *colon = strrchr(target, ':');
+	size_t n = 0;
+	int u;
+
+	if (!colon || (size_t)(colon - target) >= sizeof addr)
+		return -1;
+	memcpy(addr, target, (size_t)(colon - target));
+	addr[colon - target] = '\0';
+	ta.sin_port = htons((unsigned short)atoi(colon + 1));
+	if (inet_pton(AF_INET, addr, &ta.sin_addr) != 1)
+		return -1;
+	while (n < 4 || memcmp(head + n - 4, "\r\n\r\n", 4) != 0) { /* a byte at a time: nothing past the head */
+		if (n == sizeof head || read(c, head + n, 1) != 1)
+			return -1;
+		n++;
+	}
+	u = socket(AF_INET, SOCK_STREAM, 0);
+	if (u < 0 || connect(u, (struct sockaddr *)&ta, sizeof ta) != 0 || write_all(c, ok, sizeof ok - 1) != 0)
+		return -1;
+	return u;
+}
+
 static void relay(int c, const char *path, int spliced)
 {
 	static char buf[256 * 1024];
 	struct sockaddr_un ua = { .sun_family = AF_UNIX };
 	struct pollfd p[2];
-	int u = socket(AF_UNIX, SOCK_STREAM, 0), open_c = 1, pp[2];
+	int u, open_c = 1, pp[2];
 
-	if (strlen(path) >= sizeof ua.sun_path)
-		return;
 	if (spliced && (pipe(pp) != 0 || fcntl(pp[1], F_SETPIPE_SZ, 1 << 20) < 0))
 		return;
-	strcpy(ua.sun_path, path);
-	if (u < 0 || connect(u, (struct sockaddr *)&ua, sizeof ua) != 0)
+	if (strncmp(path, "connect:", 8) == 0) {
+		u = tunnel(c, path + 8);
+	} else {
+		if (strlen(path) >= sizeof ua.sun_path)
+			return;
+		strcpy(ua.sun_path, path);
+		u = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (u >= 0 && connect(u, (struct sockaddr *)&ua, sizeof ua) != 0)
+			u = -1;
+	}
+	if (u < 0)
 		return;
 	for (;;) {
 		p[0] = (struct pollfd){ .fd = open_c ? c : -1, .events = POLLIN };
@@ -97,7 +140,7 @@ int main(int argc, char **argv)
 	int spliced = argc == 4 && strcmp(argv[3], "splice") == 0;
 
 	if ((argc != 3 && !spliced) || l < 0) {
-		fprintf(stderr, "usage: bare-relay PORT UNIX-PATH [splice]\n");
+		fprintf(stderr, "usage: bare-relay PORT UNIX-PATH [splice] | bare-relay PORT connect:IPV4:PORT\n");
 		return 2;
 	}
 	signal(SIGCHLD, SIG_IGN); /* children reaped by the kernel */

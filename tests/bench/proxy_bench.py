@@ -3,7 +3,11 @@
 direct, through ward's proxy ([proxy], a CONNECT tunnel in the bridge) and
 through sandbox-runtime's HTTP proxy (npm @anthropic-ai/sandbox-runtime,
 its createHttpProxyServer, the proxy `srt` puts in front of a sandbox),
-alternating, in one run.
+alternating, in one run; and through bare-relay (tests/bench/bare_relay.c
+in its connect: mode, copying and splicing): the least a CONNECT proxy can
+do, no rule, no lookup, no ClientHello read, a process per connection,
+blocking reads into 256 KiB. That is the floor of any proxy here: what a
+second hop costs on these machines.
 
 Everything runs in a network namespace of its own (entered with `ip netns
 exec`, its resolv.conf pointing at a DNS server of the test's): the server
@@ -12,7 +16,7 @@ CA for big.test, the client curl (`-o /dev/null`), which reports the time
 and the bytes. Medians and spreads (p10..p90) of the seconds, MiB/s, ratios;
 asserts nothing.
 
-  proxy_bench.py --ward W --node NODE [--runs 7] [--mib 256] [--out docs/benchmarks.md] [--json F]
+  proxy_bench.py --ward W --node NODE --bare-relay B [--runs 7] [--mib 256] [--out docs/benchmarks.md] [--json F]
 """
 import argparse
 import json
@@ -28,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 from benchlib import tree, write_results  # noqa: E402
 
-WARD_PORT, SRT_PORT = 17991, 17992
+WARD_PORT, SRT_PORT, BARE_PORT, SPLICE_PORT = 17991, 17992, 17993, 17994
 
 
 def spread(v):
@@ -93,16 +97,20 @@ def child(a):
                                           cwd=os.path.join(HERE, "srt"), stdout=subprocess.PIPE,
                                           stderr=subprocess.DEVNULL, text=True))
             procs[-1].stdout.readline()
-            if not wait_port(WARD_PORT) or not wait_port(SRT_PORT):
+            procs.append(subprocess.Popen([a.bare_relay, str(BARE_PORT), "connect:203.0.113.2:443"]))
+            procs.append(subprocess.Popen([a.bare_relay, str(SPLICE_PORT), "connect:203.0.113.2:443", "splice"]))
+            if not all(wait_port(p) for p in (WARD_PORT, SRT_PORT, BARE_PORT, SPLICE_PORT)):
                 raise SystemExit("proxy_bench: a proxy did not listen")
             variants = {"direct": [], "ward": ["--proxy", f"http://127.0.0.1:{WARD_PORT}"],
-                        "sandbox-runtime": ["--proxy", f"http://127.0.0.1:{SRT_PORT}"]}
+                        "sandbox-runtime": ["--proxy", f"http://127.0.0.1:{SRT_PORT}"],
+                        "bare relay, copying": ["--proxy", f"http://127.0.0.1:{BARE_PORT}"],
+                        "bare relay, splicing": ["--proxy", f"http://127.0.0.1:{SPLICE_PORT}"]}
             samples = {k: [] for k in variants}
             # the proxy's own CPU: ward's bridge (ward's children but the
             # agent's sleep), sandbox-runtime's node
             who = {"direct": [], "ward": [p for p in tree(procs[1].pid)[1:]
                                          if os.path.basename(os.readlink(f"/proc/{p}/exe")) != "sleep"],
-                   "sandbox-runtime": [procs[2].pid]}
+                   "sandbox-runtime": [procs[2].pid], "bare relay, copying": [], "bare relay, splicing": []}
             cpu = {k: [] for k in variants}
             for i in range(a.runs + 1):  # the first round warms, untimed
                 for k, extra in variants.items():
@@ -131,13 +139,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ward", required=True)
     ap.add_argument("--node", required=True)
+    ap.add_argument("--bare-relay", required=True, help="tests/bench/bare_relay.c, built: the floor of a proxy")
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--mib", type=int, default=256)
     ap.add_argument("--out")
     ap.add_argument("--json")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args()
-    a.ward, a.node = os.path.abspath(a.ward), os.path.abspath(a.node)
+    a.ward, a.node, a.bare_relay = os.path.abspath(a.ward), os.path.abspath(a.node), os.path.abspath(a.bare_relay)
     if a.child:
         return child(a)
     if not os.path.exists(os.path.join(HERE, "srt", "node_modules")) or not shutil.which("curl"):
@@ -153,7 +162,7 @@ def main():
         with open(f"{etc}/resolv.conf", "w") as f:
             f.write("nameserver 127.0.0.1\n")
         p = subprocess.run(["ip", "netns", "exec", ns, sys.executable, os.path.abspath(__file__), "--ward", a.ward,
-                            "--node", a.node, "--runs", str(a.runs), "--mib", str(a.mib), "--child", work],
+                            "--node", a.node, "--bare-relay", a.bare_relay, "--runs", str(a.runs), "--mib", str(a.mib), "--child", work],
                            capture_output=True, text=True, timeout=3600)
         if p.returncode != 0:
             raise SystemExit(f"proxy_bench: the child failed: {p.stdout[-500:]} {p.stderr[-1500:]}")
@@ -167,7 +176,7 @@ def main():
     rate = {k: a.mib / m for k, m in med.items()}
     rows = "".join(f"| {k} | {med[k]:.3f} s ({spread(v)[0]:.3f}..{spread(v)[1]:.3f}) | {rate[k]:.0f} MiB/s | "
                    f"{rate[k] / rate['direct']:.2f}× | "
-                   f"{'-' if k == 'direct' else format(statistics.median(cpu[k]), '.3f') + ' s'} |\n"
+                   f"{'-' if k == 'direct' or k.startswith('bare') else format(statistics.median(cpu[k]), '.3f') + ' s'} |\n"
                    for k, v in samples.items())
     text = (f"\n## The egress proxy: a {a.mib} MiB download over TLS ({time.strftime('%Y-%m-%d')})\n\n"
             f"{a.runs} runs each, alternating, after one untimed round (tests/bench/proxy_bench.py): curl to "
@@ -175,9 +184,14 @@ def main():
             "ward's `[proxy]` (a CONNECT tunnel in the bridge, its ClientHello checked) and through sandbox-runtime's "
             "HTTP proxy (npm @anthropic-ai/sandbox-runtime 0.0.83, `createHttpProxyServer`, the proxy `srt` puts in "
             "front of a sandbox, on the pinned Node 22). Median seconds (p10..p90), throughput, and throughput as a "
-            "share of the direct one (the goal: ward at least 0.8×, and ahead of sandbox-runtime).\n\n"
+            "share of the direct one (the goal: ward at least 0.8×, and ahead of sandbox-runtime). The bare relay "
+            "(tests/bench/bare_relay.c) is the least a CONNECT proxy can do, copying through 256 KiB or splicing, a "
+            "process per connection, no check at all: the floor of any proxy on this machine, the cost of the second "
+            "hop itself.\n\n"
             "| path | seconds | throughput | of direct | the proxy's CPU |\n|---|---|---|---|---|\n" + rows +
-            f"\nward / sandbox-runtime: **{rate['ward'] / rate['sandbox-runtime']:.2f}×** the throughput.\n")
+            f"\nward / sandbox-runtime: **{rate['ward'] / rate['sandbox-runtime']:.2f}×** the throughput; ward / the "
+            f"bare relay: **{rate['ward'] / max(rate['bare relay, copying'], rate['bare relay, splicing']):.2f}×** "
+            "the faster of its two.\n")
     write_results(text, a.out, a.json, got)
     return 0
 
