@@ -119,6 +119,10 @@ $(B)/bench/connect-lat: tests/bench/connect_lat.c
 	@mkdir -p $(dir $@)
 	$(CC) -static $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
 
+$(B)/bench/notify-floor: tests/bench/notify_floor.c
+	@mkdir -p $(dir $@)
+	$(CC) -static $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
+
 $(B)/bench/seccomp-load: tests/bench/seccomp_load.c $(B)/filters.o seccomp/filters.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(B)/filters.o
@@ -206,7 +210,7 @@ $(SRT): tests/bench/srt/package.json tests/bench/srt/package-lock.json
 	cd tests/bench/srt && npm ci --ignore-scripts --no-audit --no-fund
 	@touch $@
 
-bench: $(B)/ward $(HELPERS) $(PI_CLI) $(B)/bench/seccomp-load $(B)/bench/bare-relay $(B)/bench/connect-lat $(SRT)
+bench: $(B)/ward $(HELPERS) $(PI_CLI) $(B)/bench/seccomp-load $(B)/bench/bare-relay $(B)/bench/connect-lat $(B)/bench/notify-floor $(SRT)
 	scripts/install-deps.sh bench image test
 	$(MAKE) image $(NODE22)
 	/usr/bin/python3 tests/bench/init_bench.py --ward $(B)/ward --helper $(B)/tests/helper \
@@ -216,7 +220,7 @@ bench: $(B)/ward $(HELPERS) $(PI_CLI) $(B)/bench/seccomp-load $(B)/bench/bare-re
 		--json $(B)/bench/bridge.json
 	/usr/bin/python3 tests/bench/load_bench.py --ward $(B)/ward --out docs/benchmarks.md \
 		--json $(B)/bench/load.json
-	/usr/bin/python3 tests/bench/egress_bench.py --ward $(B)/ward --connect-lat $(B)/bench/connect-lat \
+	/usr/bin/python3 tests/bench/egress_bench.py --ward $(B)/ward --connect-lat $(B)/bench/connect-lat --notify-floor $(B)/bench/notify-floor \
 		--node $(NODE22) --out docs/benchmarks.md --json $(B)/bench/egress.json
 	/usr/bin/python3 tests/bench/provider_bench.py --ward $(B)/ward --out docs/benchmarks.md --json $(B)/bench/provider.json
 	/usr/bin/python3 tests/bench/proxy_bench.py --ward $(B)/ward --node $(NODE22) --bare-relay $(B)/bench/bare-relay --out docs/benchmarks.md \

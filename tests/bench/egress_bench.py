@@ -77,6 +77,8 @@ def main():
     ap.add_argument("--ward", required=True)
     ap.add_argument("--connect-lat", required=True)
     ap.add_argument("--node")
+    ap.add_argument("--notify-floor", help="tests/bench/notify_floor.c, built: the least a seccomp "
+                    "user-notification check costs, beside the guard")
     ap.add_argument("--n", type=int, default=20000)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--out")
@@ -92,6 +94,10 @@ def main():
         "ports": [a.ward, "-c", conf(work, port, "ports"), "--", probe, str(port), str(a.n)],
         "guard": [a.ward, "-c", conf(work, port, "loopback"), "--", probe, str(port), str(a.n)],
     }
+    floor = []
+    if a.notify_floor:
+        floor = [os.path.abspath(a.notify_floor)]
+        ways["notify floor"] = floor + [probe, str(port), str(a.n)]
     res = {k: ([], []) for k in ways}
     for _ in range(a.rounds):  # interleaved, so drift hits all three alike
         for k, cmd in ways.items():
@@ -102,7 +108,10 @@ def main():
              f"{a.n} loopback connections per run, {a.rounds} runs of each, interleaved; microseconds. "
              "`socket()` under the guard is a round trip to the guard process (seccomp user "
              "notification, the socket made and bound to lo there, installed with ADDFD); "
-             "`connect()` is the kernel's alone in every column.\n",
+             "`connect()` is the kernel's alone in every column. `notify floor` (tests/bench/notify_floor.c, no "
+             "ward) sends each socket() to a supervisor process that answers it with "
+             "SECCOMP_USER_NOTIF_FLAG_CONTINUE at once, nothing made or checked: the least any check by seccomp user "
+             "notification costs on this machine, the round trip itself.\n",
              "| | socket() p50 | p99 | IQR | connect() p50 | p99 | socket+connect p50 vs bare | vs ports |",
              "|---|---|---|---|---|---|---|---|"]
     data = {}
@@ -122,11 +131,14 @@ def main():
         js = ("const net=require('net');let n=0;const t0=process.hrtime.bigint();"
               f"function one(){{if(n++===10000){{console.log(Number(process.hrtime.bigint()-t0)/1e6);return}}"
               f"const s=net.connect({port},'127.0.0.1',()=>{{s.destroy();one()}});s.on('error',e=>{{console.error(e);process.exit(1)}})}}one()")
-        times = {"ports": [], "guard": []}
+        runs = {"ports": [a.ward, "-c", conf(work, port, "ports"), "--", node, "-e", js],
+                "guard": [a.ward, "-c", conf(work, port, "loopback"), "--", node, "-e", js]}
+        if floor:
+            runs = {"bare": [node, "-e", js], "notify floor": floor + [node, "-e", js], **runs}
+        times = {k: [] for k in runs}
         for _ in range(a.rounds):
-            for k, eg in (("ports", "ports"), ("guard", "loopback")):
-                out = subprocess.run([a.ward, "-c", conf(work, port, eg), "--", node, "-e", js],
-                                     capture_output=True, text=True, timeout=600)
+            for k, cmd in runs.items():
+                out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
                 if out.returncode:
                     raise RuntimeError(out.stderr[-300:])
                 times[k].append(float(out.stdout.split()[-1]))
@@ -134,7 +146,13 @@ def main():
         lines.append("| Node 22, 10 000 loopback connections, one after another | median ms | spread (min-max) |\n|---|---|---|")
         for k in times:
             lines.append(f"| {k} | {statistics.median(times[k]):.0f} | {min(times[k]):.0f}-{max(times[k]):.0f} |")
-        lines.append(f"\nUnder the guard / under ports only: {mg / mp:.2f}x (the goal: at most 1.2x).\n")
+        lines.append(f"\nUnder the guard / under ports only: {mg / mp:.2f}x (the goal: at most 1.2x).")
+        if floor:
+            mb, mf = statistics.median(times["bare"]), statistics.median(times["notify floor"])
+            lines.append(f" A check that does nothing but the notification's round trip: {mf / mb:.2f}x bare "
+                         f"(+{(mf - mb) / 10:.1f} us per connection; the guard: +{(mg - mp) / 10:.1f} us over ports "
+                         "only).")
+        lines.append("")
         data["node"] = times
     write_results("\n".join(lines) + "\n", a.out, a.json, data)
     subprocess.run(["rm", "-rf", work])
