@@ -22,19 +22,10 @@
 #include "common/fds.h"
 #include "common/log.h"
 #include "common/record.h"
+#include "seccomp/notify.h"
 
 #ifndef SECCOMP_ADDFD_FLAG_SEND
 #define SECCOMP_ADDFD_FLAG_SEND (1UL << 1)
-#endif
-
-/* Linux 6.6: the caller and the guard hand the CPU to each other on
- * each notification instead of waking through the scheduler (the headers
- * of Debian 12 predate it). */
-#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
-#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
-#endif
-#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
-#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
 #endif
 
 #ifndef IP_LOCAL_PORT_RANGE

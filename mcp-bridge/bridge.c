@@ -168,6 +168,9 @@ static void answered(struct conn *c)
  * for DRAIN_MS and DRAIN_MAX bytes at most. */
 static void linger(struct loop *l, struct conn *c)
 {
+	/* a proxy's plain request is answered: no tunnel while it lingers */
+	if (c->tun)
+		tunnel_close(l, c);
 	answered(c);
 	if (c->client_eof || shutdown(c->cfd, SHUT_WR) != 0) {
 		close_conn(l, c);
@@ -1003,10 +1006,16 @@ static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 static void conn_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 {
 	on_event(l, c, upstream, ev);
-	if (!c->dead && c->tun && c->tun->plain && tunnel_over(c)) {
-		c->req.why = "the request reached [proxy] max_bytes";
-		close_conn(l, c);
+	if (c->dead || !c->tun || !c->tun->plain || c->state == C_ABORT || c->state == C_DRAIN || !tunnel_over(c))
+		return;
+	c->req.why = "the request reached [proxy] max_bytes";
+	if (c->resp_head_done) {
+		/* an answer begun is cut: a reset, never an end a client could
+		 * take for the whole of a body that only the close ends */
+		abort_now(l, c);
+		return;
 	}
+	refuse(l, c, 502, c->req.why);
 }
 
 /* A tunnel whose client sent no whole ClientHello in HELLO_WAIT_MS. */

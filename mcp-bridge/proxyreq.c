@@ -97,7 +97,8 @@ static int absolute_target(struct proxy_req *r, const char *url, size_t n)
 		return refuse(r, 400, "only http:// URLs are requested of the proxy (https goes through CONNECT)");
 	if (u.field_set & (1 << UF_USERINFO))
 		return refuse(r, 400, "a user in the URL");
-	if (u.field_set & (1 << UF_FRAGMENT))
+	/* http-parser marks no fragment for a bare '#' at the end */
+	if ((u.field_set & (1 << UF_FRAGMENT)) || memchr(url, '#', n))
 		return refuse(r, 400, "a fragment in the URL");
 	if ((u.field_set & (1 << UF_PORT)) && u.port == 0)
 		return refuse(r, 400, "port 0 in the URL");

@@ -22,12 +22,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
-#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
-#endif
-#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
-#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
-#endif
+#include "seccomp/notify.h" /* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP where the headers lack it */
 
 /* socket() to the supervisor, everything else allowed (x86_64 only: the
  * bench runs there; another architecture is killed, not misread). */

@@ -282,6 +282,13 @@ def proxy_child(a):
             r = plain(b"GET http://allowed.test/big HTTP/1.1\r\nHost: allowed.test\r\n\r\n")
             check(f"proxy: a plain answer past max_bytes ({MAX_BYTES} bytes) is cut", b"HTTP/1.1 200" in r
                   and len(r) < BIG, f"{len(r)} bytes")
+            s = socket.create_connection(("127.0.0.1", PROXY), timeout=15)
+            s.sendall(b"GET http://allowed.test/bigraw HTTP/1.1\r\nHost: allowed.test\r\n\r\n")
+            r, err = recv_all(s)
+            s.close()
+            check("proxy: a plain answer that only its close ends, cut at max_bytes: the client gets a reset, not "
+                  "an end it could take for the whole body", b" 200 " in r[:20] and len(r) < BIG
+                  and isinstance(err, ConnectionResetError), f"{len(r)} bytes, ended by {err!r}")
             s = socket.create_connection(("127.0.0.1", PROXY), timeout=10)
             s.sendall(b"CONNECT allowed.test HTTP/1.1\r\n\r\n")
             r, _ = recv_all(s)

@@ -70,7 +70,7 @@ class TlsServer:
 
 class PlainServer:
     """Plain HTTP on addr:80: answers "plain from LABEL" (BIG bytes for
-    /big) and closes, as the proxy's Connection: close asks. Before it
+    /big; for /bigraw without a length, HTTP/1.0) and closes, as the proxy's Connection: close asks. Before it
     answers it keeps every byte the connection brought (.conns), and what
     came in a further half second (a request pipelined behind the first)."""
 
@@ -92,10 +92,14 @@ class PlainServer:
                 except OSError:
                     pass
                 outer.conns.append(got)  # before the answer: its client's next step sees it
-                body = b"x" * BIG if got.startswith(b"GET /big ") else f"plain from {outer.label}".encode()
+                body = b"x" * BIG if got.startswith((b"GET /big ", b"GET /bigraw ")) else \
+                    f"plain from {outer.label}".encode()
+                # /bigraw: HTTP/1.0 without a length, the close alone ends it
+                head = b"HTTP/1.0 200 OK\r\n\r\n" if got.startswith(b"GET /bigraw ") else \
+                    b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body)
                 try:
                     s.settimeout(10)
-                    s.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+                    s.sendall(head + body)
                 except OSError:
                     pass
 

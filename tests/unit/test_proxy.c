@@ -183,8 +183,10 @@ static void test_request(void)
 	CHECK(req("\r\nCONNECT github.com:443 HTTP/1.1\r\n\r\n", &r) == -1 && r.status == 400);
 	CHECK(req("CONNECT a b c\r\n\r\n", &r) == -1 && r.status == 400 && r.why);
 	/* CONNECT left out of [proxy] methods: no tunnels */
-	CHECK(proxyreq_parse("CONNECT github.com:443 HTTP/1.1\r\n\r\n", 39, 1u << HTTP_GET, &r) == -1 &&
-	      r.status == 405);
+	{
+		const char *c = "CONNECT github.com:443 HTTP/1.1\r\n\r\n";
+		CHECK(proxyreq_parse(c, strlen(c), 1u << HTTP_GET, &r) == -1 && r.status == 405);
+	}
 }
 
 /* Absolute-form requests, with methods = CONNECT GET HEAD. */
@@ -207,6 +209,8 @@ static void test_plain_request(void)
 	CHECK(plain("GET /index.html HTTP/1.1\r\nHost: a.example\r\n\r\n", &r) == -1 && r.status == 400);
 	CHECK(plain("GET http://u:p@a.example/ HTTP/1.1\r\n\r\n", &r) == -1 && r.status == 400);
 	CHECK(plain("GET http://a.example/#f HTTP/1.1\r\n\r\n", &r) == -1 && r.status == 400);
+	CHECK(plain("GET http://a.example/p# HTTP/1.1\r\n\r\n", &r) == -1 && r.status == 400); /* no fragment to http-parser */
+	CHECK(plain("GET http://a.example/p?q# HTTP/1.1\r\n\r\n", &r) == -1 && r.status == 400);
 	CHECK(plain("GET http://a.example:0/ HTTP/1.1\r\n\r\n", &r) == -1 && r.status == 400);
 	CHECK(plain("GET http://a_b.example/ HTTP/1.1\r\n\r\n", &r) == -1 && r.status == 400);
 	CHECK(req("GET http://github.com/ HTTP/1.1\r\nHost: github.com\r\n\r\n", &r) == -1 && r.status == 405);
