@@ -109,3 +109,13 @@ int fd_write_all(int fd, const void *buf, size_t len)
 	}
 	return 0;
 }
+
+void std_fds_open(void)
+{
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+			int null = open("/dev/null", O_RDWR);
+			if (null > fd)
+				close(null);
+		}
+}

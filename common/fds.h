@@ -20,4 +20,9 @@ void close_fds_except(const int *keep, int n_keep);
 /* write(2) until all of buf is written (EINTR retried): 0, or -1. */
 int fd_write_all(int fd, const void *buf, size_t len);
 
+/* Descriptors 0-2 that are closed opened on /dev/null, so that nothing
+ * ward opens later takes their place (a runtime or a VM may start ward
+ * without them). */
+void std_fds_open(void);
+
 #endif

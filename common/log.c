@@ -126,42 +126,53 @@ static void format_time(char *buf, size_t size)
 	snprintf(buf + n, size - n, ".%03ldZ", ts.tv_nsec / 1000000);
 }
 
-void logmsg(enum log_level level, const char *fmt, ...)
+/* A JSON line: the message formatted on its own, then quoted by jansson. */
+static __attribute__((noinline, format(printf, 2, 0))) void log_json_line(enum log_level level, const char *fmt, va_list ap)
 {
 	char msg[1024], line[1400], ts[40];
+	json_t *obj;
+	size_t len;
+
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	format_time(ts, sizeof ts);
+	obj = json_pack("{s:s,s:s,s:i,s:s}", "time", ts, "level", log_level_names[level], "pid", (int)getpid(),
+			"msg", msg);
+	len = obj ? json_dumpb(obj, line, sizeof line - 1, JSON_COMPACT) : 0;
+	json_decref(obj);
+	if (len == 0 || len >= sizeof line - 1)
+		len = (size_t)snprintf(line, sizeof line, "{\"level\":\"%s\",\"msg\":\"(unprintable)\"}",
+				       log_level_names[level]);
+	line[len++] = '\n';
+	write_all(line, len);
+}
+
+/* A text line, "ward: " and the message formatted in place in one buffer
+ * (at most 1023 bytes of it): a plain init logs only text, and a second
+ * buffer would deepen its stack by a page. */
+static __attribute__((noinline, format(printf, 2, 0))) void log_text_line(enum log_level level, const char *fmt, va_list ap)
+{
+	char line[1100];
+	const char *prefix = level == LOG_WARN ? "warning: " : level == LOG_DEBUG ? "debug: " : "";
+	size_t n = (size_t)snprintf(line, sizeof line, "ward: %s", prefix);
+	int m = vsnprintf(line + n, 1024, fmt, ap);
+
+	n += m < 0 ? 0 : m > 1023 ? 1023 : (size_t)m;
+	line[n++] = '\n';
+	write_all(line, n);
+}
+
+void logmsg(enum log_level level, const char *fmt, ...)
+{
 	va_list ap;
 	int saved = errno;
-	int n;
 
 	if (!log_enabled(level))
 		return;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	if (settings.format == LOG_JSON)
+		log_json_line(level, fmt, ap);
+	else
+		log_text_line(level, fmt, ap);
 	va_end(ap);
-
-	if (settings.format == LOG_JSON) {
-		json_t *obj;
-		size_t len;
-
-		format_time(ts, sizeof ts);
-		obj = json_pack("{s:s,s:s,s:i,s:s}", "time", ts, "level", log_level_names[level],
-				"pid", (int)getpid(), "msg", msg);
-		len = obj ? json_dumpb(obj, line, sizeof line - 1, JSON_COMPACT) : 0;
-		json_decref(obj);
-		if (len == 0 || len >= sizeof line - 1)
-			len = (size_t)snprintf(line, sizeof line,
-					       "{\"level\":\"%s\",\"msg\":\"(unprintable)\"}",
-					       log_level_names[level]);
-		line[len++] = '\n';
-		write_all(line, len);
-	} else {
-		const char *prefix = level == LOG_WARN ? "warning: " : level == LOG_DEBUG ? "debug: " : "";
-		n = snprintf(line, sizeof line, "ward: %s%s\n", prefix, msg);
-		if (n >= (int)sizeof line) {
-			n = sizeof line - 1;
-			line[n - 1] = '\n';
-		}
-		write_all(line, (size_t)n);
-	}
 	errno = saved;
 }

@@ -142,6 +142,10 @@ struct ward_config {
 	struct config_proxy proxy;
 };
 
+/* The settings of a config that sets nothing; read-only, so a plain
+ * init (no config file) supervises with it and writes no config. */
+extern const struct ward_config config_default;
+
 void config_defaults(struct ward_config *cfg);
 
 /* What one [route] holds, freed (config_free, and a provider route that

@@ -421,25 +421,25 @@ static void validate(struct parse_ctx *ctx)
 	}
 }
 
+const struct ward_config config_default = {
+	.log_format = LOG_TEXT,
+	.log_level = LOG_INFO,
+	.grace_ms = 10000,
+	.restart = RESTART_NEVER,
+	.restart_delay_ms = 250,
+	.restart_limit = 5,
+	.rewrite = { [0 ... WARD_NSIG - 1] = -1 },
+	.forward_to = FORWARD_CHILD,
+	.umask = 022,
+	.mcp_port = 7800,
+	.proxy = { .methods = 1u << HTTP_CONNECT,
+		   .max_tunnels = PROXY_DEFAULT_TUNNELS,
+		   .max_bytes = PROXY_DEFAULT_BYTES },
+};
+
 void config_defaults(struct ward_config *cfg)
 {
-	int i;
-
-	memset(cfg, 0, sizeof *cfg);
-	cfg->log_format = LOG_TEXT;
-	cfg->log_level = LOG_INFO;
-	cfg->grace_ms = 10000;
-	cfg->restart = RESTART_NEVER;
-	cfg->restart_delay_ms = 250;
-	cfg->restart_limit = 5;
-	for (i = 0; i < WARD_NSIG; i++)
-		cfg->rewrite[i] = -1;
-	cfg->forward_to = FORWARD_CHILD;
-	cfg->umask = 022;
-	cfg->mcp_port = 7800;
-	cfg->proxy.methods = 1u << HTTP_CONNECT;
-	cfg->proxy.max_tunnels = PROXY_DEFAULT_TUNNELS;
-	cfg->proxy.max_bytes = PROXY_DEFAULT_BYTES;
+	*cfg = config_default;
 }
 
 int config_load_stream(struct ward_config *cfg, FILE *f, const char *name)

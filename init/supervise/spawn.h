@@ -9,7 +9,9 @@
 #include "child/exec.h"
 
 /* Forks and execs. Returns the child's pid and the read end of the record
- * pipe (non-blocking, CLOEXEC), or -1 with errno if fork failed. With
+ * pipe (non-blocking, CLOEXEC), or -1 with errno if fork failed. A child
+ * with nothing to do before its exec is started by posix_spawn(), and
+ * has exec'd when this returns: then *errfd is -1 (no records). With
  * req->hold, *relfd is the end to write a byte to (then close) to let
  * the held child exec (else -1). */
 pid_t spawn_child(const struct spawn_req *req, int *errfd, int *relfd);

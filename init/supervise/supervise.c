@@ -109,6 +109,8 @@ static void release_agent(struct supervisor *sv, int go)
 	sv->relfd = -1;
 }
 
+static void report_start(struct supervisor *sv);
+
 int supervisor_start(struct supervisor *sv)
 {
 	const struct ward_config *cfg = sv->cfg;
@@ -140,7 +142,11 @@ int supervisor_start(struct supervisor *sv)
 	sv->started_at = now_ms();
 	sv->killed = 0;
 	sv->start_reported = 0;
-	if (event_add(sv->epfd, &sv->on_errfd) != 0) {
+	if (sv->errfd < 0) {
+		/* posix_spawn: it has exec'd already, and sends no records */
+		log_debug("agent pid %d running %s", (int)pid, sv->argv[0]);
+		report_start(sv);
+	} else if (event_add(sv->epfd, &sv->on_errfd) != 0) {
 		log_warn("epoll_ctl: %s", strerror(errno));
 		release_agent(sv, 1); /* its report cannot be read: no evidence, but no hang */
 	}

@@ -1252,6 +1252,22 @@ def case_pidns_without_proc(ctx, init):
     return (PASS if all(ok for ok, _ in said) else FAIL), "; ".join(d for _, d in said)
 
 
+def case_tty_not_controlling(ctx, init):
+    """stdin a terminal that is not the init's controlling terminal (a new
+    session that never took it): making the child its foreground fails
+    with ENOTTY, and the child runs all the same. ward's plain start asks
+    posix_spawn for the foreground, which then fails as a whole: ward
+    starts the child by fork instead."""
+    master, slave = os.openpty()
+    r = Run(init.argv, ["sh", "-c", "echo ran; exit 5"], stdin=slave, start_new_session=True)
+    os.close(slave)
+    out = r.readline(5)
+    rc = r.wait(timeout=5)
+    os.close(master)
+    ok = out == "ran" and rc == 5
+    return (PASS if ok else FAIL), f"output={out!r} rc={rc}"
+
+
 def case_std_fds_closed(ctx, init):
     """A runtime that leaves 0, 1 and 2 closed: ward's own descriptors do
     not take their numbers. With stderr closed, the evidence file took fd 2
@@ -1359,6 +1375,7 @@ CASES = [
      case_vm_mode),
     ("B48", "PID 1 of a new pid namespace without /proc: a container's init, not a VM's", case_pidns_without_proc),
     ("B50", "fds 0-2 closed by the runtime: ward's own descriptors do not take them", case_std_fds_closed),
+    ("B52", "stdin a terminal that is not the controlling one: the child runs", case_tty_not_controlling),
 ]
 
 CTX = None
