@@ -10,7 +10,8 @@ it. Packed together, the hot code and data fill a few windows.
 
 What runs is measured, not guessed: every function symbol gets a gdb
 breakpoint that counts and continues (on this CPU: glibc's IFUNC variants
-are the ones it picks); callgrind adds what runs only as PID 1 (under gdb,
+are the ones it picks), and a run that follows the agent's child to its
+exec (posix_spawn's child runs in ward's memory); callgrind adds what runs only as PID 1 (under gdb,
 gdb is PID 1; valgrind runs ward in its own process) and in the agent's
 child before its exec (gdb stays with the parent); valgrind's lackey lists
 the data addresses read and written. Four runs, each in a PID namespace of its own: `ward --
@@ -54,6 +55,43 @@ with open(OUT, "w") as f:
 '''
 
 
+# The agent's first child, followed to its exec: a plain init starts it
+# with posix_spawn, whose child runs glibc's code in ward's own memory
+# (CLONE_VM), so the pages it faults in are ward's (init/supervise/spawn.c).
+GDB_CHILD = r'''
+import gdb
+hits = set()
+done = [False]
+class B(gdb.Breakpoint):
+    def stop(self):
+        hits.add(self.location)
+        return False
+def on_stop(ev):
+    if not isinstance(ev, gdb.BreakpointEvent):
+        done[0] = True
+gdb.events.stop.connect(on_stop)
+gdb.execute("set pagination off")
+gdb.execute("set breakpoint pending off")
+gdb.execute("set startup-with-shell off")
+gdb.execute("set follow-fork-mode child")
+gdb.execute("set detach-on-fork on")
+gdb.execute("catch exec")
+for n in open(SYMS).read().split():
+    try:
+        B(n, internal=True)
+    except Exception:
+        pass
+try:
+    gdb.execute("run")
+    while not done[0]:
+        gdb.execute("continue")
+except gdb.error:
+    pass
+with open(OUT, "w") as f:
+    f.write("\n".join(sorted(hits)) + "\n")
+'''
+
+
 def nm(ward):
     out = subprocess.run(["nm", "-S", "--defined-only", ward], capture_output=True, text=True, check=True).stdout
     text, data = set(), []
@@ -92,6 +130,16 @@ def text_hits(ward, helper, text, work):
                        capture_output=True, timeout=600)
         with open(out) as f:
             hits |= set(f.read().split())
+    out, script = os.path.join(work, "hits-child"), os.path.join(work, "trace-child.py")
+    with open(script, "w") as f:
+        f.write(f"SYMS = {syms!r}\nOUT = {out!r}\n" + GDB_CHILD)
+    # found on PATH after a miss, as `ward -- sleep 1` is: the search runs
+    # in the child too
+    env = dict(os.environ, PATH="/nonexistent:/usr/bin:/bin")
+    subprocess.run(["gdb", "-q", "-batch", "-x", script, "--args", ward, "--", "true"],
+                   capture_output=True, timeout=600, env=env)
+    with open(out) as f:
+        hits |= set(f.read().split())
     return hits
 
 

@@ -220,9 +220,12 @@ def main():
               "libseccomp, libcap-ng, jansson, mbedTLS and c-ares, and is linked by lld with what a plain "
               "init runs and reads laid out first (tools/ward.order, `make order`), so those faults fill a "
               "few windows of it rather than most of its 1.4 MB of text. The anonymous row is what the "
-              "init itself owns (heap, stack, written data): ward's main keeps its config and sandbox "
-              "state (9 KiB) on the stack, and libcap-ng's constructor and the epoll loop's descriptors "
-              "are also in the start row."]
+              "init itself owns (heap, stack, written data): a plain init takes its own short path "
+              "(init/start/plain.c), which reads no config and builds no sandbox state, and formats its "
+              "log line in one buffer. In the start row ward starts a plain init's child with posix_spawn "
+              "(the child borrows ward's memory until its exec: no page table is copied, no page copied "
+              "on write), where the anchors fork; libcap-ng's constructor and the epoll loop's "
+              "descriptors are also in it."]
     lines += ["", "Baseline: " + rows[0][3] + ". Samples: start " + str(len(start["/bin/true"])) +
               f", memory {len(metrics['hwm']['ward'])}, latency {len(metrics['siglat']['ward'])}, "
               f"reaping {len(metrics['reap']['ward'])} per init.", ""]
