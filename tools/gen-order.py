@@ -28,37 +28,11 @@ import subprocess
 import sys
 import tempfile
 
+# CHILD: follow the agent's first child to its exec instead of ward: a
+# plain init starts it with posix_spawn, whose child runs glibc's code in
+# ward's own memory (CLONE_VM), so the pages it faults in are ward's
+# (init/supervise/spawn.c).
 GDB = r'''
-import gdb
-hits = set()
-class B(gdb.Breakpoint):
-    def stop(self):
-        hits.add(self.location)
-        return False
-gdb.execute("set pagination off")
-gdb.execute("set breakpoint pending off")
-gdb.execute("set follow-fork-mode parent")
-gdb.execute("set detach-on-fork on")
-for n in open(SYMS).read().split():
-    try:
-        B(n, internal=True)
-    except Exception:
-        pass
-gdb.execute("run")
-while True:
-    try:
-        gdb.execute("continue")
-    except gdb.error:
-        break
-with open(OUT, "w") as f:
-    f.write("\n".join(sorted(hits)) + "\n")
-'''
-
-
-# The agent's first child, followed to its exec: a plain init starts it
-# with posix_spawn, whose child runs glibc's code in ward's own memory
-# (CLONE_VM), so the pages it faults in are ward's (init/supervise/spawn.c).
-GDB_CHILD = r'''
 import gdb
 hits = set()
 done = [False]
@@ -67,15 +41,18 @@ class B(gdb.Breakpoint):
         hits.add(self.location)
         return False
 def on_stop(ev):
-    if not isinstance(ev, gdb.BreakpointEvent):
-        done[0] = True
+    if CHILD and not isinstance(ev, gdb.BreakpointEvent):
+        done[0] = True  # the child's exec: its part is over
 gdb.events.stop.connect(on_stop)
 gdb.execute("set pagination off")
 gdb.execute("set breakpoint pending off")
-gdb.execute("set startup-with-shell off")
-gdb.execute("set follow-fork-mode child")
 gdb.execute("set detach-on-fork on")
-gdb.execute("catch exec")
+if CHILD:
+    gdb.execute("set startup-with-shell off")
+    gdb.execute("set follow-fork-mode child")
+    gdb.execute("catch exec")
+else:
+    gdb.execute("set follow-fork-mode parent")
 for n in open(SYMS).read().split():
     try:
         B(n, internal=True)
@@ -124,7 +101,7 @@ def text_hits(ward, helper, text, work):
     for i, argv in enumerate(scenarios(ward, helper)):
         out, script = os.path.join(work, f"hits{i}"), os.path.join(work, f"trace{i}.py")
         with open(script, "w") as f:
-            f.write(f"SYMS = {syms!r}\nOUT = {out!r}\n" + GDB)
+            f.write(f"SYMS = {syms!r}\nOUT = {out!r}\nCHILD = False\n" + GDB)
         n = argv.index(ward)
         subprocess.run(argv[:n] + ["gdb", "-q", "-batch", "-x", script, "--args"] + argv[n:],
                        capture_output=True, timeout=600)
@@ -132,7 +109,7 @@ def text_hits(ward, helper, text, work):
             hits |= set(f.read().split())
     out, script = os.path.join(work, "hits-child"), os.path.join(work, "trace-child.py")
     with open(script, "w") as f:
-        f.write(f"SYMS = {syms!r}\nOUT = {out!r}\n" + GDB_CHILD)
+        f.write(f"SYMS = {syms!r}\nOUT = {out!r}\nCHILD = True\n" + GDB)
     # found on PATH after a miss, as `ward -- sleep 1` is: the search runs
     # in the child too
     env = dict(os.environ, PATH="/nonexistent:/usr/bin:/bin")

@@ -2,7 +2,8 @@
 """ward against tini-static, dumb-init and catatonit, side by side in one run.
 
 Measures, for each init (as PID 1 of a new pid namespace unless noted):
-  start    wall time of `INIT -- /bin/true` (hyperfine, not PID 1, like the research)
+  start    wall time of `INIT -- /bin/true` (hyperfine, not PID 1, like the research;
+           10 rounds of every command, so a drift of the machine is shared)
   hwm      VmHWM of the init while its child sleeps (kB)
   siglat   kill(init, TERM) -> the child's TERM handler runs (microseconds)
   reap     time until 10 000 orphans released at once are all reaped (ms)
@@ -52,18 +53,25 @@ scope = abstract signal
 """
 
 
-def bench_start(inits, runs, confined_conf):
-    with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        cmds = ["/bin/true"] + [f"{argv[0]} -- /bin/true" for argv in inits.values()] + \
-            [f"{inits['ward'][0]} -c {confined_conf} -- /bin/true"]
-        subprocess.run(["hyperfine", "-N", "--warmup", "30", "--runs", str(runs), "--export-json",
-                        out.name] + cmds, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        res = json.load(open(out.name))["results"]
-    base = res[0]["times"]
-    table = {"/bin/true": base}
-    for (name, _), r in zip(inits.items(), res[1:]):
-        table[name] = r["times"]
-    table["ward confined"] = res[-1]["times"]
+def bench_start(inits, runs, confined_conf, ports_conf, rounds=10):
+    """hyperfine runs each command's samples back to back: in rounds of all
+    the commands, a machine that slows down during the run slows them all
+    alike instead of whichever ran then."""
+    cmds = ["/bin/true"] + [f"{argv[0]} -- /bin/true" for argv in inits.values()] + \
+        [f"{inits['ward'][0]} -c {confined_conf} -- /bin/true", f"{inits['ward'][0]} -c {ports_conf} -- /bin/true"]
+    times = [[] for _ in cmds]
+    for _ in range(rounds):
+        with tempfile.NamedTemporaryFile(suffix=".json") as out:
+            subprocess.run(["hyperfine", "-N", "--warmup", "10", "--runs", str(max(runs // rounds, 2)),
+                            "--export-json", out.name] + cmds,
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for t, r in zip(times, json.load(open(out.name))["results"]):
+                t += r["times"]
+    table = {"/bin/true": times[0]}
+    for name, t in zip(inits, times[1:]):
+        table[name] = t
+    table["ward confined"] = times[-2]
+    table["ward confined, ports"] = times[-1]
     return {k: [t * 1000 for t in v] for k, v in table.items()}  # ms
 
 
@@ -161,9 +169,15 @@ def main():
     print("bench: start-up (hyperfine)...", file=sys.stderr)
     with tempfile.NamedTemporaryFile("w", suffix=".conf", delete=False) as cf:
         cf.write(CONFINED)
-    start = bench_start(inits, 100 if q else 500, cf.name)
+    # the same without the egress guard (Landlock's ports alone): the
+    # guard is a service ward starts and waits for before the agent
+    with tempfile.NamedTemporaryFile("w", suffix=".conf", delete=False) as pf:
+        pf.write(CONFINED.replace("[seccomp]", "egress = ports\n[seccomp]"))
+    start = bench_start(inits, 100 if q else 500, cf.name, pf.name)
     os.unlink(cf.name)
+    os.unlink(pf.name)
     confined = start.pop("ward confined")
+    confined_ports = start.pop("ward confined, ports")
     metrics["start"] = {k: v for k, v in start.items() if k != "/bin/true"}
     for name, argv in inits.items():
         print(f"bench: {name}: memory, TERM latency, reaping...", file=sys.stderr)
@@ -195,10 +209,13 @@ def main():
     tini = metrics["start"].get("tini-static")
     if tini:
         lines += ["", "Fully confined start (user 65534, no capabilities, Landlock with 2 rules and "
-                  "both scopes, seccomp), `ward -c confined.conf -- /bin/true`, in the same hyperfine run: "
+                  "both scopes, seccomp), `ward -c confined.conf -- /bin/true`, in the same hyperfine rounds: "
                   f"{med(confined):.3f} ms ({spread(confined)}), "
                   f"**{med(confined) / med(tini):.2f}×** bare `tini-static -- /bin/true` "
-                  f"({med(tini):.3f} ms); goal ≤ 1.5×."]
+                  f"({med(tini):.3f} ms); goal ≤ 1.5×. Of that, the egress guard (a service ward "
+                  "starts and waits for before the agent): with `egress = ports` (Landlock's ports "
+                  f"alone, no guard) {med(confined_ports):.3f} ms ({spread(confined_ports)}), "
+                  f"**{med(confined_ports) / med(tini):.2f}×**."]
     loads = bench_seccomp_load(a.seccomp_load, 100 if q else 500) if a.seccomp_load else []
     if loads:
         lines += ["", "Loading a filter is the kernel's work, part of that start: the `seccomp()` call, "
