@@ -7,7 +7,8 @@ Measures, for each init (as PID 1 of a new pid namespace unless noted):
   hwm      VmHWM of the init while its child sleeps (kB)
   siglat   kill(init, TERM) -> the child's TERM handler runs (microseconds)
   reap     time until 10 000 orphans released at once are all reaped (ms)
-and prints medians, spreads and ratios ward/anchor (below 1.0: ward is ahead).
+(the last three in 5 rounds of every init) and prints medians, spreads and
+ratios ward/anchor (below 1.0: ward is ahead).
 No thresholds: this reports, it does not assert.
 """
 import argparse
@@ -179,13 +180,19 @@ def main():
     confined = start.pop("ward confined")
     confined_ports = start.pop("ward confined, ports")
     metrics["start"] = {k: v for k, v in start.items() if k != "/bin/true"}
-    for name, argv in inits.items():
-        print(f"bench: {name}: memory, TERM latency, reaping...", file=sys.stderr)
-        hwm, private = bench_hwm(argv, helper, 3 if q else 5)
-        metrics.setdefault("hwm", {})[name] = hwm
-        metrics.setdefault("private", {})[name] = private
-        metrics.setdefault("siglat", {})[name] = bench_siglat(argv, helper, 50 if q else 300)
-        metrics.setdefault("reap", {})[name] = bench_reap(argv, helper, 2 if q else 5, 10000)
+    # in rounds, each init in turn, as the start row: the machine's drift
+    # is shared rather than landing on whichever init ran then
+    rounds = 2 if q else 5
+    for m in ("hwm", "private", "siglat", "reap"):
+        metrics[m] = {name: [] for name in inits}
+    for r in range(rounds):
+        print(f"bench: memory, TERM latency, reaping: round {r + 1} of {rounds}...", file=sys.stderr)
+        for name, argv in inits.items():
+            hwm, private = bench_hwm(argv, helper, 1)
+            metrics["hwm"][name] += hwm
+            metrics["private"][name] += private
+            metrics["siglat"][name] += bench_siglat(argv, helper, 25 if q else 60)
+            metrics["reap"][name] += bench_reap(argv, helper, 1 if q else 2, 10000)
 
     rows = [
         ("start", "`INIT -- /bin/true` wall time", "ms", f"/bin/true alone: {med(start['/bin/true']):.3f} ms"),
