@@ -20,9 +20,11 @@ void close_fds_except(const int *keep, int n_keep);
 /* write(2) until all of buf is written (EINTR retried): 0, or -1. */
 int fd_write_all(int fd, const void *buf, size_t len);
 
-/* Descriptors 0-2 that are closed opened on /dev/null, so that nothing
- * ward opens later takes their place (a runtime or a VM may start ward
- * without them). */
+/* 0, 1 and 2 that the runtime left closed get /dev/null (the lowest free
+ * number is each one in turn): else the first descriptor ward opens would
+ * take the number, and its log lines would go into the evidence file, or
+ * the bridge's own dup2 would replace a listener. Again after a VM's
+ * mounts: an initramfs may have had no /dev/null before. */
 void std_fds_open(void);
 
 #endif

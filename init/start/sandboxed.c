@@ -106,12 +106,6 @@ static void on_listener(void *arg, int fd)
 	guardproc_attach(arg, fd);
 }
 
-/* 0, 1 and 2 that the runtime left closed get /dev/null (the lowest free
- * number is each one in turn): else the first descriptor ward opens would
- * take the number, and its log lines would go into the evidence file, or
- * the bridge's own dup2 would replace a listener. Again after a VM's
- * mounts: an initramfs may have had no /dev/null before. */
-
 int run_sandboxed(const struct options *opt, const char *path, const sigset_t *inherited, int vm_init)
 {
 	struct ward_config cfg;

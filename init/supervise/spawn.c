@@ -22,9 +22,10 @@ static int nothing_before_exec(const struct spawn_req *req)
 #ifdef WARD_FORK_ONLY
 	(void)req;
 	return 0; /* the valgrind build (Makefile) */
-#endif
+#else
 	return !req->confine && !req->hold && !req->close_fds && !req->reset_signals && !req->umask_set &&
 	       !req->n_rlimits && req->envp == environ;
+#endif
 }
 
 /* Such a child by posix_spawn(): glibc starts it without a copy of ward's

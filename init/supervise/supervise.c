@@ -109,7 +109,7 @@ static void release_agent(struct supervisor *sv, int go)
 	sv->relfd = -1;
 }
 
-static void report_start(struct supervisor *sv);
+static void agent_execd(struct supervisor *sv);
 
 int supervisor_start(struct supervisor *sv)
 {
@@ -142,11 +142,9 @@ int supervisor_start(struct supervisor *sv)
 	sv->started_at = now_ms();
 	sv->killed = 0;
 	sv->start_reported = 0;
-	if (sv->errfd < 0) {
-		/* posix_spawn: it has exec'd already, and sends no records */
-		log_debug("agent pid %d running %s", (int)pid, sv->argv[0]);
-		report_start(sv);
-	} else if (event_add(sv->epfd, &sv->on_errfd) != 0) {
+	if (sv->errfd < 0)
+		agent_execd(sv); /* posix_spawn: it has, and sends no records */
+	else if (event_add(sv->epfd, &sv->on_errfd) != 0) {
 		log_warn("epoll_ctl: %s", strerror(errno));
 		release_agent(sv, 1); /* its report cannot be read: no evidence, but no hang */
 	}
@@ -211,6 +209,15 @@ static void report_start(struct supervisor *sv)
 		sv->on_start(sv->on_start_arg, sv->agent, &sv->notes);
 }
 
+/* The agent's exec has happened (unless a record said it failed). */
+static void agent_execd(struct supervisor *sv)
+{
+	if (!sv->exec_failed && sv->agent > 0) {
+		log_debug("agent pid %d running %s", (int)sv->agent, sv->argv[0]);
+		report_start(sv);
+	}
+}
+
 /* The agent's record pipe: notes and failures from the child; end of file
  * means the exec happened (or the child died, which reap() sees). */
 static void check_started(struct supervisor *sv)
@@ -256,10 +263,7 @@ static void check_started(struct supervisor *sv)
 	}
 	if (r < 0)
 		return; /* more to come */
-	if (!sv->exec_failed && sv->agent > 0) {
-		log_debug("agent pid %d running %s", (int)sv->agent, sv->argv[0]);
-		report_start(sv);
-	}
+	agent_execd(sv);
 	close_errfd(sv);
 }
 
