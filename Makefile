@@ -310,14 +310,16 @@ PREFIX  ?= /usr/local
 install: $(B)/ward
 	install -D -m 0755 $(B)/ward $(DESTDIR)$(PREFIX)/sbin/ward
 	install -D -m 0755 scripts/ward-pi $(DESTDIR)$(PREFIX)/bin/ward-pi
+	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/lib/ward-pi scripts/ward-pi-lib/*.sh
 	install -D -m 0644 docs/ward.8 $(DESTDIR)$(PREFIX)/share/man/man8/ward.8
 	install -D -m 0644 docs/ward.conf.5 $(DESTDIR)$(PREFIX)/share/man/man5/ward.conf.5
 	install -D -m 0644 rootfs/ward.conf $(DESTDIR)$(PREFIX)/share/doc/ward/ward.conf.example
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/sbin/ward $(DESTDIR)$(PREFIX)/bin/ward-pi $(DESTDIR)$(PREFIX)/share/man/man8/ward.8 \
+	      $(DESTDIR)$(PREFIX)/lib/ward-pi/*.sh \
 	      $(DESTDIR)$(PREFIX)/share/man/man5/ward.conf.5 $(DESTDIR)$(PREFIX)/share/doc/ward/ward.conf.example
-	-rmdir $(DESTDIR)$(PREFIX)/share/doc/ward
+	-rmdir $(DESTDIR)$(PREFIX)/share/doc/ward $(DESTDIR)$(PREFIX)/lib/ward-pi
 
 clean:
 	rm -rf $(B)

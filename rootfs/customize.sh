@@ -41,9 +41,18 @@ install -m 0644 "$ROOTFS_SRC/ward.conf" "$R/etc/ward/ward.conf"
 # the agent's launcher: Pi's models.json pointed at the model route, then Pi
 install -d -m 0755 "$R/usr/local/lib/ward"
 install -m 0644 "$ROOTFS_SRC/agent/pi-agent.mjs" "$R/usr/local/lib/ward/pi-agent.mjs"
+# ward-pi's epilogue: what the agent left in the project, read in a container
+# after the session (a repository it changed quarantined, its git as a bundle)
+install -m 0644 "$ROOTFS_SRC/agent/ward-pi-epilogue.mjs" "$R/usr/local/lib/ward/ward-pi-epilogue.mjs"
 # the settings again, for an agent dir no runtime seeded (a Kubernetes claim
 # starts empty: pi-agent.mjs copies them in when the dir has none)
 install -m 0644 "$ROOTFS_SRC/agent/settings.json" "$R/usr/local/lib/ward/settings.json"
+
+# no set-user-ID or set-group-ID file: nothing in the image needs one (ward
+# starts as root and drops to the agent's uid; no_new_privs would void them
+# anyway), and none is left for a later escape to use (su, passwd, chsh,
+# mount, unix_chkpwd, ...)
+find "$R" -xdev -type f -perm /6000 -exec chmod ug-s {} +
 
 # leftovers that differ between builds
 echo ward > "$R/etc/hostname"

@@ -391,7 +391,7 @@ static int set_paths(struct parse_ctx *ctx, const char *k, const char *v, const 
 		return -1;
 	for (i = 0; i < argc && rc == 0; i++) {
 		/* ${NAME}: a path the one who starts ward names in its environment
-		 * (ward-pi's WARD_GIT_COMMON_DIR, a linked worktree's repository),
+		 * (ward-pi's WARD_GIT_DIR, the agent's git directory),
 		 * read now, once; unset or empty, no path */
 		char from[64];
 		const char *w = config_env_ref(words[i], from, sizeof from);

@@ -40,18 +40,22 @@ if (provider && !/^http:\/\/127\.0\.0\.1:\d+(\/[A-Za-z0-9._~\/-]*)?$/.test(base)
   fail(`WARD_PROVIDER=${provider} without the bridge's WARD_PROVIDER_BASE_URL (ward sets it for a provider route)`);
 
 // The host's Pi resources, when ward-pi mounted a copy of them: added to the
-// agent dir (newer files replace older ones, nothing is deleted; what may
-// hold a key is never taken, whatever the copy holds).
+// agent dir (newer files replace older ones, nothing is deleted). ward-pi
+// copies by an allow list; here again only those entries are taken, and at
+// any depth no name that may hold a key (the same list as ward-pi's
+// resources.sh), whatever the copy holds.
 const HOST_AGENT = "/usr/local/share/ward-pi/host-agent";
-// (APPEND_SYSTEM.md is ward's note on the sandbox in force: never replaced)
-const SECRET = /^(auth\.json|models\.json|mcp\.json|sessions|.*\.key|.*\.pem|\.env|.*\.env|APPEND_SYSTEM\.md)$/;
-function syncFrom(src, dst) {
+const RESOURCES = new Set(["AGENTS.md", "AGENTS.override.md", "CLAUDE.md", "SYSTEM.md", "settings.json",
+  "keybindings.json", "skills", "prompts", "themes", "extensions"]);
+const SECRET = new RegExp("^(\\..*|.*\\.(key|pem|p12|pfx|jks|keystore|kdbx|token|bak|orig)|id_(rsa|dsa|ecdsa|ed25519).*" +
+  "|.*credential.*|.*secret.*|.*tokens?\\.json|(auth|mcp-auth|models|mcp)\\.json.*|.*~|sessions|APPEND_SYSTEM\\.md)$", "i");
+function syncFrom(src, dst, top) {
   for (const ent of fs.readdirSync(src, { withFileTypes: true })) {
-    if (SECRET.test(ent.name)) continue;
+    if (SECRET.test(ent.name) || (top && !RESOURCES.has(ent.name))) continue;
     const from = path.join(src, ent.name), to = path.join(dst, ent.name);
     if (ent.isDirectory()) {
       fs.mkdirSync(to, { recursive: true, mode: 0o700 });
-      syncFrom(from, to);
+      syncFrom(from, to, false);
     } else if (ent.isFile()) {
       const tmp = `${to}.${crypto.randomBytes(8).toString("hex")}.tmp`;
       fs.copyFileSync(from, tmp, fs.constants.COPYFILE_EXCL);
@@ -61,7 +65,7 @@ function syncFrom(src, dst) {
 }
 if (fs.existsSync(HOST_AGENT)) {
   try {
-    syncFrom(HOST_AGENT, dir);
+    syncFrom(HOST_AGENT, dir, true);
   } catch (e) {
     process.stderr.write(`pi-agent: the host's Pi resources: ${e.message}\n`);
   }

@@ -156,6 +156,12 @@ def cases(wp, work):
         # `image inspect` knows the base image and what `build` made
         with open(os.path.join(bin_dir, engine), "w") as f:
             f.write(f"""#!/bin/sh
+case "$*" in *ward-pi-epilogue.mjs*)
+	# the epilogue: recorded apart, answers nothing (no quarantine, no git)
+	for a in "$@"; do printf '%s\\n' "$a"; done > {log}.epilogue
+	echo "$*" >> {calls}
+	exit 0 ;;
+esac
 for a in "$@"; do printf '%s\\n' "$a"; done > {log}
 echo "$*" >> {calls}
 if [ "$1 $2" = "image inspect" ]; then
@@ -166,6 +172,19 @@ fi
 if [ "$1" = build ]; then
 	while [ "$1" != -t ]; do shift; done
 	echo "$2" >> {built}
+fi
+if [ "$1" = run ] && [ "$5" = --entrypoint ]; then
+	# apt in the base image: these three exist, nothing else does
+	shift 10
+	for n; do case "$n" in jq | ripgrep | jq2) echo "SIM Inst $n (1.0 Debian:12/stable [amd64])" ;;
+	*) echo "NOTEXACT $n" ;; esac; done
+	exit 0
+fi
+if [ "$1" = run ]; then
+	# the copy of the host's Pi resources as the engine had it mounted
+	for a in "$@"; do case "$a" in *:/usr/local/share/ward-pi/host-agent:ro)
+		rm -rf {work}/seen-agent; cp -a "${{a%%:*}}" {work}/seen-agent ;; esac; done
+	exit "${{STANDIN_RC:-0}}"
 fi
 """)
         os.chmod(os.path.join(bin_dir, engine), 0o755)
@@ -210,38 +229,24 @@ fi
            rc == 0 and w[0] == "podman" and w[-2:] == ["--mode", "rpc"] and "WARD_PROVIDER=openai" in w
            and "OPENAI_API_KEY" in w and not any(KEY in x for x in w), " ".join(w) if rc == 0 else w)
     p = run(proj_a, "--dry-run", "--reset", "--engine", "docker")
-    report("ward-pi --reset: the project's volume deleted", p.returncode == 0 and
-           p.stdout.strip() == f"docker volume rm -f {vol_a}", p.stdout + p.stderr)
+    report("ward-pi --reset: the project's volume deleted, and ward-pi's files for it",
+           p.returncode == 0 and p.stdout.splitlines()[0] == f"docker volume rm -f {vol_a}"
+           and p.stdout.splitlines()[1] == f"rm -rf {home}/.cache/ward-pi/{vol_a}", p.stdout + p.stderr)
     run(proj_a, "--reset", "--engine", "docker")
     recorded = open(log).read().split("\n") if os.path.exists(log) else []
     report("ward-pi --reset runs the engine's volume rm", recorded[:4] == ["volume", "rm", "-f", vol_a], recorded)
 
-    # a linked worktree: the main repository's git metadata too
-    g = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
-    subprocess.run(g + ["init", "-q", proj_a], check=True)
-    subprocess.run(g + ["-C", proj_a, "commit", "-q", "--allow-empty", "-m", "one"], check=True)
-    wt = os.path.join(work, "src", "alpha-wt")
-    subprocess.run(g + ["-C", proj_a, "worktree", "add", "-q", wt], check=True, capture_output=True)
-    rc, w = dry(wt, "--engine", "docker")
-    gitdir = os.path.join(proj_a, ".git")
-    report("ward-pi in a linked worktree: the main repository's .git mounted at its own path and named to ward "
-           "(WARD_GIT_COMMON_DIR, which the image's ward.conf lets the agent write), for commits",
-           rc == 0 and f"{gitdir}:{gitdir}" in w and f"{wt}:{wt}" in w
-           and f"WARD_GIT_COMMON_DIR={gitdir}" in w, " ".join(w) if rc == 0 else w)
-    report("ward-pi in a git repository: its hooks and config read-only (what the host's git would run)",
-           rc == 0 and f"{gitdir}/hooks:{gitdir}/hooks:ro" in w and f"{gitdir}/config:{gitdir}/config:ro" in w,
-           " ".join(w) if rc == 0 else w)
-    rc, w = dry(proj_a, "--engine", "docker")
-    report("ward-pi in a repository's main tree: nothing more than the project", rc == 0 and
-           not any(x.startswith(gitdir + ":") or x.startswith("WARD_GIT_COMMON_DIR") for x in w)
-           and f"{gitdir}/hooks:{gitdir}/hooks:ro" in w,
-           " ".join(w) if rc == 0 else w)
-
-    # the host's Pi resources: copied without what may hold a key
+    git_cases(wp, work, run, dry, home)
+    # the host's Pi resources: an allow list, and no secret inside it
     agent = os.path.join(home, ".pi", "agent")
     for rel, text in (("settings.json", "{}"), ("AGENTS.md", "be kind"), ("skills/s/SKILL.md", "skill"),
                       ("auth.json", KEY), ("models.json", KEY), ("mcp.json", KEY), ("sessions/x.jsonl", KEY),
-                      ("id.key", KEY), ("extensions/e.mjs", "export default () => {}")):
+                      ("id.key", KEY), ("extensions/e.mjs", "export default () => {}"),
+                      # what a review found copied in by the old deny list
+                      ("mcp-auth.json", KEY), ("mcp-oauth/srv/tokens.json", KEY), ("extensions/e/.env.local", KEY),
+                      ("skills/s/credentials.json", KEY), (".npmrc", KEY), ("id_ed25519", KEY),
+                      ("auth.json.bak", KEY), ("extensions/e/.git/config", KEY), ("prompts/p.md", "prompt"),
+                      ("bin/rg", KEY), ("trust.json", KEY)):
         os.makedirs(os.path.dirname(os.path.join(agent, rel)), exist_ok=True)
         with open(os.path.join(agent, rel), "w") as f:
             f.write(text)
@@ -249,13 +254,24 @@ fi
     p = run(proj_b, "--engine", "docker", "--no-mcp", "--rpc")
     recorded = open(log).read().split("\n")
     src = next((x.split(":")[0] for x in recorded if x.endswith(":/usr/local/share/ward-pi/host-agent:ro")), "")
-    got = sorted(os.path.relpath(os.path.join(d, f), src) for d, _, fs in os.walk(src) for f in fs) if src else []
-    leaked = [r for r in got if KEY in open(os.path.join(src, r)).read()]
-    report("ward-pi: the host's ~/.pi/agent reaches the container as a read-only copy without auth.json, "
-           "models.json, mcp.json, sessions or key files; readable by the agent's uid",
-           p.returncode == 0 and got == ["AGENTS.md", "extensions/e.mjs", "settings.json", "skills/s/SKILL.md"]
-           and not leaked and bool(os.stat(os.path.join(src, "settings.json")).st_mode & 0o004),
-           f"rc {p.returncode} {p.stderr.strip()} copy {got}")
+    seen = os.path.join(work, "seen-agent")
+    got = sorted(os.path.relpath(os.path.join(d, f), seen) for d, _, fs in os.walk(seen) for f in fs)
+    leaked = [r for r in got if KEY in open(os.path.join(seen, r)).read()]
+    report("ward-pi: the host's ~/.pi/agent reaches the container as a copy by an allow list (instructions, "
+           "settings, skills, prompts, themes, extensions) without any file whose name says secret: not "
+           "auth.json, mcp-auth.json, mcp-oauth/, .env.local, credentials.json, .npmrc, id_ed25519, backups",
+           p.returncode == 0 and got == ["AGENTS.md", "extensions/e.mjs", "prompts/p.md", "settings.json",
+                                         "skills/s/SKILL.md"] and not leaked, f"rc {p.returncode} {p.stderr.strip()} copy {got}")
+    cache = os.path.join(home, ".cache", "ward-pi")
+    report("ward-pi: the copy lives in a directory only the person may enter (0700), readable by the agent's "
+           "uid inside it, and is deleted when the session ends",
+           os.path.isdir(cache) and (os.stat(cache).st_mode & 0o777) == 0o700 and src.startswith(cache + "/")
+           and bool(os.stat(os.path.join(seen, "settings.json")).st_mode & 0o004) and not os.path.exists(src),
+           f"{oct(os.stat(cache).st_mode & 0o777) if os.path.isdir(cache) else 'no cache'}; {src}")
+    state_b = os.path.dirname(src)
+    p = run(proj_b, "--reset", "--engine", "docker")
+    report("ward-pi --reset deletes ward-pi's files for the project (the agent's git, the lock, the copies)",
+           p.returncode == 0 and os.path.isdir(cache) and not os.path.exists(state_b), p.stderr + state_b)
     report("ward-pi: the words reach the engine as built (run, not printed)",
            recorded[:4] == ["run", "--rm", "-i", "-v"] and recorded[-3:-1] == ["--mode", "rpc"], recorded[:6])
     with open(os.path.join(agent, "mcp.json"), "w") as f:
@@ -274,6 +290,7 @@ fi
         report(f"ward-pi {' '.join(bad)}: one line, exit 2", p.returncode == 2 and p.stderr.count("\n") == 1,
                p.stderr)
     packages_cases(wp, work, run, dry, calls, built)
+    run_cases(wp, work, run, dry, log)
     sock = os.path.join(work, "own-model.sock")
     import socket
     lsock = socket.socket(socket.AF_UNIX)
@@ -301,6 +318,87 @@ fi
     report("ward-pi --help names every option", p.returncode == 0 and all(
         o in p.stdout for o in ("--print", "--rpc", "--engine", "--image", "--mcp", "--no-mcp", "--reset", "--allow",
                                 "--dry-run", "--model-socket", ".pi-packages", "WARD_PROVIDER", "WARD_MODEL")), p.stdout[:200])
+
+
+def run_cases(wp, work, run, dry, log):
+    """ward-pi run: a command as the agent, in a Pi session's sandbox."""
+    proj = os.path.join(work, "src", "runner")
+    os.makedirs(proj)
+    rc, w = dry(proj, "--engine", "docker", "run", "--", "npm", "test", "--", "it's")
+    rc2, w2 = dry(proj, "--engine", "docker", "--rpc")
+    tail = w2[w2.index("ward-pi:latest") + 1:] if rc2 == 0 else []
+    report("ward-pi run -- COMMAND: the command's words, as given, in place of Pi's launcher, with exactly the "
+           "session's mounts, volume and network", rc == 0 and w[w.index("ward-pi:latest"):] ==
+           ["ward-pi:latest", "--", "npm", "test", "--", "it's"]
+           and w[:w.index("ward-pi:latest")] == w2[:w2.index("ward-pi:latest")] and tail[:1] == ["--"],
+           " ".join(w) if rc == 0 else w)
+    rc, w = dry(proj, "run", "--engine", "podman", "make")
+    report("ward-pi run COMMAND (no --, options before it): the same", rc == 0 and w[0] == "podman"
+           and w[-3:] == ["ward-pi:latest", "--", "make"][-3:], " ".join(w) if rc == 0 else w)
+    p = run(proj, "--engine", "docker", "run", "--", "false", extra={"STANDIN_RC": "7"})
+    report("ward-pi run: the command's exit status is ward-pi's (7), after the session's end ran",
+           p.returncode == 7 and os.path.exists(log + ".epilogue")
+           and "ward-pi-epilogue.mjs" in open(log + ".epilogue").read(), p.stderr)
+    for bad in (["run"], ["run", "-p", "x"], ["--rpc", "run", "x"]):
+        p = run(proj, "--engine", "docker", *bad)
+        report(f"ward-pi {' '.join(bad)}: one line, exit 2", p.returncode == 2 and p.stderr.count("\n") == 1,
+               p.stderr)
+
+
+def git_cases(wp, work, run, dry, home):
+    """The agent's git: a copy of the repository's state, never the
+    repository; what ward-pi refuses to take a repository from."""
+    g = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
+    proj = os.path.join(work, "src", "repo")
+    subprocess.run(g + ["init", "-q", proj], check=True)
+    subprocess.run(g + ["-C", proj, "commit", "-q", "--allow-empty", "-m", "one"], check=True)
+    gitdir = os.path.join(proj, ".git")
+    rc, w = dry(proj, "--engine", "docker")
+    state = next((x.split(":")[0] for x in w if x.endswith(f":{gitdir}")), "") if rc == 0 else ""
+    report("ward-pi in a repository: the agent's own git directory (ward-pi's copy) mounted over .git, the "
+           "repository's objects read-only beside it, nothing of the repository writable",
+           rc == 0 and state == f"{home}/.cache/ward-pi/{os.path.basename(os.path.dirname(state))}/git"
+           and f"{gitdir}/objects:/usr/local/share/ward-pi/objects:ro" in w
+           and [x for x in w if gitdir in x] == [f"{state}:{gitdir}", f"{gitdir}/objects:/usr/local/share/ward-pi/objects:ro"]
+           and not any("WARD_GIT" in x for x in w),
+           " ".join(w) if rc == 0 else w)
+    wt = os.path.join(work, "src", "repo-wt")
+    subprocess.run(g + ["-C", proj, "worktree", "add", "-q", wt], check=True, capture_output=True)
+    rc, w = dry(wt, "--engine", "docker")
+    report("ward-pi in a linked worktree whose both ends agree: the copy at /var/lib/ward-pi/git, a gitfile naming "
+           "it over .git (read-only), WARD_GIT_DIR for Landlock; the main repository's .git not mounted",
+           rc == 0 and any(x.endswith(":/var/lib/ward-pi/git") for x in w)
+           and any(x.endswith(f"/gitfile:{wt}/.git:ro") for x in w) and "WARD_GIT_DIR=/var/lib/ward-pi/git" in w
+           and f"{gitdir}/objects:/usr/local/share/ward-pi/objects:ro" in w
+           and not any(x.startswith(gitdir + ":") for x in w), " ".join(w) if rc == 0 else w)
+    sub = os.path.join(proj, "sub")
+    os.makedirs(sub)
+    rc, w = dry(sub, "--engine", "docker")
+    report("ward-pi in a subdirectory of a repository: no git of the parent's mounted at all",
+           rc == 0 and not any(gitdir in x or "ward-pi/objects" in x for x in w), " ".join(w) if rc == 0 else w)
+    # what an agent could have left for the next start: each refused in one line
+    other = os.path.join(work, "src", "other")
+    subprocess.run(g + ["init", "-q", other], check=True)
+    bad = os.path.join(work, "src", "bad")
+    os.makedirs(bad)
+    for what, make in (
+            ("a gitfile naming another repository", lambda d: open(d, "w").write(f"gitdir: {other}/.git\n")),
+            ("a gitfile naming another repository's worktree entry that does not name it back",
+             lambda d: open(d, "w").write(f"gitdir: {gitdir}/worktrees/repo-wt\n")),
+            ("a symbolic link", lambda d: os.symlink(f"{other}/.git", d)),
+            ("a directory with a commondir", lambda d: (os.makedirs(d), open(d + "/commondir", "w").write(other)))):
+        d = os.path.join(bad, ".git")
+        shutil.rmtree(d, ignore_errors=True) if os.path.isdir(d) and not os.path.islink(d) else None
+        os.unlink(d) if os.path.lexists(d) and not os.path.isdir(d) or os.path.islink(d) else None
+        make(d)
+        p = run(bad, "--dry-run", "--engine", "docker")
+        report(f"ward-pi: a project whose .git is {what}: refused in one line, exit 2, nothing mounted",
+               p.returncode == 2 and p.stderr.count("\n") == 1 and not p.stdout, p.stderr)
+    nl = os.path.join(work, "src", "repo\n")
+    os.makedirs(nl)
+    p = run(nl, "--dry-run", "--engine", "docker")
+    report("ward-pi: a project path ending in a newline is refused (not taken for its sibling)",
+           p.returncode == 2 and "newline" in p.stderr and p.stderr.count("\n") == 1, p.stderr)
 
 
 def packages_cases(wp, work, run, dry, calls, built):
@@ -343,7 +441,8 @@ def packages_cases(wp, work, run, dry, calls, built):
     rc, out = at_pty("n")
     report("ward-pi with .pi-packages at a terminal, answered no: the list shown, nothing built, Pi not started, "
            "exit 2", rc == 2 and "jq ripgrep" in out and "not approved" in out and
-           not [c for c in calls_now()[n0:] if c.startswith(("build", "run"))], out[-300:])
+           not [c for c in calls_now()[n0:] if c.startswith("build") or (c.startswith("run") and "--entrypoint" not in c)],
+           out[-300:])
     n0 = len(calls_now())
     rc, out = at_pty("y")
     new = calls_now()[n0:]
@@ -370,6 +469,36 @@ def packages_cases(wp, work, run, dry, calls, built):
         p = run(proj, "--dry-run", "--engine", "docker")
         report(f"ward-pi: .pi-packages with {why}: refused in one line, exit 2",
                p.returncode == 2 and p.stderr.count("\n") == 1 and "not a Debian package name" in p.stderr, p.stderr)
+    # what the agent writes is never printed: a refusal names the line
+    with open(pf, "w") as f:
+        f.write("jq\n\x1b]0;owned\x07\x1b]52;c;ZWNobyBoaQ==\x07\x1b[2K\rward-pi: all good\n")
+    p = run(proj, "--dry-run", "--engine", "docker")
+    report("ward-pi: .pi-packages with terminal escapes (a title, an OSC 52 clipboard write, a forged line): refused "
+           "in one line naming the line, and no byte of it printed", p.returncode == 2 and p.stderr.count("\n") == 1
+           and "line 2" in p.stderr and "\x1b" not in p.stderr and "\x07" not in p.stderr and "\r" not in p.stderr
+           and "owned" not in p.stderr, repr(p.stderr))
+    for text, why in (("git-\n", "git- (apt would remove git)"),):
+        with open(pf, "w") as f:
+            f.write(text)
+        p = run(proj, "--dry-run", "--engine", "docker")
+        report(f"ward-pi: .pi-packages with {why}: refused in one line, exit 2",
+               p.returncode == 2 and p.stderr.count("\n") == 1 and "not a Debian package name" in p.stderr, p.stderr)
+    for name in ("python3.1", "procps+"):
+        with open(pf, "w") as f:
+            f.write(f"jq {name}\n")
+        n0 = len(calls_now())
+        rc, out = at_pty("y")
+        new = calls_now()[n0:]
+        report(f"ward-pi: .pi-packages with {name} (apt would take it as a pattern or an action): refused at the "
+               "terminal before any question, nothing built, Pi not started",
+               rc == 2 and "not the exact name" in out and name in out and "[y/N]" not in out
+               and not [c for c in new if c.startswith("build") or (c.startswith("run") and "--entrypoint" not in c)],
+               f"rc {rc}; {out[-300:]!r}; {new}")
+    with open(pf, "w") as f:
+        f.write("ripgrep\n")
+    rc, out = at_pty("n")
+    report("ward-pi: the question shows what apt would install (apt-get -s in the base image) before the answer",
+           rc == 2 and "apt would install (1)" in out and "ripgrep" in out, out[-400:])
     os.unlink(pf)
     os.symlink("/etc/hostname", pf)
     p = run(proj, "--dry-run", "--engine", "docker")
