@@ -116,6 +116,7 @@ git_make_copy() {
 	# what the import compares with: the person's HEAD and index as the
 	# session found them, and the paths that were submodules then
 	hgit symbolic-ref -q HEAD > "$state/start.head" || hgit rev-parse --verify -q HEAD > "$state/start.head" || :
+	hgit rev-parse --verify -q HEAD > "$state/start.commit" || echo none > "$state/start.commit"
 	git_index_sum > "$state/start.index"
 	hgit ls-files -s | awk -F '\t' '$1 ~ /^160000 / { print $2 }' | LC_ALL=C sort > "$state/start.gitlinks"
 	# a linked worktree's .git, in the container: a gitfile naming the copy
@@ -187,8 +188,22 @@ git_import() {
 		fi
 	done
 	set +f
-	git_import_head_index "$others"
+	git_import_head_index "$others" || git_index_follow_head
 	hgit for-each-ref --format='delete %(refname)' refs/ward-pi/incoming | hgit update-ref --stdin
+}
+
+# When the agent's index is not taken, but ward-pi moved the person's HEAD
+# (a fast-forward of its branch, or HEAD itself) and the person's index is
+# as the session found it: the index follows HEAD, the agent's changes stay
+# in the work tree, unstaged (an index left at the old HEAD would stage the
+# agent's commits in reverse, for the person's next commit to undo).
+git_index_follow_head() {
+	[ "$(hgit rev-parse --verify -q HEAD || echo none)" != "$(cat "$state/start.commit")" ] || return 0
+	[ "$(git_index_sum)" = "$(cat "$state/start.index")" ] || return 0
+	if hgit read-tree --reset HEAD; then
+		hgit update-index -q --refresh > /dev/null || :
+		say "index: follows HEAD; the agent's uncommitted changes are in the work tree, unstaged"
+	fi
 }
 
 # HEAD and the index, from the index commit's message and tree: only when
@@ -229,11 +244,11 @@ git_import_head_index() {
 		esac
 		say "HEAD: now $target, as the agent left it"
 	fi
-	case "$msg" in *"INDEX tree"*) ;; *) say "index: the agent's had unmerged entries; yours stays"; return 0 ;; esac
+	case "$msg" in *"INDEX tree"*) ;; *) say "index: the agent's had unmerged entries; not taken"; return 1 ;; esac
 	hc=$(printf '%s\n' "$msg" | sed -n 's/^HEADCOMMIT //p' | head -n 1)
 	if [ "$hc" != "$(hgit rev-parse -q --verify HEAD || echo none)" ]; then
-		say "index: the agent's belongs to a HEAD yours is not at ($(short "$hc")); yours stays"
-		return 0
+		say "index: the agent's belongs to a HEAD yours is not at ($(short "$hc")); not taken"
+		return 1
 	fi
 	tree=$(hgit rev-parse "$ic^{tree}")
 	[ "$tree" != "$(hgit write-tree 2>/dev/null)" ] || return 0
@@ -244,14 +259,14 @@ git_import_head_index() {
 	git_gitlinks "$tree" > "$state/end.gitlinks"
 	new=$(LC_ALL=C comm -13 "$state/start.gitlinks" "$state/end.gitlinks" | head -n 3 | tr '\n' ' ')
 	if [ -n "$new" ]; then
-		say "index: the agent staged a new submodule ($new): not taken, yours stays"
-		return 0
+		say "index: the agent staged a new submodule ($new): not taken"
+		return 1
 	fi
 	# (--reset: the person's index is older than the work tree the agent
 	# left; stat data is kept where an entry matches)
 	if ! hgit read-tree --reset "$tree"; then
-		say "index: git would not read the agent's ($(short "$tree")); yours stays"
-		return 0
+		say "index: git would not read the agent's ($(short "$tree")); not taken"
+		return 1
 	fi
 	hgit update-index -q --refresh > /dev/null || :
 	say "index: as the agent left it (staged work included)"

@@ -17,6 +17,8 @@ import os
 import subprocess
 import time
 
+import wardpi_trust
+
 from results import report
 from ptyrun import at_pty
 import pitui
@@ -34,11 +36,17 @@ PROBE = ('echo sandbox-$((6*7)) uid-$(id -u) nnp-$(awk \'/^NoNewPrivs/{print $2}
          '-seccomp-$(awk \'/^Seccomp:/{print $2}\' /proc/self/status)')
 
 
-def tui(label, t, wp_cmd, proj, done, continue_too=True):
+def tui(label, t, wp_cmd, proj, done, continue_too=True, ps=None):
     """Pi's TUI by ward-pi in a tmux pane (t); wp_cmd: the shell words that
-    run ward-pi (cd PROJECT && ward-pi ...)."""
+    run ward-pi (cd PROJECT && ward-pi ...); ps: the engine's `ps` words,
+    to tell Pi's session (its labelled container) from ward-pi's end."""
     name = f"ward-pi TUI under {label}"
-    screens, status = pitui.session(t, wp_cmd, done, tool=PROBE)
+
+    def alive():
+        r = subprocess.run(list(ps) + ["ps", "-q", "--filter", "label=org.ward.pi.project"], capture_output=True,
+                           text=True)
+        return bool(r.stdout.strip())
+    screens, status = pitui.session(t, wp_cmd, done, tool=PROBE, alive=alive if ps else None)
     pitui.checks(check, name, screens, status, tool_expect="sandbox-42 uid-1000 nnp-1-seccomp-2",
                  tool_what=": uid 1000, NoNewPrivs 1, seccomp filter mode 2")
     if not continue_too:
@@ -50,7 +58,7 @@ def tui(label, t, wp_cmd, proj, done, continue_too=True):
         os.unlink(done) if os.path.exists(done) else None
         t.start(f"{wp_cmd} -- --continue; echo $? > {done}; exec sh", 120, 30)
         screens["start"] = t.wait_for(lambda s: "fake-model" in s and "Hello from fake-model." in s, 90)
-        status = end_pi(t, done)
+        status = end_pi(t, done, alive=alive if ps else None)
     finally:
         t.kill()
     check(f"{name}: a second run (-- --continue) resumes: the first run's conversation is on the screen",
@@ -79,7 +87,8 @@ def docker(a, d, env, run, Session, workspace):
     proj = workspace(d, "wp-tui")
     done = os.path.join(d, "wp-tui.status")
     tui("docker", Tmux(f"wpdocker{os.getpid()}", env=wenv),
-        f"cd {proj} && {wp} --engine docker --model-socket {sock}", proj, done)
+        f"cd {proj} && {wp} --engine docker --model-socket {sock}", proj, done,
+        ps=["env", f"DOCKER_HOST={env['DOCKER_HOST']}", "docker"])
 
     # an RPC session in a linked worktree: a commit the main repository has
     main = workspace(d, "wp-repo")
@@ -109,9 +118,11 @@ def docker(a, d, env, run, Session, workspace):
           and rc == 0, f"status {rc}; answer {text[:160]!r}; host log {log.split()}; {s.tail()}")
     check("ward-pi: a project's container does not see another project (its path is not there)",
           "other-project-absent-0" in text, text[:200])
-    check("ward-pi: the repository's hooks and config are read-only to the agent (nothing planted for the host's "
-          "git to run)", "hook-refused-0" in text and "config-refused-0" in text
-          and not os.path.exists(os.path.join(main, ".git", "hooks", "post-commit")), text[:300])
+    hostcfg = subprocess.run(g + ["-C", main, "config", "--list", "--local"], capture_output=True, text=True).stdout
+    check("ward-pi: the repository's hooks and config are out of the agent's reach (its git is ward-pi's copy: "
+          "what it sets there never reaches the host's repository)", "hook-refused-0" in text
+          and "hookspath" not in hostcfg.lower()
+          and not os.path.exists(os.path.join(main, ".git", "hooks", "post-commit")), text[:300] + hostcfg)
     check("ward-pi: ward's /run/ward (the evidence, the model socket mounted in) is closed to the agent",
           "run-ward-private-0" in text, text[:300])
 
@@ -178,6 +189,15 @@ def docker(a, d, env, run, Session, workspace):
     check("ward-pi --reset deletes the project's volume", r.returncode == 0 and owned[proj] not in volumes(),
           r.stdout + r.stderr)
 
+    # the host never trusts what the agent wrote: as a person (not root)
+    person, at_pty_person, cleanup = wardpi_trust.docker_person(env, d)
+    try:
+        wardpi_trust.host_trust("ward-pi under docker as a person", "docker", person, wp, d, True,
+                                ["--engine", "docker"])
+        wardpi_trust.packages_trust("ward-pi under docker as a person", "docker", person, wp, d, at_pty_person)
+    finally:
+        cleanup()
+
 
 def podman_rootless(a, d, user, uid, run_prefix, penv, workspace_uid):
     """ward-pi run by the unprivileged user, whose podman it picks by itself:
@@ -201,7 +221,19 @@ def podman_rootless(a, d, user, uid, run_prefix, penv, workspace_uid):
         os.chown(state, uid, uid)
         env = [f"{k}={v}" for k, v in penv.items()] + ["TERM=xterm-256color"]
         t = Tmux(f"wprootless{os.getpid()}", prefix=list(run_prefix) + env)
-        tui("rootless podman", t, f"cd {proj} && {wp} --model-socket {sock}", proj, os.path.join(state, "status"))
+        tui("rootless podman", t, f"cd {proj} && {wp} --model-socket {sock}", proj, os.path.join(state, "status"),
+            ps=list(run_prefix) + env + ["podman"])
+
+        # the host never trusts what the agent wrote: the same person,
+        # podman picked by ward-pi itself
+        home = os.path.join(d, "trust-podman", "home")
+        pe = [f"{k}={v}" for k, v in dict(penv, HOME=home).items()]
+
+        def person(argv, cwd, stdin=None):
+            return subprocess.run(list(run_prefix) + pe + ["sh", "-c", 'cd "$1" && shift && exec "$@"', "sh", cwd]
+                                  + list(argv), capture_output=True, text=True, timeout=600,
+                                  stdin=subprocess.DEVNULL)
+        wardpi_trust.host_trust("ward-pi under rootless podman", "podman", person, wp, d, False)
     finally:
         srv.kill()
         srv.wait()

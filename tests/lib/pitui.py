@@ -13,9 +13,9 @@ import os
 from tmux import end_pi, widest
 
 
-def session(t, command, done, tool=None, wait=60):
+def session(t, command, done, tool=None, wait=60, alive=None):
     """Runs command in t's pane; returns (screens by step, the status its
-    shell wrote to done)."""
+    shell wrote to done). alive: see tmux.end_pi."""
     screens, status = {}, None
     if os.path.exists(done):
         os.unlink(done)
@@ -35,7 +35,7 @@ def session(t, command, done, tool=None, wait=60):
         screens["draft"] = t.wait_for(lambda s: "draft-never-sent" in s, 10)
         t.keys("C-c")
         screens["cleared"] = t.wait_for(lambda s: "draft-never-sent" not in s and "fake-model" in s, 10)
-        status = end_pi(t, done)
+        status = end_pi(t, done, alive=alive)
         t.keys("echo shell-$((40+2))", "Enter")
         screens["after"] = t.wait_for(lambda s: "shell-42" in s, 10)
     finally:

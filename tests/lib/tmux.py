@@ -61,18 +61,21 @@ def widest(screen):
     return max((len(line.rstrip()) for line in screen.splitlines()), default=0)
 
 
-def end_pi(t, done, seconds=20):
+def end_pi(t, done, seconds=20, alive=None):
     """Ctrl-D on Pi's empty editor ends it; once more only if it did not (a
-    second one would reach the shell after it and end that). Returns the
-    status the pane's shell wrote to `done`, or None."""
+    second one would reach the shell after it and end that). alive(): whether
+    Pi still runs (ward-pi's session container), when its end is not the
+    end of the pane's command (ward-pi checks what the agent left after).
+    Returns the status the pane's shell wrote to `done`, or None."""
     import os
-    end = time.monotonic() + seconds
+    end = time.monotonic() + seconds + (60 if alive else 0)
     t.keys("C-d")
     again = False
     while not os.path.exists(done) and time.monotonic() < end:
         time.sleep(0.2)
-        if not again and time.monotonic() > end - seconds * 0.75:
-            t.keys("C-d")
+        if not again and time.monotonic() > end - seconds * 0.75 - (60 if alive else 0):
+            if alive is None or alive():
+                t.keys("C-d")
             again = True
     time.sleep(0.2)
     return open(done).read().strip() if os.path.exists(done) else None
