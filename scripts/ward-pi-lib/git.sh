@@ -121,6 +121,12 @@ git_make_copy() {
 	hgit ls-files -s | awk -F '\t' '$1 ~ /^160000 / { print $2 }' | LC_ALL=C sort > "$state/start.gitlinks"
 	# a linked worktree's .git, in the container: a gitfile naming the copy
 	echo "gitdir: /var/lib/ward-pi/git" > "$state/gitfile"
+	# the agent (uid 1000 inside) reads and writes the copy: it is the
+	# person's when their uid is the agent's (rootless podman maps it so),
+	# the agent's uid's when ward-pi runs as root (a rootful engine); no
+	# other user of the host enters ward-pi's 0700 directory above it
+	chmod -R a+rX "$sd" "$state/gitfile"
+	if [ "$(id -u)" -eq 0 ]; then chown -R 1000:1000 "$sd" "$state/gitfile"; fi
 }
 
 # the engine's words for the agent's git (a dry run names the same paths)

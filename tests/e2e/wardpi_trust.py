@@ -162,6 +162,12 @@ def host_trust(label, slug, person, wp, d, full, engine=()):
     if not full:
         return
 
+    # 8: no set-user-ID or set-group-ID file in the image
+    r = ward_pi(repo, "run", "--", "sh", "-c", "find / -xdev -type f -perm /6000 2>/dev/null | head -n 5; "
+                "echo found-$((0+0))")
+    check(f"{label}: the image holds no set-user-ID or set-group-ID file (su, passwd, chsh... were there)",
+          r.stdout.strip() == "found-0", r.stdout[-300:])
+
     # 4: a subdirectory of a repository: nothing of the parent's git
     app = os.path.join(base, "mono", "app")
     r = ward_pi(app, "run", "--", "sh", "-c", "git log --all -p 2>/dev/null | grep -c sk_live || echo no-history-$((0)); "
