@@ -282,11 +282,11 @@ FUZZ_SRCS    := init/config/reader.c init/config/free.c init/config/keys.c init/
                 common/parse.c common/users.c common/header.c common/source.c common/addr.c common/envref.c \
                 seccomp/sysfilter.c landlock/landlock.c mcp-bridge/http.c mcp-bridge/upstream.c \
                 mcp-bridge/mcpjson.c mcp-bridge/tls.c mcp-bridge/resolve.c mcp-bridge/allow.c mcp-bridge/hello.c \
-                mcp-bridge/proxyreq.c egress/blocked.c
+                mcp-bridge/proxyreq.c mcp-bridge/pathcheck.c egress/blocked.c
 FUZZERS      := $(B)/fuzz/fuzz_config $(B)/fuzz/fuzz_values $(B)/fuzz/fuzz_users $(B)/fuzz/fuzz_http \
                 $(B)/fuzz/fuzz_mcp $(B)/fuzz/fuzz_audit $(B)/fuzz/fuzz_addr $(B)/fuzz/fuzz_diag \
                 $(B)/fuzz/fuzz_upstream $(B)/fuzz/fuzz_dns $(B)/fuzz/fuzz_allow $(B)/fuzz/fuzz_proxyreq \
-                $(B)/fuzz/fuzz_hello
+                $(B)/fuzz/fuzz_hello $(B)/fuzz/fuzz_path
 FUZZ_SECONDS ?= 60
 
 $(B)/fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS) $(HEADERS)

@@ -87,6 +87,13 @@ int guard_answer(int listener, const struct seccomp_notif *req, uint32_t port_ra
 
 	if (req->data.nr != __NR_socket || (domain != AF_INET && domain != AF_INET6))
 		return answer_error(listener, req->id, EACCES); /* not ours: the filter sends no other */
+	/* TCP only. A datagram socket is routed per message, not by its
+	 * device: IP_PKTINFO or IPV6_PKTINFO naming another interface, a
+	 * link-local scope id or a multicast group joined on one sends past
+	 * SO_BINDTODEVICE (UDP, ping's ICMP, IGMP and MLD reports, all seen
+	 * arriving outside). EACCES, as deny = udp answers. */
+	if ((type & 0xf) != SOCK_STREAM || (protocol != 0 && protocol != IPPROTO_TCP))
+		return answer_error(listener, req->id, EACCES);
 	s = make_socket(domain, type, protocol, port_range);
 	if (s < 0)
 		return answer_error(listener, req->id, -s);
@@ -105,14 +112,19 @@ int guard_answer(int listener, const struct seccomp_notif *req, uint32_t port_ra
 }
 
 /* One waiting notification. A failure to receive (the caller died in
- * between) is no failure of the guard's. */
-static void serve_one(int listener, uint32_t port_range)
+ * between) is no failure of the guard's. newest: the listener PID 1
+ * holds, whose last id is noted for it (guard.h) before the answer. */
+static void serve_one(int listener, uint32_t port_range, struct guard_shared *shared, int newest)
 {
 	struct seccomp_notif req;
 
 	memset(&req, 0, sizeof req); /* RECV wants it zeroed */
 	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) != 0)
 		return;
+	if (shared && newest) {
+		shared->last_id = req.id;
+		__atomic_store_n(&shared->have, 1, __ATOMIC_RELEASE);
+	}
 	(void)guard_answer(listener, &req, port_range);
 }
 
@@ -132,7 +144,7 @@ static int take_listener(int ctl)
 	return r == 1 ? fd : -2;
 }
 
-static void serve(int ctl, uint32_t port_range, struct blocked *b)
+static void serve(int ctl, uint32_t port_range, struct blocked *b, struct guard_shared *shared)
 {
 	struct pollfd p[GUARD_MAX_LISTENERS + 1];
 	int n = 0, i;
@@ -151,7 +163,7 @@ static void serve(int ctl, uint32_t port_range, struct blocked *b)
 			continue;
 		for (i = 1; i <= n; i++) {
 			if (p[i].revents & POLLIN) {
-				serve_one(p[i].fd, port_range);
+				serve_one(p[i].fd, port_range, shared, i == n);
 				blocked_poke(b, now_ms());
 			} else if (p[i].revents & (POLLHUP | POLLERR | POLLNVAL)) {
 				/* every process of that agent is gone */
@@ -210,6 +222,6 @@ void guard_main(const struct guard_start *s, int rfd, pid_t parent)
 	close(rfd);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL); /* TERM ends it */
-	serve(s->ctl, s->port_range, &blocked);
+	serve(s->ctl, s->port_range, &blocked, s->shared);
 	_exit(1);
 }

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "mcp-bridge/http.h"
+#include "mcp-bridge/pathcheck.h"
 
 #include <ctype.h>
 #include <jansson.h>
@@ -69,75 +70,6 @@ static int span_eq(const struct span *s, const char *z)
 	return s->n == strlen(z) && memcmp(s->p, z, s->n) == 0;
 }
 
-/* the two characters after a '%' that encode '.', '/', '\\' or NUL */
-static int separator_code(char a, char b)
-{
-	b = (char)tolower((unsigned char)b);
-	return (a == '2' && (b == 'e' || b == 'f')) || (a == '5' && b == 'c') || (a == '0' && b == '0');
-}
-
-/* The hex byte at p ("%c0"), or -1. */
-static int pct_byte(const char *p, size_t n)
-{
-	static const char hex[] = "0123456789abcdef";
-	const char *a, *b;
-
-	if (n < 3 || p[0] != '%' || !isxdigit((unsigned char)p[1]) || !isxdigit((unsigned char)p[2]))
-		return -1;
-	a = strchr(hex, tolower((unsigned char)p[1]));
-	b = strchr(hex, tolower((unsigned char)p[2]));
-	return (int)((a - hex) * 16 + (b - hex));
-}
-
-/* An overlong UTF-8 start, percent-encoded: %c0 and %c1 always (a two-byte
- * '/' or '.'), %e0 followed by %80-%9f, %f0 followed by %80-%8f. A server
- * with a lax decoder reads them as the ASCII they spell. */
-static int overlong_utf8(const char *p, size_t n)
-{
-	int b = pct_byte(p, n), c;
-
-	if (b == 0xc0 || b == 0xc1)
-		return 1;
-	if (b != 0xe0 && b != 0xf0)
-		return 0;
-	c = pct_byte(p + 3, n - 3);
-	return c >= 0x80 && c <= (b == 0xe0 ? 0x9f : 0x8f);
-}
-
-/* Dot segments (also with parameters: "..;x", which servers that strip
- * ";params" before normalising take as ".."), encoded dots, slashes,
- * backslashes and NULs, and the same encoded twice ("%252e"): anything a
- * server behind us might normalise into another path. */
-static int path_suspicious(const char *p, size_t n)
-{
-	size_t i, seg = 0, name = (size_t)-1; /* name: where the segment's ";params" begin */
-
-	for (i = 0; i <= n; i++) {
-		if (i == n || p[i] == '/' || p[i] == '?') {
-			size_t len = (name != (size_t)-1 ? name : i) - seg;
-			if ((len == 1 && p[seg] == '.') || (len == 2 && p[seg] == '.' && p[seg + 1] == '.'))
-				return 1;
-			if (i == n || p[i] == '?')
-				break;
-			seg = i + 1;
-			name = (size_t)-1;
-			continue;
-		}
-		if (p[i] == ';' && name == (size_t)-1)
-			name = i;
-		if (p[i] == '\\')
-			return 1;
-		if (p[i] == '%' && i + 2 < n && separator_code(p[i + 1], p[i + 2]))
-			return 1;
-		if (p[i] == '%' && i + 4 < n && p[i + 1] == '2' && p[i + 2] == '5' && isxdigit((unsigned char)p[i + 3]) &&
-		    isxdigit((unsigned char)p[i + 4]))
-			return 1; /* "%25" is '%': "%252e" is "%2e" to a server that decodes twice */
-		if (p[i] == '%' && overlong_utf8(p + i, n - i))
-			return 1;
-	}
-	return 0;
-}
-
 int http_target_ok(const char *t)
 {
 	size_t i, n = strlen(t);
@@ -147,7 +79,7 @@ int http_target_ok(const char *t)
 	for (i = 0; i < n; i++)
 		if ((unsigned char)t[i] <= ' ' || t[i] == 0x7f || t[i] == '#')
 			return 0;
-	return !path_suspicious(t, n);
+	return !path_refusal(t, n);
 }
 
 static int route_matches(const struct http_route *r, const struct span *t)
@@ -245,8 +177,11 @@ static int on_headers_complete(http_parser *p)
 		if (ch <= ' ' || ch >= 0x7f)
 			return refuse(q, 400, "control, blank or non-ASCII byte in the target");
 	}
-	if (path_suspicious(q->target.p, q->target.n))
-		return refuse(q, 400, "dot segments or encoded separators in the path");
+	{
+		const char *why = path_refusal(q->target.p, q->target.n);
+		if (why)
+			return refuse(q, 400, why);
+	}
 	if (!route_matches(r, &q->target))
 		return refuse(q, 404, "no route for this path");
 	/* the mask has 32 bits: methods past them (UNLINK, SOURCE) are never allowed */
@@ -258,11 +193,17 @@ static int on_headers_complete(http_parser *p)
 static int on_body(http_parser *p, const char *at, size_t n)
 {
 	struct http_req *q = p->data;
-	size_t take = n < HTTP_PEEK - q->peek_len ? n : HTTP_PEEK - q->peek_len;
+	size_t take;
 
+	q->body_bytes += n;
+	/* JSON's blanks before the body's first byte are not kept: a body
+	 * padded with thousands of them still has its method named */
+	while (!q->peek_len && n && (*at == ' ' || *at == '\t' || *at == '\r' || *at == '\n'))
+		at++, n--;
+	take = n < HTTP_PEEK - q->peek_len ? n : HTTP_PEEK - q->peek_len;
 	memcpy(q->peek + q->peek_len, at, take);
 	q->peek_len += take;
-	q->body_bytes += n;
+	q->peek_short |= take < n;
 	return 0;
 }
 
@@ -572,27 +513,39 @@ ssize_t http_req_upstream_head(const struct http_req *q, char *out, size_t size)
 	return (ssize_t)n;
 }
 
+/* one request's method, for a log line: nothing that could end or forge one */
+static void put_method(char *buf, size_t size, size_t *at, const json_t *req)
+{
+	const json_t *m = json_is_object(req) ? json_object_get(req, "method") : NULL;
+	const char *v = json_is_string(m) ? json_string_value(m) : "?";
+	size_t i;
+
+	if (*at && *at + 1 < size)
+		buf[(*at)++] = ',';
+	for (i = 0; v[i] && *at + 1 < size; i++)
+		buf[(*at)++] = (unsigned char)v[i] <= ' ' || (unsigned char)v[i] >= 0x7f || v[i] == ',' ? '?' : v[i];
+	buf[*at] = '\0';
+}
+
 const char *http_req_rpc_method(const struct http_req *q, char *buf, size_t size)
 {
-	json_t *o, *m;
-	const char *s = NULL;
+	json_t *o;
+	size_t at = 0, i;
 
-	if (!q->peek_len || q->body_bytes > HTTP_PEEK)
-		return NULL;
+	if (!q->body_bytes)
+		return NULL; /* no body: no JSON-RPC to name */
+	snprintf(buf, size, "?");
+	if (q->peek_short)
+		return buf; /* longer than the bytes kept: it cannot tell */
 	o = json_loadb(q->peek, q->peek_len, 0, NULL);
-	m = json_is_object(o) ? json_object_get(o, "method") : NULL;
-	if (json_is_string(m)) {
-		char *c;
-
-		snprintf(buf, size, "%s", json_string_value(m));
-		/* it goes into a log line: nothing that could end or forge one */
-		for (c = buf; *c; c++)
-			if ((unsigned char)*c <= ' ' || (unsigned char)*c >= 0x7f)
-				*c = '?';
-		s = buf;
-	}
+	buf[0] = '\0';
+	if (json_is_array(o) && json_array_size(o)) /* a batch: each method, in order */
+		for (i = 0; i < json_array_size(o); i++)
+			put_method(buf, size, &at, json_array_get(o, i));
+	else
+		put_method(buf, size, &at, o);
 	json_decref(o);
-	return s;
+	return buf;
 }
 
 /* The response head is rewritten as http-parser reports it, field by

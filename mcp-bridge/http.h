@@ -11,7 +11,7 @@
 
 #define HTTP_MAX_HEAD 16384 /* request or response head, bytes */
 #define HTTP_MAX_FIELDS 64
-#define HTTP_PEEK 4096 /* body bytes kept to name the JSON-RPC method */
+#define HTTP_PEEK 4096 /* body bytes kept to name the JSON-RPC method(s) */
 /* What a route allows when it names no methods ([route] methods, [mcp]) */
 #define HTTP_DEFAULT_METHODS ((1u << HTTP_POST) | (1u << HTTP_GET) | (1u << HTTP_DELETE))
 
@@ -49,8 +49,9 @@ struct http_req {
 	} ck;
 	size_t head_len;      /* bytes of the head */
 	uint64_t body_bytes;
-	char peek[HTTP_PEEK];
+	char peek[HTTP_PEEK]; /* the body's start, after its leading blanks */
 	size_t peek_len;
+	int peek_short;	      /* more of the body came than peek holds */
 };
 
 /* Starts a request on route r. */
@@ -91,7 +92,10 @@ int http_header_reserved(const char *name, size_t len);
  * if it does not fit. */
 ssize_t http_req_upstream_head(const struct http_req *q, char *out, size_t size);
 
-/* The JSON-RPC method of a small JSON body, or NULL. */
+/* The JSON-RPC method of the body, for the audit line: each method of a
+ * batch, comma-separated; "?" for a body it cannot tell (not JSON, no
+ * method, longer than HTTP_PEEK after its leading blanks); NULL with no
+ * body. */
 const char *http_req_rpc_method(const struct http_req *q, char *buf, size_t size);
 
 /* What the bridge learns from a response head. */

@@ -176,8 +176,10 @@ static int keep_answer(struct name *e, int family, const void *bytes, uint32_t s
 
 	if (!why)
 		return keep(e, family, bytes, scope);
-	if (!e->refused++ && inet_ntop(family, bytes, text, sizeof text))
+	if (!e->refused++ && inet_ntop(family, bytes, text, sizeof text)) {
 		snprintf(e->refused_what, sizeof e->refused_what, "%s (%s)", text, why);
+		e->refused_class = why;
+	}
 	return 0;
 }
 
@@ -206,6 +208,7 @@ int resolver_take(struct name *e, const struct ares_addrinfo_node *nodes, unsign
 	e->n = 0;
 	e->refused = 0;
 	e->refused_what[0] = '\0';
+	e->refused_class = NULL;
 	/* IPv4 first: containers and pods without IPv6 routes are common, and
 	 * an address that cannot be reached costs a connect timeout */
 	for (pass = 0; pass < 2; pass++)
@@ -242,8 +245,12 @@ static void on_answer(void *arg, int status, int timeouts, struct ares_addrinfo 
 		e->why[0] = '\0';
 	} else if (status == ARES_SUCCESS && e->refused) {
 		e->n = 0;
+		/* the class only: the agent, which has no DNS of its own, must
+		 * not map addresses through any name under an allowed suffix;
+		 * the address itself is in ward's log */
 		snprintf(e->why, sizeof e->why, "cannot resolve %s: it answered only addresses the bridge does not "
-			 "connect to, such as %s", e->host, e->refused_what);
+			 "connect to (%s addresses)", e->host, e->refused_class ? e->refused_class : "refused");
+		log_warn("bridge: %s: every address of its answer refused, such as %s", e->host, e->refused_what);
 	} else {
 		e->n = 0;
 		snprintf(e->why, sizeof e->why, "cannot resolve %s: %s", e->host,
@@ -374,7 +381,8 @@ static void hosts_fill(const struct resolver *r, struct name *e)
 		e->expires = UINT64_MAX;
 		if (!e->n)
 			snprintf(e->why, sizeof e->why, "cannot resolve %.120s: /etc/hosts gives it only addresses the "
-				 "bridge does not connect to, such as %s", e->host, e->refused_what);
+				 "bridge does not connect to (%s addresses)", e->host,
+				 e->refused_class ? e->refused_class : "refused");
 		return;
 	}
 }

@@ -49,7 +49,8 @@ struct name {
 	int fqdn;	  /* looked up as written, no search domain (upstream.h) */
 	int public_only;  /* a provider's public host: private answers refused too */
 	unsigned refused; /* addresses of the last answer not taken (resolver_refuses) */
-	char refused_what[96]; /* the first of them, and why */
+	char refused_what[96]; /* the first of them, and why: ward's log only */
+	const char *refused_class; /* its class ("link-local"): what a refusal says */
 	char why[320];	  /* the last lookup's failure, for the 502 and the log */
 	/* the proxy's entries: the name (host points here), the tunnels that
 	 * wait for or use it, when it was last held, and the [proxy] allow

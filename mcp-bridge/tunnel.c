@@ -42,10 +42,13 @@ static int plain_request(struct conn *c, const struct proxy_req *q)
 	struct tunnel *t = c->tun;
 
 	t->plain = 1;
+	/* RFC 9110's authority: an IPv6 literal (a v4-mapped one too) in
+	 * brackets, the port after them when it is not 80 */
 	if (t->port == 80)
 		snprintf(t->authority, sizeof t->authority, strchr(t->host, ':') ? "[%s]" : "%s", t->host);
 	else
-		snprintf(t->authority, sizeof t->authority, "%s", t->desc);
+		snprintf(t->authority, sizeof t->authority, strchr(t->host, ':') ? "[%s]:%u" : "%s:%u", t->host,
+			 t->port);
 	t->http = (struct http_route){ .name = c->route->name,
 				       .methods = c->route->proxy->methods & ~(1u << HTTP_CONNECT),
 				       .path = "/",

@@ -47,6 +47,7 @@ enum rule_kind {
 	R_NEWER,	/* every number past the newest call the table knows */
 	R_UDP,		/* datagram sockets on inet and inet6: UDP, ping */
 	R_SOCKOPT,	/* the agent's own ephemeral ports (IP_LOCAL_PORT_RANGE), a TCP upper layer (TCP_ULP) */
+	R_OTHERS,	/* a process other than the caller named: its limits, priority, scheduling */
 };
 
 /* The newest system call this table judges is file_setattr (469, Linux
@@ -108,6 +109,21 @@ static const struct rule {
 	{ "process_madvise", EPERM, R_ALL, 1 },
 	{ "kcmp", EPERM, R_ALL, 1 },
 	{ "pidfd_getfd", EPERM, R_ALL, 1 },
+	/* Another process's resource limits, priority, scheduling and I/O
+	 * class: the kernel asks only for the same uid, which ward's guard
+	 * has (and, started without root, ward and the bridge), and neither
+	 * Landlock's signal scope nor dumpability covers these calls. A
+	 * hard RLIMIT_CPU set on the guard had the kernel kill it, an
+	 * RLIMIT_NOFILE of 3 starved it. The caller's own (pid 0, as glibc's
+	 * setrlimit, nice and Node's os.setPriority() pass it) stays
+	 * allowed, and so does reading another's limits. */
+	{ "prlimit64", EPERM, R_OTHERS, 0 },
+	{ "setpriority", EPERM, R_OTHERS, 0 },
+	{ "ioprio_set", EPERM, R_OTHERS, 0 },
+	{ "sched_setattr", EPERM, R_OTHERS, 0 },
+	{ "sched_setscheduler", EPERM, R_OTHERS, 0 },
+	{ "sched_setparam", EPERM, R_OTHERS, 0 },
+	{ "sched_setaffinity", EPERM, R_OTHERS, 0 },
 	/* kernel attack surface */
 	{ "bpf", EPERM, R_ALL, 1 },
 	{ "perf_event_open", EPERM, R_ALL, 1 },
@@ -220,6 +236,7 @@ const char *sc_default_describe(const char *name, char *buf, size_t size)
 		[R_FASTOPEN] = "with MSG_FASTOPEN (a TCP connect that Landlock's connect rules do not see)",
 		[R_UDP] = "for datagram sockets on inet and inet6: UDP and ICMP (ping), which Landlock does not cover",
 		[R_SOCKOPT] = "for IP_LOCAL_PORT_RANGE (the egress guard sets the socket's ephemeral ports) and TCP_ULP (kTLS and other upper layers in the kernel)",
+		[R_OTHERS] = "when it names a process other than the caller (pid 0): ward's guard shares the agent's uid, and its limits, priority and scheduling are not the agent's to change (prlimit64 may still read another's limits)",
 		[R_NEWER] = "for every system call number from 470 up: calls added after file_setattr (Linux 6.17), which this list cannot judge", // NOLINT(bugprone-suspicious-missing-comma)
 	};
 	const struct rule *r = find_rule(name);
@@ -393,6 +410,27 @@ static int add_rule(scmp_filter_ctx ctx, const struct rule *r)
 					      cmp(2, SCMP_CMP_MASKED_EQ, 0xffffffffUL, (scmp_datum_t)opts[i].name));
 		break;
 	}
+	case R_OTHERS:
+		/* The pid compared on all 64 bits: a pid 0 with high bits set
+		 * is refused too, which only errs on the strict side. */
+		if (strcmp(r->name, "prlimit64") == 0) {
+			/* setting (new limits given) for another process */
+			rc = seccomp_rule_add(ctx, act, nr, 2, cmp(0, SCMP_CMP_NE, 0, 0), cmp(2, SCMP_CMP_NE, 0, 0));
+			n = 1;
+		} else if (strcmp(r->name, "setpriority") == 0 || strcmp(r->name, "ioprio_set") == 0) {
+			/* (which, who): only PRIO_PROCESS (0) or IOPRIO_WHO_PROCESS
+			 * (1) with who 0; a process group or a user would take in
+			 * ward's processes of that uid */
+			scmp_datum_t self = strcmp(r->name, "setpriority") == 0 ? 0 : 1;
+			rc = seccomp_rule_add(ctx, act, nr, 1, cmp(0, SCMP_CMP_NE, self, 0));
+			if (rc == 0)
+				rc = seccomp_rule_add(ctx, act, nr, 1, cmp(1, SCMP_CMP_NE, 0, 0));
+			n = 2;
+		} else {
+			rc = seccomp_rule_add(ctx, act, nr, 1, cmp(0, SCMP_CMP_NE, 0, 0));
+			n = 1;
+		}
+		break;
 	case R_PERSONALITY:
 		/* Only the query (0xffffffff) is let through: the persona is
 		 * read, never changed. Refusing the flags that weaken ASLR or

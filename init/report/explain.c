@@ -218,10 +218,20 @@ static void explain_address(const struct confine *agent, const struct route_tabl
 						       : "no [agent] user, so no guard");
 }
 
-static int explain_syscall(const struct ward_config *cfg, const char *name, FILE *out)
+static int explain_syscall(const struct confine *agent, const struct ward_config *cfg, const char *name, FILE *out)
 {
 	char how[256];
 	int i;
+
+	/* the egress guard makes stream sockets only (egress/guard.c) */
+	if (strcmp(name, "udp") == 0 && agent && agent->egress) {
+		fprintf(out, "udp: DENIED (EACCES) by the egress guard: under egress = loopback it makes the agent's inet "
+			"and inet6 stream sockets only, since the kernel routes a datagram past the loopback binding%s; "
+			"egress = ports under [landlock] would allow UDP (and let it out)\n",
+			agent->egress > 1 ? "" : " (best_effort: if the guard cannot be installed, UDP is allowed unless "
+						 "[seccomp] deny = udp)");
+		return 0;
+	}
 
 	if (!cfg->has_seccomp || !cfg->seccomp.enabled) {
 		fprintf(out, "%s: seccomp is %s, no system call is refused by it\n", name,
@@ -271,7 +281,7 @@ int explain(const struct confine *agent, const struct ll_ruleset *ll, const stru
 		return explain_port(agent, ll, routes, cfg, d.port, out);
 	}
 	if (sc_known_syscall(what) || sc_default_has(what) || sc_optin_has(what)) /* or a group */
-		return explain_syscall(cfg, what, out);
+		return explain_syscall(agent, cfg, what, out);
 	fprintf(stderr, "ward: --explain %s: not a path (/... or ./...), a port (tcp:N) or a system call name\n",
 		what);
 	return 2;

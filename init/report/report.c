@@ -136,8 +136,8 @@ static json_t *landlock(const struct confine *agent, const struct ll_ruleset *ll
 	json_object_set_new(o, "bind", json_ports(rs->bind, rs->n_bind));
 	json_object_set_new(o, "egress", jstr(egress_names[cfg->egress]));
 	json_object_set_new(o, "egress_enforced_by",
-			    jstr(agent && agent->egress ? (agent->egress > 1 ? "guard (required): inet sockets held to lo"
-									      : "guard (best_effort): inet sockets held to lo")
+			    jstr(agent && agent->egress ? (agent->egress > 1 ? "guard (required): inet stream sockets held to lo, datagram ones refused"
+									      : "guard (best_effort): inet stream sockets held to lo, datagram ones refused")
 							: "landlock ports only: any address"));
 	if (agent && agent->egress && agent->port_range)
 		json_object_set_new(o, "ephemeral_ports", json_pack("[i,i]", (int)(agent->port_range & 0xffff),
@@ -284,11 +284,15 @@ static int loopback(const struct upstream *u)
 	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)&u->addr)->sin6_addr);
 }
 
-/* Does the agent's filter refuse it UDP sockets? */
-static int udp_denied(const struct ward_config *cfg)
+/* Is the agent refused UDP sockets: by its filter (deny = udp), or by the
+ * egress guard, which makes stream sockets only, when it is required (a
+ * best_effort guard may give way to ports alone)? */
+static int udp_denied(const struct confine *agent, const struct ward_config *cfg)
 {
 	int i;
 
+	if (agent && agent->egress > 1)
+		return 1;
 	if (!cfg->has_seccomp || !cfg->seccomp.enabled)
 		return 0;
 	for (i = 0; i < cfg->seccomp.n_deny; i++)
@@ -394,12 +398,12 @@ static json_t *weak_settings(const struct confine *agent, const struct ll_rulese
 		for (h = 0; h < r->n_headers; h++)
 			if (r->headers[h].env)
 				(void)envref_names(r->headers[h].value, warn_unset, &u, NULL);
-		if (r->up->name[0] && !udp_denied(cfg))
+		if (r->up->name[0] && !udp_denied(agent, cfg))
 			warn(w, "[route %s] resolves %s: without [seccomp] deny = udp the agent could answer the "
 				"bridge's DNS queries on a loopback resolver, and choose where the route goes", r->name,
 			     r->up->name);
 		if (r->proxy) {
-			if (!udp_denied(cfg))
+			if (!udp_denied(agent, cfg))
 				warn(w, "[proxy] resolves the hosts it tunnels to: without [seccomp] deny = udp the "
 					"agent could answer the bridge's DNS queries on a loopback resolver");
 			continue;

@@ -3,7 +3,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/seccomp.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -45,7 +48,38 @@ int guardproc_prepare(struct guardproc *g, const struct user_ids *agent, uint32_
 		return 3;
 	}
 	g->confine.sc = &g->sc;
+	/* the page the guard notes its last call in (no page: a call a dying
+	 * guard took waits for the agent's end, as before) */
+	g->shared = mmap(NULL, sizeof *g->shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (g->shared == MAP_FAILED) {
+		log_warn("egress guard: no shared page (%s): a call a dying guard took is not answered", strerror(errno));
+		g->shared = NULL;
+	}
 	return 0;
+}
+
+/* A guard died: the call it had received and not answered, if any, gets
+ * ENOBUFS now (as when the kernel has no memory for a socket), so that
+ * nothing waits for an answer no later guard can give. Its id is the one
+ * noted or the next (guard.h); ID_VALID tells which one still waits, and
+ * an id that waits for no one is never answered. */
+static void answer_stuck(struct guardproc *g)
+{
+	uint64_t id, k;
+
+	if (!g->shared || g->listener < 0 || !__atomic_load_n(&g->shared->have, __ATOMIC_ACQUIRE))
+		return;
+	for (k = 0; k < 2; k++) {
+		struct seccomp_notif_resp resp;
+		id = g->shared->last_id + k;
+		if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) != 0)
+			continue;
+		memset(&resp, 0, sizeof resp);
+		resp.id = id;
+		resp.error = -ENOBUFS;
+		if (ioctl(g->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) == 0)
+			log_warn("egress guard: a socket() it had taken when it died answered ENOBUFS");
+	}
 }
 
 /* Hands the current listener to the guard on ctl; a guard that is gone
@@ -65,6 +99,8 @@ pid_t guardproc_spawn(struct guardproc *g, int *note_fd)
 {
 	int fds[2], ctl[2];
 	pid_t pid, self = getpid();
+
+	answer_stuck(g); /* (the last guard is gone: nothing answers what it took) */
 
 	if (pipe2(fds, O_CLOEXEC) != 0) {
 		log_error("egress guard: pipe: %s", strerror(errno));
@@ -86,7 +122,7 @@ pid_t guardproc_spawn(struct guardproc *g, int *note_fd)
 		return -1;
 	}
 	if (pid == 0) {
-		struct guard_start s = { &g->confine, g->ll.fd, ctl[1], g->port_range };
+		struct guard_start s = { &g->confine, g->ll.fd, ctl[1], g->port_range, g->shared };
 		close(fds[0]);
 		close(ctl[0]);
 		guard_main(&s, fds[1], self);
@@ -144,6 +180,8 @@ void guardproc_free(struct guardproc *g)
 		close(g->listener);
 	ll_free(&g->ll);
 	sc_free(&g->sc);
+	if (g->shared)
+		munmap(g->shared, sizeof *g->shared);
 	memset(g, 0, sizeof *g);
 	g->ll.fd = g->ctl = g->listener = -1;
 }

@@ -24,6 +24,7 @@ struct guardproc {
 	unsigned handed;	/* listeners received from agents' starts */
 	int started;
 	uint32_t port_range;	/* its sockets' ephemeral ports (init/sandbox/ephemeral.h), or 0 */
+	struct guard_shared *shared; /* the last call it received (egress/guard.h), or NULL */
 };
 
 #define GUARD_READY_MS 5000

@@ -150,6 +150,7 @@ def proxy_child(a):
             "git": GitServer("203.0.113.3", certs["git.test"], repos),
             "plain": PlainServer("allowed", "203.0.113.2"),
             "plainloopy": PlainServer("loopy", "127.0.0.1"),
+            "plain6": PlainServer("v6", "::1", 8081),
         }
         try:
             srv["npm"] = VerdaccioServer("203.0.113.4", certs["registry.test"], ca, "registry.test", "pad-left-ward",
@@ -170,7 +171,7 @@ def proxy_child(a):
                     f"[proxy]\nlisten = 127.0.0.1:{PROXY}\n"
                     "allow = *.allowed.test allowed.test private.test meta.test loopy.test git.test registry.test\n"
                     "allow = db.test 10.20.0.6/32:443 0.0.0.0/0:9443 allowed.test:80 loopy.test:80\n"
-                    "allow = hosted.test hostedpriv.test\n"
+                    "allow = hosted.test hostedpriv.test [::1]/128:8081\n"
                     "methods = CONNECT GET HEAD\n"
                     f"max_tunnels = {TUNNELS}\nmax_bytes = {MAX_BYTES}\n")
         # the agent: curl, git and npm, finding the proxy in their environment
@@ -208,12 +209,15 @@ def proxy_child(a):
                   "needs an address rule), nothing connected",
                   st == 403 and st6 == 403 and srv["allowed"].accepted == before, f"{r[-200:]!r} {r6[-200:]!r}")
 
-            for name, what in (("loopy.test", "loopback"), ("meta.test", "link-local"), ("private.test", "private")):
+            for name, what, addr in (("loopy.test", "loopback", "127.0.0.1"), ("meta.test", "link-local", "169.254"),
+                                     ("private.test", "private", "10.20.0.5")):
                 before = srv[name.split(".")[0]].accepted
                 st, why, r = refused(f"{name}:443")
-                check(f"proxy: an allowed name DNS answers with a {what} address: 502 naming it, nothing connected "
+                check(f"proxy: an allowed name DNS answers with a {what} address: 502 naming its class, never the "
+                      "address (the agent has no DNS of its own to map them with), nothing connected "
                       "(rebinding, the metadata service, SSRF)",
-                      st == 502 and what in why and srv[name.split(".")[0]].accepted == before, r[-300:])
+                      st == 502 and what in why and addr.encode() not in r and
+                      srv[name.split(".")[0]].accepted == before, r[-300:])
             st, why, r = refused("127.0.0.1:9443")
             st2, why2, r2 = refused("169.254.169.254:9443")
             check("proxy: an address rule for any address (0.0.0.0/0:9443) does not take in loopback or the "
@@ -272,6 +276,11 @@ def proxy_child(a):
             check("proxy: a plain request to an allowed name that resolves to loopback: 502, nothing connected",
                   status(r) == 502 and "loopback" in body_json(r).get("reason", "")
                   and len(srv["plainloopy"].conns) == before, r[-200:])
+            r = plain(b"GET http://[::1]:8081/v6 HTTP/1.1\r\nHost: evil.test\r\n\r\n")
+            got = next((c for c in srv["plain6"].conns if b"/v6" in c), b"")
+            check("proxy: a plain request to an IPv6 literal an address rule names: its Host in brackets, with "
+                  "the port after them ([::1]:8081)", r.startswith(b"HTTP/1.1 200")
+                  and b"\r\nhost: [::1]:8081\r\n" in got.lower(), f"{r[-120:]!r} server got {got[:300]!r}")
             r = plain(b"GET https://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n")
             r2 = plain(b"GET /hello HTTP/1.1\r\nHost: allowed.test\r\n\r\n")
             check("proxy: an https:// URL, or a path alone, asked of the proxy: 400",

@@ -74,7 +74,7 @@ class PlainServer:
     answers it keeps every byte the connection brought (.conns), and what
     came in a further half second (a request pipelined behind the first)."""
 
-    def __init__(self, label, addr):
+    def __init__(self, label, addr, port=80):
         self.label, self.conns = label, []
         outer = self
 
@@ -103,7 +103,12 @@ class PlainServer:
                 except OSError:
                     pass
 
-        self.srv = _Threaded((addr, 80), H)
+        if ":" in addr:
+            class V6(_Threaded):
+                address_family = socket.AF_INET6
+            self.srv = V6((addr, port), H)
+        else:
+            self.srv = _Threaded((addr, port), H)
         threading.Thread(target=self.srv.serve_forever, daemon=True).start()
 
     def stop(self):

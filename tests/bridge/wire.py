@@ -131,6 +131,14 @@ def refused_requests(e):
         ("Transfer-Encoding: gzip, chunked", req("POST", "/echo?agent=a1", "Transfer-Encoding: gzip, chunked\r\n", b"0\r\n\r\n"), 400),
         ("dot segment", req("POST", "/api/../echo?agent=a1", body=b"{}"), 400),
         ("encoded dots", req("POST", "/api/%2e%2e/admin", body=b"{}"), 400),
+        # a red team's (issue 43): each was forwarded with the route's secret
+        ("'#' after a dot segment (WHATWG stops there)", req("POST", "/api/..#/admin", body=b"{}"), 400),
+        ("'%%' before hex (unquote twice: '..')", req("POST", "/api/%%32%65%%32%65/admin", body=b"{}"), 400),
+        ("'%%2f..%%2f' spelt '%%' then hex", req("POST", "/api/%%32%66..%%32%66", body=b"{}"), 400),
+        ("an encoded ';' after '..'", req("POST", "/api/..%3b/admin", body=b"{}"), 400),
+        ("%u-encoded dots", req("POST", "/api/%u002e%u002e/admin", body=b"{}"), 400),
+        ("a five-byte overlong '.'", req("POST", "/api/%f8%80%80%80%ae%f8%80%80%80%ae/admin", body=b"{}"), 400),
+        ("dots encoded twice, in two steps", req("POST", "/api/%25%32%65%25%32%65/admin", body=b"{}"), 400),
         ("no Host", b"POST /echo?agent=a1 HTTP/1.1\r\nContent-Length: 0\r\n\r\n", 400),
         ("foreign Origin", req("POST", "/echo?agent=a1", "Origin: http://evil.example\r\n", b"{}"), 403),
         ("64 KiB of headers", req("POST", "/echo?agent=a1", "".join(f"X-Pad-{i}: {'a' * 1000}\r\n" for i in range(64)), b"{}"), 431),
@@ -194,6 +202,15 @@ def rpc_method_line_break(e):
     r = exchange(P, req("POST", "/echo?agent=a1", "Content-Type: application/json\r\n",
                         b'{"jsonrpc":"2.0","id":9,"method":"tools/list\\nward: bridge: route=forged status=200"}'))
     report("a JSON-RPC method with a line break is relayed", status(r) == 200, f"status {status(r)}")
+
+
+def rpc_method_hidden(e):
+    P = e.P
+    # a method behind 4100 blanks, and a batch: each named in the audit line
+    for body in (b" " * 4100 + b'{"jsonrpc":"2.0","id":3,"method":"resources/read"}',
+                 b'[{"jsonrpc":"2.0","id":1,"method":"tools/call"},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]'):
+        r = exchange(P, req("POST", "/echo?agent=a1", "Content-Type: application/json\r\n", body))
+        report(f"a JSON-RPC body of {len(body)} bytes is relayed", status(r) == 200, f"status {status(r)}")
 
 
 def upstream_reset_mid_answer(e):
@@ -693,6 +710,7 @@ WIRE_CASES = (
     blank_line_first,
     refused_target_with_tab,
     rpc_method_line_break,
+    rpc_method_hidden,
     upstream_reset_mid_answer,
     bad_chunking,
     lenient_chunking,
@@ -779,6 +797,10 @@ def wire_cases(a, work):
     kept = [l for l in err.splitlines() if "rpc=tools/list?ward:?bridge:?route=forged" in l]
     report("the audit line keeps the JSON-RPC method on its line, control characters and blanks as ?",
            not forged and len(kept) == 1, f"forged lines {forged}, audit {kept}")
+    hidden = [l for l in err.splitlines() if "route=echo method=POST" in l and ("rpc=resources/read" in l or
+                                                                             "rpc=tools/call,tools/list" in l)]
+    report("the audit line names a JSON-RPC method behind 4100 blanks, and each method of a batch",
+           len(hidden) == 2, hidden)
     report("ward exits with the agent's status after TERM", w.returncode == 143, f"rc {w.returncode}")
     if os.environ.get("BRIDGE_DEBUG"):
         print(err[-3000:])

@@ -15,6 +15,25 @@
  *   egress flood OUT4 PORT N HOLD_MS WAIT_MS
  *       N connects to OUT4 at once, held HOLD_MS, then WAIT_MS idle: what
  *       the guard names of them (ward's stderr) is the harness's to count
+ *   egress datagrams OUT4 OUT6_LINK_LOCAL PORT
+ *       every datagram way past a device binding a review found: UDP by
+ *       sendmsg with IP_PKTINFO naming veth0 (unconnected, connected, by
+ *       sendmmsg), from inet6 to a v4-mapped address with IPV6_PKTINFO,
+ *       ping's ICMP with IP_PKTINFO, UDPv6 to the outside's link-local
+ *       address by scope id, IGMP and MLD reports by joining 239.7.7.7
+ *       and ff15::7777 on veth0. Each payload holds "ward-dgram-leak":
+ *       the harness's sniffer outside counts the frames that carry it
+ *       (or the groups); a line each says how far the try got ("ok"
+ *       when the socket was refused)
+ *   egress stuck MARKER
+ *       once MARKER exists, one inet socket(): what it answered and in
+ *       how many ms (the harness stalls the guard inside that call and
+ *       kills it: PID 1 must answer it); "still waiting" after 20 s
+ *   egress others
+ *       prlimit, setpriority (process and user), ioprio_set,
+ *       sched_setaffinity and sched_setattr on the guard (found by its
+ *       name) and on ward (the parent): each must be refused; the
+ *       caller's own (pid 0) must not
  *   egress peek
  *       whether a process can read a sibling's memory or take its
  *       descriptor (pidfd_getfd, process_vm_readv, /proc/PID/mem), as an
@@ -28,6 +47,7 @@
  *       route's secret header came with it), and the bridge's status */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
@@ -35,12 +55,15 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -418,6 +441,296 @@ static int grab(char **argv)
 	return 0;
 }
 
+
+/* ---------------------------------------------------------------- datagrams */
+
+static const char LEAK[] = "ward-dgram-leak";
+
+/* one datagram try: the socket, then what the kernel did with a send */
+static void dgram_result(const char *name, int s, ssize_t sent, int err)
+{
+	char why[160];
+
+	if (s < 0)
+		snprintf(why, sizeof why, "socket: %s", strerrorname_np(err));
+	else
+		snprintf(why, sizeof why, "socket made; send: %s", sent < 0 ? strerrorname_np(err) : "sent");
+	result(name, s < 0, why);
+	if (s >= 0)
+		close(s);
+}
+
+/* sendmsg with a packet-info control message naming ifindex */
+static ssize_t send_pktinfo(int s, const struct sockaddr *to, socklen_t tolen, int v6, int ifindex)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(struct in6_pktinfo))];
+		struct cmsghdr align;
+	} c;
+	struct iovec iov = { (void *)LEAK, sizeof LEAK };
+	struct msghdr m = { (void *)to, tolen, &iov, 1, c.buf, 0, 0 };
+	struct cmsghdr *h;
+
+	memset(&c, 0, sizeof c);
+	m.msg_controllen = v6 ? CMSG_SPACE(sizeof(struct in6_pktinfo)) : CMSG_SPACE(sizeof(struct in_pktinfo));
+	h = CMSG_FIRSTHDR(&m);
+	h->cmsg_level = v6 ? IPPROTO_IPV6 : IPPROTO_IP;
+	h->cmsg_type = v6 ? IPV6_PKTINFO : IP_PKTINFO;
+	h->cmsg_len = v6 ? CMSG_LEN(sizeof(struct in6_pktinfo)) : CMSG_LEN(sizeof(struct in_pktinfo));
+	if (v6)
+		((struct in6_pktinfo *)CMSG_DATA(h))->ipi6_ifindex = (unsigned)ifindex;
+	else
+		((struct in_pktinfo *)CMSG_DATA(h))->ipi_ifindex = ifindex;
+	return sendmsg(s, &m, 0);
+}
+
+static int datagrams(char **argv)
+{
+	const char *out4 = argv[2], *ll6 = argv[3];
+	int port = atoi(argv[4]), ifx = (int)if_nametoindex("veth0"), s, e;
+	struct sockaddr_storage o4, m6, l6;
+	socklen_t o4l = addr_of(out4, port, &o4), m6l, l6l;
+	char mapped[64];
+	ssize_t r;
+
+	snprintf(mapped, sizeof mapped, "::ffff:%s", out4);
+	m6l = addr_of(mapped, port, &m6);
+	l6l = addr_of(ll6, port, &l6);
+	((struct sockaddr_in6 *)&l6)->sin6_scope_id = (uint32_t)ifx;
+
+	s = socket(AF_INET, SOCK_DGRAM, 0), e = errno, r = -1;
+	if (s >= 0)
+		r = send_pktinfo(s, (struct sockaddr *)&o4, o4l, 0, ifx), e = errno;
+	dgram_result("udp by sendmsg with IP_PKTINFO", s, r, e);
+
+	s = socket(AF_INET, SOCK_DGRAM, 0), e = errno, r = -1;
+	if (s >= 0 && connect(s, (struct sockaddr *)&o4, o4l) == 0)
+		r = send_pktinfo(s, NULL, 0, 0, ifx);
+	e = errno;
+	dgram_result("udp connected, with IP_PKTINFO", s, r, e);
+
+	s = socket(AF_INET, SOCK_DGRAM, 0), e = errno, r = -1;
+	if (s >= 0) {
+		union {
+			char buf[CMSG_SPACE(sizeof(struct in_pktinfo))];
+			struct cmsghdr align;
+		} c;
+		struct iovec iov = { (void *)LEAK, sizeof LEAK };
+		struct mmsghdr mm;
+		struct cmsghdr *h;
+		memset(&mm, 0, sizeof mm);
+		memset(&c, 0, sizeof c);
+		mm.msg_hdr = (struct msghdr){ &o4, o4l, &iov, 1, c.buf, sizeof c.buf, 0 };
+		h = CMSG_FIRSTHDR(&mm.msg_hdr);
+		h->cmsg_level = IPPROTO_IP, h->cmsg_type = IP_PKTINFO, h->cmsg_len = CMSG_LEN(sizeof(struct in_pktinfo));
+		((struct in_pktinfo *)CMSG_DATA(h))->ipi_ifindex = ifx;
+		r = sendmmsg(s, &mm, 1, 0), e = errno;
+	}
+	dgram_result("udp by sendmmsg with IP_PKTINFO", s, r, e);
+
+	s = socket(AF_INET6, SOCK_DGRAM, 0), e = errno, r = -1;
+	if (s >= 0)
+		r = send_pktinfo(s, (struct sockaddr *)&m6, m6l, 1, ifx), e = errno;
+	dgram_result("udp6 to v4-mapped with IPV6_PKTINFO", s, r, e);
+
+	s = socket(AF_INET, SOCK_DGRAM, IPPROTO_ICMP), e = errno, r = -1;
+	if (s >= 0) {
+		/* an echo request whose data is the marker (the kernel sets id and checksum) */
+		struct {
+			unsigned char type, code;
+			unsigned short sum, id, seq;
+			char data[sizeof LEAK];
+		} echo = { 8, 0, 0, 0, htons(1), { 0 } };
+		struct iovec iov = { &echo, sizeof echo };
+		union {
+			char buf[CMSG_SPACE(sizeof(struct in_pktinfo))];
+			struct cmsghdr align;
+		} c;
+		struct msghdr m = { &o4, o4l, &iov, 1, c.buf, sizeof c.buf, 0 };
+		struct cmsghdr *h;
+		memcpy(echo.data, LEAK, sizeof LEAK);
+		memset(&c, 0, sizeof c);
+		h = CMSG_FIRSTHDR(&m);
+		h->cmsg_level = IPPROTO_IP, h->cmsg_type = IP_PKTINFO, h->cmsg_len = CMSG_LEN(sizeof(struct in_pktinfo));
+		((struct in_pktinfo *)CMSG_DATA(h))->ipi_ifindex = ifx;
+		r = sendmsg(s, &m, 0), e = errno;
+	}
+	dgram_result("ping (ICMP echo) with IP_PKTINFO", s, r, e);
+
+	s = socket(AF_INET6, SOCK_DGRAM, 0), e = errno, r = -1;
+	if (s >= 0)
+		r = sendto(s, LEAK, sizeof LEAK, 0, (struct sockaddr *)&l6, l6l), e = errno;
+	dgram_result("udp6 to link-local by scope id", s, r, e);
+
+	s = socket(AF_INET, SOCK_DGRAM, 0), e = errno, r = -1;
+	if (s >= 0) {
+		struct ip_mreqn mr;
+		memset(&mr, 0, sizeof mr);
+		inet_pton(AF_INET, "239.7.7.7", &mr.imr_multiaddr);
+		mr.imr_ifindex = ifx;
+		r = setsockopt(s, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mr, sizeof mr), e = errno;
+	}
+	dgram_result("join 239.7.7.7 on veth0 (IGMP report)", s, r, e);
+
+	s = socket(AF_INET6, SOCK_DGRAM, 0), e = errno, r = -1;
+	if (s >= 0) {
+		struct ipv6_mreq mr;
+		memset(&mr, 0, sizeof mr);
+		inet_pton(AF_INET6, "ff15::7777", &mr.ipv6mr_multiaddr);
+		mr.ipv6mr_interface = (unsigned)ifx;
+		r = setsockopt(s, IPPROTO_IPV6, IPV6_ADD_MEMBERSHIP, &mr, sizeof mr), e = errno;
+	}
+	dgram_result("join ff15::7777 on veth0 (MLD report)", s, r, e);
+	/* (the reports go out now and on timers: a moment for them) */
+	usleep(300 * 1000);
+	printf("egress: %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
+
+
+/* ---------------------------------------------------------------- stuck */
+
+static void waited_too_long(int sig)
+{
+	(void)sig;
+	static const char m[] = "stuck: socket() still waiting after 20 s\n";
+	(void)write(1, m, sizeof m - 1);
+	_exit(1);
+}
+
+static int stuck(char **argv)
+{
+	struct timespec a, b;
+	int s, e;
+
+	while (access(argv[2], F_OK) != 0)
+		usleep(10 * 1000);
+	signal(SIGALRM, waited_too_long);
+	alarm(20);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	s = socket(AF_INET, SOCK_STREAM, 0);
+	e = errno;
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	printf("stuck: socket() %s after %ld ms\n", s < 0 ? strerrorname_np(e) : "made",
+	       (long)((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000));
+	return 0;
+}
+
+/* ---------------------------------------------------------------- others */
+
+/* a process's parent and name, from /proc/PID/stat; -1 when it is gone */
+static int stat_of(pid_t pid, char *comm, size_t size)
+{
+	char path[64], line[512], *o, *c;
+	FILE *f;
+	int ppid = -1;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fgets(line, sizeof line, f) && (o = strchr(line, '(')) && (c = strrchr(line, ')')) &&
+	    sscanf(c + 1, " %*c %d", &ppid) == 1)
+		snprintf(comm, size, "%.*s", (int)(c - o - 1), o + 1);
+	fclose(f);
+	return ppid;
+}
+
+/* ward: the nearest ancestor named ward */
+static pid_t find_ward(void)
+{
+	char comm[64] = "";
+	pid_t p = getppid();
+
+	while (p > 1) {
+		int pp = stat_of(p, comm, sizeof comm);
+		if (pp < 0)
+			return -1;
+		if (strcmp(comm, "ward") == 0)
+			return p;
+		p = pp;
+	}
+	return -1;
+}
+
+/* the guard: the process named ward-guard whose parent is ward */
+static pid_t find_guard(pid_t ward)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t found = -1;
+
+	while (d && (e = readdir(d)) && found < 0) {
+		char comm[64] = "";
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		if (stat_of((pid_t)atoi(e->d_name), comm, sizeof comm) == (int)ward && strcmp(comm, "ward-guard") == 0)
+			found = (pid_t)atoi(e->d_name);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+static void others_on(const char *who, pid_t pid)
+{
+	struct rlimit lim = { 3, 3 };
+	cpu_set_t one;
+	struct {
+		uint32_t size, policy;
+		uint64_t flags;
+		int32_t nice;
+		uint32_t prio;
+		uint64_t rt, dl, period;
+	} attr = { 48, 0, 0, 19, 0, 0, 0, 0 };
+	char name[96], why[96];
+	int r, e;
+
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+#define TRY(what, call)                                                                                      \
+	do {                                                                                                 \
+		errno = 0;                                                                                   \
+		r = (int)(call);                                                                             \
+		e = errno;                                                                                   \
+		snprintf(name, sizeof name, "%s on %s", what, who);                                         \
+		snprintf(why, sizeof why, "%s", r < 0 ? strerrorname_np(e) : "done");                       \
+		result(name, r < 0 && e == EPERM, why);                                                      \
+	} while (0)
+	TRY("prlimit NOFILE 3", prlimit(pid, RLIMIT_NOFILE, &lim, NULL));
+	TRY("setpriority", setpriority(PRIO_PROCESS, (id_t)pid, 19));
+	TRY("ioprio_set idle", syscall(SYS_ioprio_set, 1, pid, 3 << 13));
+	TRY("sched_setaffinity", sched_setaffinity(pid, sizeof one, &one));
+	TRY("sched_setattr", syscall(SYS_sched_setattr, pid, &attr, 0));
+#undef TRY
+}
+
+static int others(void)
+{
+	pid_t ward = find_ward(), guard = ward > 0 ? find_guard(ward) : -1;
+	struct rlimit lim;
+	char why[64];
+	int r;
+
+	if (guard > 0)
+		others_on("the guard", guard);
+	else
+		result("the guard found", 0, "no ward-guard in /proc");
+	if (ward > 0)
+		others_on("ward", ward);
+	else
+		result("ward found", 0, "no ancestor named ward");
+	errno = 0;
+	r = setpriority(PRIO_USER, 0, 19);
+	snprintf(why, sizeof why, "%s", r < 0 ? strerrorname_np(errno) : "done");
+	result("setpriority of the whole uid", r < 0 && errno == EPERM, why);
+	/* the caller's own stays allowed */
+	r = getrlimit(RLIMIT_CORE, &lim) == 0 && setrlimit(RLIMIT_CORE, &lim) == 0 && setpriority(PRIO_PROCESS, 0, 1) == 0;
+	result("its own limits and priority (pid 0)", r, r ? "done" : strerrorname_np(errno));
+	printf("egress: %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -427,12 +740,18 @@ int main(int argc, char **argv)
 		return loop(argv);
 	if (argc == 2 && strcmp(argv[1], "peek") == 0)
 		return peek();
+	if (argc == 5 && strcmp(argv[1], "datagrams") == 0)
+		return datagrams(argv);
+	if (argc == 2 && strcmp(argv[1], "others") == 0)
+		return others();
+	if (argc == 3 && strcmp(argv[1], "stuck") == 0)
+		return stuck(argv);
 	if (argc == 7 && strcmp(argv[1], "flood") == 0)
 		return flood(argv);
 	if (argc == 4 && strcmp(argv[1], "grab") == 0)
 		return grab(argv);
 	fprintf(stderr, "usage: egress tries OUT4 OUT6 PORT_A PORT_B RACES | egress loop OUT4 PORT SECONDS | "
 		"egress grab BRIDGE_PORT TARGET | egress flood OUT4 PORT N HOLD_MS WAIT_MS | "
-		"egress peek\n");
+		"egress peek | egress datagrams OUT4 OUT6_LINK_LOCAL PORT | egress others | egress stuck MARKER\n");
 	return 2;
 }

@@ -1,7 +1,9 @@
 /* escape: run as the confined agent; tries every escape ward must refuse
  * and the controls that must work, and asserts the exact errno of each.
  *
- *   escape probe DIR ALLOWED_PORT DENIED_PORT TAG [udp=denied]
+ *   escape probe DIR ALLOWED_PORT DENIED_PORT TAG [udp=denied|udp=allowed]
+ *       (inet datagram sockets must be refused, by the egress guard or
+ *       deny = udp, unless udp=allowed)
  *       DIR holds ro/ (read-only for the agent), rw/ (writable) and
  *       secret/ (no rule); a listener on 127.0.0.1:ALLOWED_PORT and one on
  *       DENIED_PORT; an "outsider" (same uid, outside the Landlock domain)
@@ -122,6 +124,14 @@ static int fastopen_connect(int port)
 static int inet_socket(int type, int protocol)
 {
 	int fd = socket(AF_INET, type | SOCK_CLOEXEC, protocol);
+	if (fd >= 0)
+		close(fd);
+	return fd;
+}
+
+static int inet6_socket(int type, int protocol)
+{
+	int fd = socket(AF_INET6, type | SOCK_CLOEXEC, protocol);
 	if (fd >= 0)
 		close(fd);
 	return fd;
@@ -605,9 +615,14 @@ static int probe(const char *dir, int allowed, int denied, const char *tag, int 
 	}
 	TRY("personality query", personality(0xffffffff), 0);
 	TRY("socket(AF_INET, IPPROTO_TCP)", inet_socket(SOCK_STREAM, IPPROTO_TCP), 0);
-	if (udp_denied)
-		TRY("socket(AF_INET, UDP) refused: deny = udp", inet_socket(SOCK_DGRAM, 0), EACCES);
-	else
+	if (udp_denied) {
+		/* the egress guard (egress = loopback, the default) and deny =
+		 * udp alike: no inet datagram socket, whose messages the
+		 * kernel routes past any device binding (issue 43) */
+		TRY("socket(AF_INET, UDP) refused", inet_socket(SOCK_DGRAM, 0), EACCES);
+		TRY("socket(AF_INET, ICMP ping) refused", inet_socket(SOCK_DGRAM, IPPROTO_ICMP), EACCES);
+		TRY("socket(AF_INET6, UDP) refused", inet6_socket(SOCK_DGRAM, 0), EACCES);
+	} else
 		TRY("socket(AF_INET, UDP)", inet_socket(SOCK_DGRAM, 0), 0);
 	TRY("send on a socketpair", send(sv[0], "x", 1, MSG_DONTWAIT), 0);
 
@@ -643,12 +658,16 @@ static int datagram(void)
 
 int main(int argc, char **argv)
 {
-	if ((argc == 6 || (argc == 7 && strcmp(argv[6], "udp=denied") == 0)) && strcmp(argv[1], "probe") == 0)
-		return probe(argv[2], atoi(argv[3]), atoi(argv[4]), argv[5], argc == 7);
+	/* datagram sockets are refused unless udp=allowed says the policy
+	 * lets them (egress = ports without deny = udp); udp=denied, the
+	 * default, is kept as a word for runs that spelt it */
+	if ((argc == 6 || (argc == 7 && (strcmp(argv[6], "udp=denied") == 0 || strcmp(argv[6], "udp=allowed") == 0))) &&
+	    strcmp(argv[1], "probe") == 0)
+		return probe(argv[2], atoi(argv[3]), atoi(argv[4]), argv[5], !(argc == 7 && strcmp(argv[6], "udp=allowed") == 0));
 	if (argc == 3 && strcmp(argv[1], "outsider") == 0)
 		return outsider(argv[2]);
 	if (argc == 2 && strcmp(argv[1], "datagram") == 0)
 		return datagram();
-	fprintf(stderr, "usage: escape probe DIR ALLOWED DENIED TAG [udp=denied] | escape outsider TAG | escape datagram\n");
+	fprintf(stderr, "usage: escape probe DIR ALLOWED DENIED TAG [udp=denied|udp=allowed] | escape outsider TAG | escape datagram\n");
 	return 2;
 }

@@ -91,6 +91,7 @@ enum {
 	SAW_NOWIDEN = 256, /* the filter alone refuses to change that range (EPERM) */
 	SAW_NOURING = 512, /* and io_uring_setup (ENOSYS), which could make sockets */
 	SAW_X32 = 1024,	   /* and kills an x32 call (with no deny list under it) */
+	SAW_NODGRAM = 2048, /* an inet and inet6 datagram socket, and ping's: EACCES from the guard */
 };
 
 /* the guard's range in these tests: inside the usual 32768-60999 */
@@ -168,6 +169,14 @@ static int child(int sock, int go, int res)
 	u = socket(AF_UNIX, SOCK_STREAM, 0);
 	if (u >= 0 && !held_to_lo(u))
 		bits |= SAW_UNIX;
+	{
+		/* datagrams are routed per message, past lo: none is made */
+		int d4 = socket(AF_INET, SOCK_DGRAM, 0), e4 = errno;
+		int d6 = socket(AF_INET6, SOCK_DGRAM | SOCK_NONBLOCK, IPPROTO_UDP), e6 = errno;
+		int dp = socket(AF_INET, SOCK_DGRAM, IPPROTO_ICMP), ep = errno;
+		if (d4 < 0 && e4 == EACCES && d6 < 0 && e6 == EACCES && dp < 0 && ep == EACCES)
+			bits |= SAW_NODGRAM;
+	}
 	/* the guard lets go of the listener (it is the last holder) */
 	if (write(sock, "x", 1) != 1 || read(go, &c, 1) != 1)
 		return 103;
@@ -215,7 +224,8 @@ static void test_guard(int e)
 	close(sv[1]);
 	close(gp[0]);
 	close(rp[1]);
-	/* this process is the guard: the listener first, then two sockets */
+	/* this process is the guard: the listener first, then two stream
+	 * sockets and three datagram ones */
 	{
 		struct pollfd p = { sv[0], POLLIN, 0 };
 		int r = -1;
@@ -223,7 +233,7 @@ static void test_guard(int e)
 			r = record_read_fd(sv[0], &rec, &l);
 		CHECK(r == 1 && rec.kind == RECORD_LISTENER && l >= 0);
 	}
-	while (l >= 0 && served < 2) {
+	while (l >= 0 && served < 5) {
 		struct pollfd p = { l, POLLIN, 0 };
 		struct seccomp_notif req;
 		if (poll(&p, 1, 5000) != 1)
@@ -234,7 +244,7 @@ static void test_guard(int e)
 		CHECK(guard_answer(l, &req, TEST_RANGE) == 0);
 		served++;
 	}
-	CHECK(served == 2); /* the unix socket never came here */
+	CHECK(served == 5); /* two streams, three datagram sockets; the unix socket never came here */
 	{
 		char c;
 		struct pollfd p = { sv[0], POLLIN, 0 };
@@ -258,6 +268,7 @@ static void test_guard(int e)
 	CHECK(bits & SAW_LISTEN);
 	CHECK(bits & SAW_NOWIDEN);
 	CHECK(bits & SAW_NOURING);
+	CHECK(bits & SAW_NODGRAM);
 	CHECK(bits & SAW_X32);
 	close(rp[0]);
 	close(sv[0]);

@@ -51,6 +51,43 @@ static void test_good(void)
 	CHECK((size_t)len == strlen(post) - strlen("GET /admin HTTP/1.1\r\nHost: x\r\n\r\n"));
 	CHECK(q.body_bytes == 40);
 	CHECK_STR(http_req_rpc_method(&q, m, sizeof m), "ping");
+	{
+		/* what the audit line names (issue 43): a method behind 4100
+		 * blanks, each of a batch, "?" when it cannot tell */
+		static char big[8192];
+		struct http_req b;
+		char mm[96];
+		int k;
+		const struct { const char *body; const char *rpc; } t[] = {
+			{ "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\"},{\"method\":\"tools/list\"},{}]",
+			  "tools/call,tools/list,?" },
+			{ "not json", "?" }, { "{\"id\":1}", "?" }, { "{\"method\":\"a,b\"}", "a?b" },
+		};
+		for (k = 0; k < (int)(sizeof t / sizeof t[0]); k++) {
+			snprintf(big, sizeof big, "POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD
+				 "Content-Length: %zu\r\n\r\n%s", strlen(t[k].body), t[k].body);
+			CHECK(run(&route, big, &b) > 0 && b.done);
+			CHECK_STR(http_req_rpc_method(&b, mm, sizeof mm), t[k].rpc);
+		}
+		k = snprintf(big, sizeof big, "POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD
+			     "Content-Length: 4117\r\n\r\n");
+		memset(big + k, ' ', 4100);
+		memcpy(big + k + 4100, "{\"method\":\"ping\"}", 17);
+		big[k + 4117] = '\0';
+		CHECK(run(&route, big, &b) > 0 && b.done);
+		CHECK_STR(http_req_rpc_method(&b, mm, sizeof mm), "ping");
+		{
+			/* a method past the bytes kept: it cannot tell, and says so */
+			static char body[5001];
+			memset(body, 'x', 5000);
+			memcpy(body, "{\"params\":\"", 11);
+			memcpy(body + 5000 - 15, "\",\"method\":\"p\"}", 15);
+			snprintf(big, sizeof big, "POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD
+				 "Content-Length: 5000\r\n\r\n%s", body);
+			CHECK(run(&route, big, &b) > 0 && b.done);
+			CHECK_STR(http_req_rpc_method(&b, mm, sizeof mm), "?");
+		}
+	}
 	n = http_req_upstream_head(&q, out, sizeof out);
 	CHECK(n > 0);
 	out[n > 0 ? n : 0] = '\0';
@@ -107,7 +144,8 @@ static void test_refusals(void)
 	CHECK(refused("POST /mcp/agents?callerAgentId=a2 HTTP/1.1\r\n" OK_HEAD "\r\n", 404));
 	CHECK(refused("POST /mcp/agents HTTP/1.1\r\n" OK_HEAD "\r\n", 404));
 	CHECK(refused("POST /mcp/agents?callerAgentId=a1&x=1 HTTP/1.1\r\n" OK_HEAD "\r\n", 404));
-	CHECK(refused("POST /mcp/agents?callerAgentId=a1#f HTTP/1.1\r\n" OK_HEAD "\r\n", 404));
+	/* a fragment is refused on every route, before the route is matched */
+	CHECK(refused("POST /mcp/agents?callerAgentId=a1#f HTTP/1.1\r\n" OK_HEAD "\r\n", 400));
 	CHECK(refused("PUT /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "\r\n", 405));
 	CHECK(refused("OPTIONS /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n" OK_HEAD "\r\n", 405));
 	/* methods past bit 31 of the route mask (SOURCE is 33: its bit would be GET's) */
@@ -161,8 +199,18 @@ static void test_refusals(void)
 			{ "/v1/..;/admin", 1 }, { "/v1/.;x/a", 1 }, { "/v1/a/..;x=1", 1 },
 			{ "/v1/%252e%252e/admin", 1 }, { "/v1/a%252Fb", 1 },
 			{ "/v1/a;b/c", 0 }, { "/v1/..x/.a", 0 }, { "/v1/100%25", 0 }, { "/v1/a%25zz", 0 },
-			/* an encoded percent before hex: decoded twice, it is another byte */
-			{ "/v1/100%2520", 1 }, { "/v1/%2541", 1 },
+			/* an encoded percent before hex: decoded twice, it is another
+			 * byte, judged as any: a name's byte passes, a dot does not */
+			{ "/v1/100%2520", 0 }, { "/v1/%2541", 0 }, { "/v1/%25%32%65%25%32%65/admin", 1 },
+			/* the red team's (issue 43): a fragment, '%' not before two
+			 * hex digits (decoded twice by Python's unquote it is ".."),
+			 * an encoded ';' after "..", %u, a five-byte overlong '.' */
+			{ "/v1/..#/admin", 1 }, { "/v1/x#y", 1 }, { "/v1/%%32%65%%32%65/admin", 1 },
+			{ "/v1/%%32%66..%%32%66", 1 }, { "/v1/..%3b/admin", 1 }, { "/v1/%u002e%u002e/x", 1 },
+			{ "/v1/%f8%80%80%80%ae%f8%80%80%80%ae/admin", 1 }, { "/v1/x%", 1 }, { "/v1/x%2", 1 },
+			{ "/v1/x?q=%", 1 }, { "/v1/%252e%25252e/x", 1 }, { "/v1/%25252525252e/x", 1 },
+			/* a decoded '/' or '?' a second decoding makes real */
+			{ "/v1/a%253fb", 1 }, { "/v1/a%253bb/c", 1 },
 			/* overlong UTF-8, which a lax decoder reads as '/' or '.' */
 			{ "/v1/%c0%af", 1 }, { "/v1/%C1%9C", 1 }, { "/v1/%e0%80%af", 1 }, { "/v1/%f0%80%80%af", 1 },
 			/* real UTF-8 stays a name; in the query nothing is judged */
