@@ -522,8 +522,13 @@ static void put_method(char *buf, size_t size, size_t *at, const json_t *req)
 
 	if (*at && *at + 1 < size)
 		buf[(*at)++] = ',';
-	for (i = 0; v[i] && *at + 1 < size; i++)
-		buf[(*at)++] = (unsigned char)v[i] <= ' ' || (unsigned char)v[i] >= 0x7f || v[i] == ',' ? '?' : v[i];
+	for (i = 0; v[i] && *at + 1 < size; i++) {
+		unsigned char ch = (unsigned char)v[i];
+		if (ch <= ' ' || ch >= 0x7f || ch == ',')
+			buf[(*at)++] = '?';
+		else
+			buf[(*at)++] = v[i];
+	}
 	buf[*at] = '\0';
 }
 
