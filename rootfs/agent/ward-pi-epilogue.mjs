@@ -70,37 +70,63 @@ function freeName(p) {
   }
 }
 
+// Anything that stops the check is fatal (exit 3): ward-pi then keeps the
+// session unfinished and starts nothing until it is checked.
+function fatal(msg) {
+  say(msg);
+  process.exitCode = 3;
+}
+
+// A directory of the agent's uid it made unreadable or unwritable (chmod
+// is not Landlock's to refuse): its owner's rights back first, so that
+// nothing can be hidden from the walk or kept from its rename.
+function own(dir) {
+  try {
+    const st = fs.lstatSync(dir);
+    if (st.isDirectory() && (st.mode & 0o700) !== 0o700) fs.chmodSync(dir, (st.mode & 0o7777) | 0o700);
+  } catch {
+    /* not ours: as before */
+  }
+}
+
 function quarantine(p, what) {
   const n = freeName(p);
+  own(path.dirname(p));
   try {
     fs.renameSync(p, n);
     say(`quarantined ${what} ${show(p)}: renamed ${show(n)}, where no git finds it`);
   } catch (e) {
-    say(`could not quarantine ${what} ${show(p)}: ${e.code || e.message}`);
-    process.exitCode = 3;
+    fatal(`could not quarantine ${what} ${show(p)}: ${e.code || e.message}`);
   }
 }
 
-// what git's discovery takes for a bare repository: HEAD a file, objects/
-// and refs/ directories
-function bare(dir, ents) {
-  const kind = (n) => ents.find((e) => e.name === n);
-  const h = kind("HEAD"), o = kind("objects"), r = kind("refs");
-  return h && o && r && h.isFile() && o.isDirectory() && r.isDirectory();
+// What git's discovery could take for a repository in this directory: an
+// entry named HEAD of any kind (git follows a symbolic link there) beside
+// objects, refs or a commondir of any kind (it asks only that they be
+// reachable, and commondir names them elsewhere). Names compared without
+// case: on a case-insensitive filesystem git finds ".GIT" and "head".
+const lower = (n) => n.toLowerCase();
+function gitdirShaped(ents) {
+  const names = new Set(ents.map((e) => lower(e.name)));
+  return names.has("head") && (names.has("objects") || names.has("refs") || names.has("commondir"));
 }
 
 function walk(dir, top) {
   let ents;
+  own(dir);
   try {
     ents = fs.readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return; // unreadable to the agent's uid: it could not have written there either
+  } catch (e) {
+    if (e.code === "ENOENT") return;
+    return fatal(`could not read ${show(dir)} to check it: ${e.code || e.message}`);
   }
   // (at the top of a repository, git finds its .git before the top itself)
-  if (!(top && withGit) && bare(dir, ents) && changed(dir)) quarantine(path.join(dir, "HEAD"), "a bare repository's HEAD");
+  if (!(top && withGit) && gitdirShaped(ents) && changed(dir))
+    for (const e of ents)
+      if (lower(e.name) === "head") quarantine(path.join(dir, e.name), "a repository's HEAD");
   for (const e of ents) {
     const p = path.join(dir, e.name);
-    if (e.name === ".git") {
+    if (lower(e.name) === ".git") {
       if (!(top && withGit) && changed(p)) quarantine(p, "a .git");
       continue;
     }
@@ -109,9 +135,46 @@ function walk(dir, top) {
   }
 }
 
+// The agent's git directory as git would read it: every file git opens a
+// regular one (a FIFO there would hold git, and the epilogue, forever),
+// no symbolic link. Else its git is not taken (exit 4).
+function gitdirSane(gd) {
+  const bad = [];
+  const look = (p, depth) => {
+    let st;
+    try {
+      st = fs.lstatSync(p);
+    } catch {
+      return;
+    }
+    if (st.isSymbolicLink() || !(st.isFile() || st.isDirectory())) bad.push(path.relative(gd, p));
+    else if (st.isDirectory() && depth < 64) for (const n of fs.readdirSync(p)) look(path.join(p, n), depth + 1);
+  };
+  for (const n of ["HEAD", "index", "packed-refs", "config", "ward-pi-start", "refs", "info", "logs", "commondir"])
+    look(path.join(gd, n), 0);
+  return bad;
+}
+
 walk(process.cwd(), true);
 
+let gitOk = withGit;
 if (withGit) {
+  // the agent's git directory: where .git's gitfile names it, or .git itself
+  let gd = path.join(process.cwd(), ".git");
+  try {
+    const line = fs.readFileSync(gd, "utf8").split("\n")[0];
+    if (line.startsWith("gitdir: ")) gd = line.slice(8);
+  } catch {
+    /* a directory */
+  }
+  const bad = gitdirSane(gd);
+  if (bad.length) {
+    say(`the agent's git directory holds what git would not read safely (${bad.slice(0, 3).map(JSON.stringify).join(", ")}): its git is not taken`);
+    process.exitCode = 4;
+    gitOk = false;
+  }
+}
+if (gitOk) {
   const git = (args, input) =>
     execFileSync("git", ["-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "user.name=ward-pi",
       "-c", "user.email=ward-pi@localhost", "-c", "commit.gpgSign=false", ...args],
@@ -137,12 +200,15 @@ if (withGit) {
     what = "INDEX unmerged";
   }
   const commit = tryGit(["rev-parse", "-q", "--verify", "HEAD^{commit}"]) || "none";
-  const idx = git(["commit-tree", tree, "-m", `ward-pi: the agent's index\n\nHEAD ${head}\nHEADCOMMIT ${commit}\n${what}`]);
+  // every branch and tag by name: a bundle leaves out a ref whose commit
+  // the host has already (a new branch where HEAD was), these lines do not
+  const refs = tryGit(["for-each-ref", "--format=REF %(objectname) %(refname)", "refs/heads", "refs/tags"]);
+  const idx = git(["commit-tree", tree, "-m", `ward-pi: the agent's index\n\nHEAD ${head}\nHEADCOMMIT ${commit}\n${what}\n${refs}`]);
   git(["update-ref", "refs/ward-pi/index", idx]);
-  const refs = ["--branches", "--tags", "refs/ward-pi/index"];
+  const wanted = ["--branches", "--tags", "refs/ward-pi/index"];
   if (detached) {
     git(["update-ref", "refs/ward-pi/head", detached]);
-    refs.push("refs/ward-pi/head");
+    wanted.push("refs/ward-pi/head");
   }
   // the tips the session started from, which the host has (ward-pi wrote
   // them; if the agent changed them the bundle is only larger, or refused)
@@ -153,7 +219,7 @@ if (withGit) {
   } catch {
     /* none: a repository without commits */
   }
-  const r = spawnSync("git", ["bundle", "create", "-q", "-", ...refs, ...(tips.length ? ["--not", ...tips] : [])],
+  const r = spawnSync("git", ["bundle", "create", "-q", "-", ...wanted, ...(tips.length ? ["--not", ...tips] : [])],
     { stdio: ["ignore", "inherit", "pipe"] });
   if (r.status !== 0) {
     say(`git bundle: ${(r.stderr || "").toString().trim().split("\n").pop()}`);

@@ -14,9 +14,25 @@
 #
 # Uses: project, state, dry; sets gitmode (none, dir, file), gitobjects.
 
-# git on the host, as the person, in the project: their config, their hooks
-# (the agent never wrote either)
-hgit() { git -C "$project" "$@"; }
+# git on the host, as the person, in the project: their config, but never a
+# hook or an fsmonitor, which a repository's config may find in the work tree
+# the agent wrote (core.hooksPath = .husky/_); ward-pi's own git runs nothing
+# of the project's
+hgit() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false -C "$project" "$@"; }
+
+# The person's config can make their own git run files of the project (a
+# hooks path, an include, an fsmonitor there): the agent can change those,
+# and ward-pi says so before the session (their next git would run them).
+git_warn_config() {
+	for k in core.hooksPath core.fsmonitor include.path; do
+		v=$(hgit config --get-all "$k" 2>/dev/null | head -n 1) || continue
+		case "$v" in
+		"" | false | true) ;;
+		/*) case "$v" in "$project"/*) say "warning: your git's $k ($v) is in the project: the agent can change what your next git runs there" ;; esac ;;
+		*) say "warning: your git's $k ($v) is a path in the project: the agent can change what your next git runs there" ;;
+		esac
+	done
+}
 
 # .git decides how the agent gets git: absent (no git, whatever a parent
 # directory holds: none is mounted), a directory (a main worktree), or a
@@ -24,7 +40,7 @@ hgit() { git -C "$project" "$@"; }
 # refused: a symbolic link, a gitfile naming another repository, a .git
 # with a commondir (what an agent writes to borrow another repository).
 git_classify() {
-	gitmode=none gitobjects="" gitmodules=""
+	gitmode=none gitobjects=""
 	g="$project/.git"
 	if [ -L "$g" ]; then
 		die "$g is a symbolic link: ward-pi takes no repository from it (remove it, or run git there to see)"
@@ -44,9 +60,9 @@ git_classify() {
 	gitobjects=$(hgit rev-parse --path-format=absolute --git-path objects) ||
 		die "git cannot read the repository in $project"
 	[ -d "$gitobjects" ] || die "the repository's objects ($gitobjects) are not a directory"
-	# submodules' repositories: read-only, so that git status works inside
-	gitmodules=$(hgit rev-parse --path-format=absolute --git-path modules)
-	[ -d "$gitmodules" ] && [ ! -L "$gitmodules" ] || gitmodules=""
+	# (submodules' repositories are not mounted: their configs may hold a
+	# token in a remote URL; the copy's git ignores submodules)
+	git_warn_config
 }
 
 # one line of a file, byte for byte (a trailing newline taken off)
@@ -84,11 +100,14 @@ git_linked_worktree() {
 git_make_copy() {
 	sd="$state/git"
 	rm -rf "$sd"
-	mkdir -p "$sd/objects/info" "$sd/objects/pack" "$sd/refs/heads" "$sd/refs/tags" "$sd/info" "$sd/modules"
+	mkdir -p "$sd/objects/info" "$sd/objects/pack" "$sd/refs/heads" "$sd/refs/tags" "$sd/info"
 	cf="$sd/config"
 	git config --file "$cf" core.repositoryformatversion 0
 	git config --file "$cf" core.bare false
 	git config --file "$cf" core.logallrefupdates true
+	# submodules' repositories are not there (git.sh, git_classify)
+	git config --file "$cf" diff.ignoreSubmodules all
+	git config --file "$cf" status.submoduleSummary false
 	if [ "$(hgit rev-parse --show-object-format)" = sha256 ]; then
 		git config --file "$cf" core.repositoryformatversion 1
 		git config --file "$cf" extensions.objectformat sha256
@@ -138,7 +157,6 @@ git_mounts() {
 	esac
 	printf '%s\n' -v "$state/git:$at" -v "$gitobjects:/usr/local/share/ward-pi/objects:ro"
 	[ "$gitmode" = dir ] || printf '%s\n' -v "$state/gitfile:$project/.git:ro" -e WARD_GIT_DIR=$at
-	[ -z "$gitmodules" ] || printf '%s\n' -v "$gitmodules:$at/modules:ro"
 }
 
 git_index_sum() {
@@ -156,14 +174,49 @@ short() { printf '%.10s' "$1"; }
 # The bundle the epilogue made from the agent's git ($1): fetched into
 # refs/ward-pi/incoming/ (git checks every object, as from any untrusted
 # peer), then applied as a person would, and the incoming refs deleted.
+# The bundle's pack, read by git index-pack --strict in a scratch repository
+# that borrows the person's objects: every object checked as fsck does (a
+# tree with a .git entry, a bad .gitmodules, a malformed object), which git
+# before 2.46 does not do for a bundle's fetch, whatever fetch.fsckObjects
+# says. 0 when the pack is sound.
+git_bundle_strict() {
+	sc="$state/strict.git"
+	rm -rf "$sc"
+	git init -q --bare "$sc" || return 1
+	echo "$gitobjects" > "$sc/objects/info/alternates"
+	hdr=$(sed -n '1,/^$/p' "$1" | wc -c)
+	tail -c +"$((hdr + 1))" "$1" | git -c core.hooksPath=/dev/null -C "$sc" index-pack --strict --fix-thin --stdin \
+		> /dev/null 2> "$state/strict.err"
+	r=$?
+	rm -rf "$sc"
+	return "$r"
+}
+
 git_import() {
 	b=$1
+	if ! git_bundle_strict "$b"; then
+		say "the agent's git was not taken (its objects failed git's strict checks: $(tail -n 1 "$state/strict.err")); nothing of it applied"
+		return 0
+	fi
 	if ! hgit -c fetch.fsckObjects=true -c transfer.fsckObjects=true -c gc.auto=0 fetch -q --no-tags \
 		--no-write-fetch-head --no-recurse-submodules "$b" '+refs/heads/*:refs/ward-pi/incoming/heads/*' \
 		'+refs/tags/*:refs/ward-pi/incoming/tags/*' '+refs/ward-pi/*:refs/ward-pi/incoming/ward-pi/*' \
 		2> "$state/fetch.err"; then
 		say "the agent's git was not taken (git refused its bundle: $(tail -n 1 "$state/fetch.err")); nothing of it applied"
 		return 0
+	fi
+	# the agent's refs whose commits the person has already (a bundle
+	# leaves them out): named in the index commit, each checked by git
+	if hgit rev-parse -q --verify refs/ward-pi/incoming/ward-pi/index > /dev/null; then
+		hgit log -1 --format=%B refs/ward-pi/incoming/ward-pi/index | sed -n 's/^REF //p' | head -n 1000 |
+			while read -r sha ref; do
+				case "$ref" in refs/heads/* | refs/tags/*) ;; *) continue ;; esac
+				printf '%s' "$sha" | grep -qE '^[0-9a-f]{40,64}$' || continue
+				hgit check-ref-format "$ref" || continue
+				hgit show-ref -q --verify "refs/ward-pi/incoming/${ref#refs/}" && continue
+				hgit cat-file -e "$sha^{commit}" 2> /dev/null || continue
+				hgit update-ref "refs/ward-pi/incoming/${ref#refs/}" "$sha" || :
+			done
 	fi
 	stamp=$(date +%Y%m%d-%H%M%S)
 	# branches checked out in another worktree are that worktree's to move
@@ -175,7 +228,26 @@ git_import() {
 		new=$(hgit rev-parse "$ref")
 		busy=""
 		for o in $others; do [ "$o" != "refs/$name" ] || busy=1; done
-		if old=$(hgit rev-parse -q --verify "refs/$name"); then
+		# A new name must not shadow one of the person's: git resolves a
+		# short name as a tag before a branch before a remote-tracking ref
+		# (a branch "origin/main", a tag "v1.2" or "deadbeef"). New tags
+		# and such names are kept aside, named, never made.
+		# (unchanged: nothing to do, whatever it is)
+		[ "$(hgit show-ref -s --verify "refs/$name" 2>/dev/null)" != "$new" ] || continue
+		shadow=""
+		case "${name%%/*}" in tags) shadow="a tag (the agent's tags are never made yours)" ;; esac
+		short=${name#*/}
+		if ! hgit show-ref -q --verify "refs/$name"; then
+			case "$short" in
+			HEAD | refs/* | heads/* | tags/* | remotes/*) shadow="a name git reads as another ref" ;;
+			esac
+			[ -n "$shadow" ] || ! printf '%s' "$short" | grep -qE '^[0-9a-fA-F]{4,}$' || shadow="a name that reads as a hash"
+			[ -n "$shadow" ] || ! hgit rev-parse -q --verify "$short^{object}" > /dev/null 2>&1 || shadow="a name another ref of yours has"
+		fi
+		if [ -n "$shadow" ]; then
+			hgit update-ref "refs/ward-pi/kept/$stamp/$name" "$new"
+			say "$name: $shadow, kept as refs/ward-pi/kept/$stamp/$name"
+		elif old=$(hgit show-ref -s --verify "refs/$name" 2>/dev/null); then
 			if [ "$old" = "$new" ]; then
 				:
 			elif [ "${name%%/*}" = heads ] && [ -z "$busy" ] && hgit merge-base --is-ancestor "$old" "$new"; then
@@ -207,7 +279,6 @@ git_index_follow_head() {
 	[ "$(hgit rev-parse --verify -q HEAD || echo none)" != "$(cat "$state/start.commit")" ] || return 0
 	[ "$(git_index_sum)" = "$(cat "$state/start.index")" ] || return 0
 	if hgit read-tree --reset HEAD; then
-		hgit update-index -q --refresh > /dev/null || :
 		say "index: follows HEAD; the agent's uncommitted changes are in the work tree, unstaged"
 	fi
 }
@@ -227,7 +298,7 @@ git_import_head_index() {
 	case "$head" in
 	"ref: refs/heads/"*)
 		target=${head#ref: }
-		hgit check-ref-format "$target" && hgit rev-parse -q --verify "$target" > /dev/null || target=""
+		hgit check-ref-format "$target" && hgit show-ref -q --verify "$target" || target=""
 		;;
 	*)
 		d=$(hgit rev-parse -q --verify refs/ward-pi/incoming/ward-pi/head || :)
@@ -274,6 +345,7 @@ git_import_head_index() {
 		say "index: git would not read the agent's ($(short "$tree")); not taken"
 		return 1
 	fi
-	hgit update-index -q --refresh > /dev/null || :
+	# (no refresh here: it would run the person's clean filters on the
+	# agent's files; their next git status refreshes as it always does)
 	say "index: as the agent left it (staged work included)"
 }

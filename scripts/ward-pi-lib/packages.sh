@@ -43,7 +43,7 @@ packages_approve() { # from $image, $pkgs, $base, $derived, $pkgfile
 		die "$pkgfile asks for packages ($pkgs) that need your approval at a terminal: run ward-pi there once (nothing built, Pi not started)"
 	fi
 	# shellcheck disable=SC2086
-	sim=$("$engine" run --rm --network host --entrypoint /bin/sh "$image" -c "$APT_CHECK" sh $pkgs 2>&1) ||
+	sim=$("$engine" run --rm --network host --entrypoint /bin/sh "$image" -c "$APT_CHECK" sh $pkgs 2>&1 9>&-) ||
 		die "asking apt in $image what it would install failed: $(printf '%s\n' "$sim" | tail -n 1)"
 	nx=$(printf '%s\n' "$sim" | sed -n 's/^NOTEXACT //p' | head -n 1)
 	[ -z "$nx" ] || die "$pkgfile: '$nx' is not the exact name of a package in $image's apt lists (apt would take it as a pattern or an action): nothing built"
@@ -69,7 +69,7 @@ packages_approve() { # from $image, $pkgs, $base, $derived, $pkgfile
 	printf '%s\n' "FROM $image" \
 		"RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends -- $pkgs && apt-get clean && rm -rf /var/lib/apt/lists/* && find / -xdev -type f -perm /6000 -exec chmod ug-s {} +" \
 		"LABEL org.ward.pi-packages=\"$pkgs\" org.ward.base=\"$base\"" > "$ctx/Containerfile"
-	if ! "$engine" build --network host -t "$derived" -f "$ctx/Containerfile" "$ctx" >&2; then
+	if ! "$engine" build --network host -t "$derived" -f "$ctx/Containerfile" "$ctx" >&2 9>&-; then
 		rm -rf "$ctx"
 		die "building $derived failed (above); Pi not started"
 	fi

@@ -233,7 +233,7 @@ def podman_rootless(a, d, user, uid, run_prefix, penv, workspace_uid):
             return subprocess.run(list(run_prefix) + pe + ["sh", "-c", 'cd "$1" && shift && exec "$@"', "sh", cwd]
                                   + list(argv), capture_output=True, text=True, timeout=600,
                                   stdin=subprocess.DEVNULL)
-        wardpi_trust.host_trust("ward-pi under rootless podman", "podman", person, wp, d, False)
+        wardpi_trust.host_trust("ward-pi under rootless podman", "podman", person, wp, d, True)
     finally:
         srv.kill()
         srv.wait()

@@ -10,8 +10,9 @@ every planted command would write to stays empty.
 Called by e2e.py, which owns the engines:
     host_trust(label, slug, person, wp, d, full, engine=())
 person(argv, cwd, stdin=None) runs argv as the person and returns a
-CompletedProcess (text); full: also the cases that need a network (apt) or
-are engine-independent (once is enough).
+CompletedProcess (text); full: also the subdirectory, plain-project,
+linked-hooks, secrets, set-user-ID and --reset cases. packages_trust (the
+image's real apt at a pty) runs under docker.
 """
 import os
 import shlex
@@ -95,6 +96,14 @@ cat {other}/pw 2>/dev/null || echo other-absent-$((0))
 ls {base}/priv 2>/dev/null || echo priv-absent-$((0))
 """
 
+ATTACK2 = r"""M={marker}
+printf '#!/bin/sh\necho hookspath-$0 >> %s\n' "$M" > .githooks/reference-transaction
+cp .githooks/reference-transaction .githooks/post-index-change; chmod +x .githooks/*
+mkdir -p locked/inner && git -C locked/inner init -q && git -C locked/inner config core.fsmonitor "echo locked >> $M" && chmod 0311 locked
+mkdir -p symhead/refs/heads && ln -s refs/heads/x symhead/HEAD && : > symhead/objects && printf '[core]\n\tpager = echo symhead >> %s; cat\n' "$M" > symhead/config
+b=$(echo x | git hash-object -w --stdin) && t=$(printf '100644 blob %s\t.git\n' "$b" | git mktree) && c=$(git -c user.name=a -c user.email=a@a commit-tree "$t" -m evil) && git update-ref refs/heads/evil "$c" && echo evil-made
+"""
+
 # The person on the host afterwards, in each place the agent prepared
 HOST = """cd {repo}
 git status; git diff; git log --oneline -3; git st 2>&1 || :
@@ -156,6 +165,40 @@ def host_trust(label, slug, person, wp, d, full, engine=()):
           "its gitfile unchanged", "wt-commit-2" in r.stdout and "wt-gitfile-refused-0" in r.stdout
           and "from-the-worktree" in log and open(os.path.join(wt, ".git")).read().startswith("gitdir: " + repo),
           f"{r.stdout[-300:]} {r.stderr[-300:]}; log {log.split()}")
+
+    # A second review's attacks (the fixes of this change): the person's
+    # config runs hooks from the project (husky's core.hooksPath); a nested
+    # repository in a directory the agent made unreadable and unwritable; a
+    # repository git would find through a symbolic HEAD; a tree with a
+    # .git entry; a tag, and a branch named like a hash; a FIFO for its
+    # index. ward-pi's own end runs nothing, quarantines through chmod,
+    # refuses the objects, keeps the names aside, and does not hang.
+    person(["git", "config", "core.hooksPath", ".githooks"], repo)
+    person(["mkdir", "-p", os.path.join(repo, ".githooks")], repo)
+    attack2 = ATTACK2.format(marker=marker)
+    r = ward_pi(repo, "run", "--", "sh", "-c", attack2)
+    err2 = r.stderr
+    planted = open(marker).read()
+    check(f"{label}: ward-pi's own end runs no hook of the project's hooks path (husky's) and says the person's "
+          "config points into the project", planted == "" and "core.hooksPath (.githooks) is a path in the project"
+          in err2, f"marker {planted!r}; {err2[-600:]}")
+    check(f"{label}: a nested repository in a directory the agent made unreadable and unwritable, and one git would "
+          "find through a symbolic HEAD, are quarantined all the same",
+          '"locked/inner/.git"' in err2 and '"symhead/HEAD"' in err2, err2[-900:])
+    check(f"{label}: a tree with a .git entry: the agent's objects refused by git's strict checks, nothing applied",
+          "strict checks" in err2 and "evil" not in person(["git", "branch", "--list", "evil"], repo).stdout,
+          err2[-600:])
+    r = ward_pi(repo, "run", "--", "sh", "-c", "git tag v9 && git branch deadbeef && git branch agentwork && "
+                "echo refs-made")
+    tags = person(["git", "tag", "--list"], repo).stdout.split()
+    heads = person(["git", "branch", "--format=%(refname:short)"], repo).stdout.split()
+    check(f"{label}: the agent's tag and a branch named like a hash are kept aside (refs/ward-pi/kept/), a plain new "
+          "branch is made", "refs-made" in r.stdout and "v9" not in tags and "deadbeef" not in heads
+          and "agentwork" in heads and "kept as refs/ward-pi/kept/" in r.stderr, f"{tags} {heads} {r.stderr[-400:]}")
+    r = ward_pi(repo, "run", "--", "sh", "-c", "rm -f .git/index && mkfifo .git/index && echo fifo-made")
+    check(f"{label}: a FIFO for the agent's index: the end of the session does not hang, its git is not taken",
+          "fifo-made" in r.stdout and "not taken" in r.stderr and r.returncode == 0, r.stderr[-400:])
+    person(["git", "config", "--unset", "core.hooksPath"], repo)
 
     r = ward_pi(repo, "run", "--", "sh", "-c", "exit 7")
     check(f"{label}: ward-pi run passes the command's exit status through (7)", r.returncode == 7, r.stderr[-300:])
