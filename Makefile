@@ -12,9 +12,9 @@ B        := build
 
 # Every production source, by the process that runs it (docs/design.md):
 # common/ and landlock/, seccomp/ everywhere; child/ between fork and exec;
-# mcp-bridge/ in the bridge (and its pure checks in PID 1); egress/ in the
-# egress guard; init/ in PID 1.
-INIT_SRCS := $(wildcard common/*.c landlock/*.c seccomp/*.c child/*.c mcp-bridge/*.c egress/*.c init/*/*.c)
+# mcp-bridge/ in the bridge (and its pure checks in PID 1); init/ in PID 1
+# (init/egress/: the egress guard, PID 1's answers to the agent's sockets).
+INIT_SRCS := $(wildcard common/*.c landlock/*.c seccomp/*.c child/*.c mcp-bridge/*.c init/*/*.c)
 INIT_OBJS := $(INIT_SRCS:%.c=$(B)/%.o) $(B)/filters.o
 MAIN_OBJ  := $(B)/init/main.o
 
@@ -32,7 +32,7 @@ DYN_OBJS   := $(INIT_SRCS:%.c=$(B)/dyn/%.o) $(B)/dyn/filters.o
         check-e2e check-docs check-lint image bench clean demo demo-init install uninstall order
 all: $(B)/ward
 
-HEADERS  := $(wildcard common/*.h landlock/*.h seccomp/*.h child/*.h mcp-bridge/*.h egress/*.h init/*/*.h)
+HEADERS  := $(wildcard common/*.h landlock/*.h seccomp/*.h child/*.h mcp-bridge/*.h init/*/*.h)
 
 $(B)/%.o: %.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
@@ -282,11 +282,12 @@ FUZZ_SRCS    := init/config/reader.c init/config/free.c init/config/keys.c init/
                 common/parse.c common/users.c common/header.c common/source.c common/addr.c common/envref.c \
                 seccomp/sysfilter.c landlock/landlock.c mcp-bridge/http.c mcp-bridge/upstream.c \
                 mcp-bridge/mcpjson.c mcp-bridge/tls.c mcp-bridge/resolve.c mcp-bridge/allow.c mcp-bridge/hello.c \
-                mcp-bridge/proxyreq.c mcp-bridge/pathcheck.c egress/blocked.c
+                mcp-bridge/proxyreq.c mcp-bridge/pathcheck.c init/egress/blocked.c \
+                init/egress/connects.c init/egress/route.c init/egress/peek.c init/egress/guard.c init/egress/refusals.c
 FUZZERS      := $(B)/fuzz/fuzz_config $(B)/fuzz/fuzz_values $(B)/fuzz/fuzz_users $(B)/fuzz/fuzz_http \
                 $(B)/fuzz/fuzz_mcp $(B)/fuzz/fuzz_audit $(B)/fuzz/fuzz_addr $(B)/fuzz/fuzz_diag \
                 $(B)/fuzz/fuzz_upstream $(B)/fuzz/fuzz_dns $(B)/fuzz/fuzz_allow $(B)/fuzz/fuzz_proxyreq \
-                $(B)/fuzz/fuzz_hello $(B)/fuzz/fuzz_path
+                $(B)/fuzz/fuzz_hello $(B)/fuzz/fuzz_path $(B)/fuzz/fuzz_connect
 FUZZ_SECONDS ?= 60
 
 $(B)/fuzz/%: tests/fuzz/%.c $(FUZZ_SRCS) $(HEADERS)

@@ -16,6 +16,5 @@ WARD_FILTER(init);
 WARD_FILTER(init_vm);
 WARD_FILTER(bridge);
 WARD_FILTER(bridge_dns);
-WARD_FILTER(guard);
 
 #endif

@@ -28,31 +28,52 @@
  * (IORING_OP_SOCKET): ENOSYS, as from a kernel without it (libuv falls
  * back). The guard's own setting of a socket's ephemeral ports may not be
  * changed (init/sandbox/ephemeral.h): EPERM. The kernel reads socket()'s
- * domain and setsockopt()'s level and name as ints: only the low 32 bits
- * of each argument are compared (an agent's 0x100000002 is AF_INET to the
- * kernel, and here). Everything else is allowed here and judged by the
- * deny list. Jumps count the instructions skipped. */
+ * domain, connect()'s length and setsockopt()'s level and name as ints:
+ * only the low 32 bits of each argument are compared (an agent's
+ * 0x100000002 is AF_INET to the kernel, and here).
+ *
+ * To the guard: every inet and inet6 socket() (the boundary: guard.h);
+ * each connect() whose address is as long as an inet one (16 to 28 bytes,
+ * or a whole sockaddr_storage, 128: what programs pass), and each sendto()
+ * and sendmsg() with MSG_FASTOPEN, so that a refused destination fails at
+ * once (connects.h). A connect of another length goes on unjudged (a unix
+ * socket's, mostly): an inet socket's is still held to lo. Everything
+ * else is allowed here and judged by the deny list. */
+#define T(pc, target) ((target) - (pc)-1) /* a jump from pc to target */
+enum { NOTIFY = 25, DENY_EPERM, DENY_ENOSYS, KILL, ALLOW };
 static const struct sock_filter egress_prog[] = {
 	/* 0 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-	/* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 0, 15),		/* else kill (17) */
+	/* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 0, T(1, KILL)),
 	/* 2 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-	/* 3 */ BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, X32_BIT, 13, 0),		/* kill (17) */
-	/* 4 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 0, 3),		/* else 8 */
+	/* 3 */ BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, X32_BIT, T(3, KILL), 0),
+	/* 4 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 0, T(4, 8)),
 	/* 5 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-	/* 6 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET, 7, 0),		/* notify (14) */
-	/* 7 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET6, 6, 10),		/* notify (14), else allow (18) */
-	/* 8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 7, 0),	/* ENOSYS (16) */
-	/* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_setsockopt, 0, 8),	/* else allow (18) */
-	/* 10 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
-	/* 11 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0 /* IPPROTO_IP */, 0, 6),	/* else allow (18) */
-	/* 12 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
-	/* 13 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IP_LOCAL_PORT_RANGE_OPT, 1, 4),	/* EPERM (15), else allow (18) */
-	/* 14 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
-	/* 15 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-	/* 16 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
-	/* 17 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-	/* 18 */ BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	/* 6 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET, T(6, NOTIFY), 0),
+	/* 7 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET6, T(7, NOTIFY), T(7, ALLOW)),
+	/* 8 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_connect, 0, T(8, 13)),
+	/* 9 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
+	/* 10 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 128, T(10, NOTIFY), 0),
+	/* 11 */ BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 16, 0, T(11, ALLOW)),
+	/* 12 */ BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, 28, T(12, ALLOW), T(12, NOTIFY)),
+	/* 13 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_sendto, 0, T(13, 16)),
+	/* 14 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3])),
+	/* 15 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, MSG_FASTOPEN, T(15, NOTIFY), T(15, ALLOW)),
+	/* 16 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_sendmsg, 0, T(16, 19)),
+	/* 17 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
+	/* 18 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, MSG_FASTOPEN, T(18, NOTIFY), T(18, ALLOW)),
+	/* 19 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, T(19, DENY_ENOSYS), 0),
+	/* 20 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_setsockopt, 0, T(20, ALLOW)),
+	/* 21 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+	/* 22 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0 /* IPPROTO_IP */, 0, T(22, ALLOW)),
+	/* 23 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
+	/* 24 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IP_LOCAL_PORT_RANGE_OPT, T(24, DENY_EPERM), T(24, ALLOW)),
+	[NOTIFY] = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+	[DENY_EPERM] = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+	[DENY_ENOSYS] = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+	[KILL] = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+	[ALLOW] = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 };
+#undef T
 
 int sc_load_egress(void)
 {

@@ -1,6 +1,7 @@
 /* notify: the agent's second seccomp filter, which hands every inet and
- * inet6 socket() to the egress guard (egress/guard.c) through a
- * user-notification listener. A separate program, so the deny list's
+ * inet6 socket(), inet-sized connect() and Fast Open send to the egress
+ * guard (init/egress/guard.h, in PID 1) through a user-notification
+ * listener. A separate program, so the deny list's
  * answers (raw sockets, MPTCP, SCTP, ...: ERRNO) still come first: the
  * kernel takes the strongest action of all the filters, and ERRNO beats
  * USER_NOTIF. */

@@ -688,50 +688,6 @@ fail:
 	return finish(ctx, f, -1, err, errsize);
 }
 
-/* The egress guard makes sockets and answers notifications, nothing
- * else: everything else answers EPERM. */
-static const char *const guard_allow[] = {
-	"read", "write", "close", "poll", "ppoll", "setsockopt", "getsockopt", "recvmsg", "mmap", "munmap",
-	"brk", "madvise", "mprotect", "futex", "rt_sigprocmask", "rt_sigreturn", "exit", "exit_group",
-	"getpid", "gettid", "clock_gettime", "restart_syscall", "fcntl", "tgkill", "sigaltstack",
-};
-
-int sc_compile_guard(struct sc_filter *f, char *err, size_t errsize)
-{
-	/* SECCOMP_IOCTL_NOTIF_SET_FLAGS (Linux 6.6) spelled out: Debian 12's headers predate it */
-	static const unsigned long ioctls[] = { SECCOMP_IOCTL_NOTIF_RECV, SECCOMP_IOCTL_NOTIF_SEND,
-						SECCOMP_IOCTL_NOTIF_ADDFD, SECCOMP_IOCTL_NOTIF_ID_VALID,
-						SECCOMP_IOW(4, __u64) };
-	static const int families[] = { AF_INET, AF_INET6 };
-	scmp_filter_ctx ctx;
-	size_t i;
-	int n;
-
-	memset(f, 0, sizeof *f);
-	ctx = new_ctx(SCMP_ACT_ERRNO(EPERM));
-	if (!ctx) {
-		snprintf(err, errsize, "seccomp: cannot start the guard filter");
-		return -1;
-	}
-	if ((n = allow_names(ctx, guard_allow, sizeof guard_allow / sizeof guard_allow[0], err, errsize)) < 0)
-		return finish(ctx, f, -1, err, errsize);
-	f->n_rules += n;
-	/* the listener's five requests, read as 32 bits as the kernel does */
-	for (i = 0; i < sizeof ioctls / sizeof ioctls[0]; i++, f->n_rules++)
-		if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
-				     cmp(1, SCMP_CMP_MASKED_EQ, 0xffffffffUL, ioctls[i] & 0xffffffffUL)) != 0)
-			goto fail;
-	/* the sockets it makes for the agent: inet and inet6 only */
-	for (i = 0; i < sizeof families / sizeof families[0]; i++, f->n_rules++)
-		if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
-				     cmp(0, SCMP_CMP_MASKED_EQ, 0xffffffffUL, (scmp_datum_t)families[i])) != 0)
-			goto fail;
-	return finish(ctx, f, 0, err, errsize);
-fail:
-	snprintf(err, errsize, "seccomp: a rule of the guard's filter");
-	return finish(ctx, f, -1, err, errsize);
-}
-
 int sc_compile(const struct sc_policy *p, int pid1, int vm, struct sc_filter *f, char *err, size_t errsize)
 {
 	return build(p, pid1, vm, f, err, errsize);

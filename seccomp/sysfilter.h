@@ -60,10 +60,6 @@ int sc_compile(const struct sc_policy *p, int pid1, int vm, struct sc_filter *f,
 int sc_compile_bridge(struct sc_filter *f, int resolver, char *err, size_t errsize);
 int sc_build_bridge(struct sc_filter *f, int resolver, char *err, size_t errsize);
 
-/* The egress guard's allowlist (default EPERM), likewise. */
-int sc_compile_guard(struct sc_filter *f, char *err, size_t errsize);
-int sc_build_guard(struct sc_filter *f, char *err, size_t errsize);
-
 /* A filter from BPF already compiled. */
 int sc_from_bpf(const struct sock_filter *prog, unsigned short len, int n_rules, struct sc_filter *f);
 

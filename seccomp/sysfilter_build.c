@@ -37,12 +37,3 @@ int sc_build_bridge(struct sc_filter *f, int resolver, char *err, size_t errsize
 	}
 	return 0;
 }
-
-int sc_build_guard(struct sc_filter *f, char *err, size_t errsize)
-{
-	if (sc_from_bpf(ward_filter_guard, ward_filter_guard_len, ward_filter_guard_rules, f) != 0) {
-		snprintf(err, errsize, "seccomp: out of memory");
-		return -1;
-	}
-	return 0;
-}

@@ -16,8 +16,7 @@ static int emit(const char *name, int pid1, int vm)
 
 	memset(&p, 0, sizeof p);
 	p.enabled = 1;
-	rc = pid1 == -2 ? sc_compile_guard(&f, err, sizeof err)
-	     : pid1 < 0 ? sc_compile_bridge(&f, pid1 == -3, err, sizeof err)
+	rc = pid1 < 0 ? sc_compile_bridge(&f, pid1 == -3, err, sizeof err)
 			: sc_compile(&p, pid1, vm, &f, err, sizeof err);
 	if (rc != 0) {
 		fprintf(stderr, "gen-filters: %s\n", err);
@@ -39,8 +38,7 @@ int main(void)
 	       "#include \"seccomp/filters.h\"\n\n");
 	if (emit("ward_filter_agent", 0, 0) || emit("ward_filter_init", 1, 0) ||
 	    emit("ward_filter_init_vm", 1, 1) || emit("ward_filter_bridge", -1, 0) ||
-	    emit("ward_filter_bridge_dns", -3, 0) ||
-	    emit("ward_filter_guard", -2, 0))
+	    emit("ward_filter_bridge_dns", -3, 0))
 		return 1;
 	return 0;
 }

@@ -97,6 +97,7 @@ struct ward_config {
 	char **command; /* NULL-terminated; NULL when not configured */
 	char *cwd;
 	char *policy_note; /* [agent] policy_note: where the agent's note on its sandbox is written */
+	char *refusals;	   /* [agent] refusals: the agent's file of refused destinations (the guard's) */
 	int umask_set;
 	unsigned umask;
 	/* WARD_MAX_ENV slots each, allocated at the first entry: a config with

@@ -140,6 +140,10 @@ void config_print(const struct ward_config *cfg, FILE *out)
 	}
 	for (i = 0; i < cfg->n_writable; i++)
 		fprintf(out, "writable = %s\n", cfg->writable[i]);
+	if (cfg->policy_note)
+		fprintf(out, "policy_note = %s\n", cfg->policy_note);
+	if (cfg->refusals)
+		fprintf(out, "refusals = %s\n", cfg->refusals);
 	if (cfg->user)
 		fprintf(out, "user = %s\n", cfg->user);
 	else

@@ -655,6 +655,17 @@ static int set_policy_note(struct parse_ctx *ctx, const char *k, const char *v, 
 	return ctx->cfg->policy_note ? 0 : (*why = "out of memory", -1);
 }
 
+/* [agent] refusals: where PID 1 writes a line for each destination the
+ * egress guard refuses, for the agent to read. */
+static int set_refusals(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	(void)k;
+	if (!plain_file_path(v))
+		return *why = "expected an absolute, normalised file path", -1;
+	ctx->cfg->refusals = strdup(v);
+	return ctx->cfg->refusals ? 0 : (*why = "out of memory", -1);
+}
+
 /* "fd:N" (N >= 3, written as ward will compare it: fd:03 is fd:3) or an
  * absolute path. */
 static int set_source(char **dst, const char *v, const char **why)
@@ -762,6 +773,7 @@ const struct key_def config_keys[] = {
 	{ SEC_AGENT, "rlimit_", set_rlimit, 1, 0 },
 	{ SEC_AGENT, "writable", set_paths, 1, 0 },
 	{ SEC_AGENT, "policy_note", set_policy_note, 0, 0 },
+	{ SEC_AGENT, "refusals", set_refusals, 0, 0 },
 	{ SEC_LANDLOCK, "mode", set_enum, 0, 0 },
 	{ SEC_LANDLOCK, "read", set_paths, 1, 0 },
 	{ SEC_LANDLOCK, "write", set_paths, 1, 0 },

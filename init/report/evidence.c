@@ -267,8 +267,7 @@ static json_t *bridge_json(const struct evidence_src *e)
 
 /* How the agent's TCP and UDP egress is held, from the kernel where it
  * can be read: the listener PID 1 holds is the kernel's "seccomp notify"
- * file, the guard's credentials and filters are its /proc status (the
- * agent's Seccomp_filters counts the guard's filter too). */
+ * file (the agent's Seccomp_filters counts the guard's filter too). */
 static json_t *egress_json(const struct evidence_src *e, const struct start_notes *notes, json_t *degr)
 {
 	const struct guardproc *g = e->guard;
@@ -282,7 +281,7 @@ static json_t *egress_json(const struct evidence_src *e, const struct start_note
 								"agent's TCP reaches any address on an allowed port"));
 		return o;
 	}
-	if (notes->egress_err || !notes->egress_listener || g->listener < 0) {
+	if (notes->egress_err || !notes->egress_listener || guardproc_newest(g) < 0) {
 		json_object_set_new(o, "enforced_by", json_string("landlock ports (any address)"));
 		json_object_set_new(o, "error", json_string(notes->egress_err ? strerror(notes->egress_err)
 									 : "no listener arrived"));
@@ -293,17 +292,19 @@ static json_t *egress_json(const struct evidence_src *e, const struct start_note
 	{
 		char link[64], target[128];
 		ssize_t n;
-		snprintf(link, sizeof link, "/proc/self/fd/%d", g->listener);
+		snprintf(link, sizeof link, "/proc/self/fd/%d", guardproc_newest(g));
 		n = readlink(link, target, sizeof target - 1);
 		target[n > 0 ? n : 0] = '\0';
 		json_object_set_new(o, "enforced_by", json_string("guard: every inet socket made by it, bound to lo"));
 		json_object_set_new(o, "device", json_string("lo"));
 		json_object_set_new(o, "listener", json_string(target));
 		json_object_set_new(o, "agent_starts", json_integer(g->handed));
+		json_object_set_new(o, "answers", json_string("socket(): made and bound to lo; connect() and Fast Open "
+							       "to an address that is not local: ENETUNREACH at once"));
 		/* the guard reads each socket's range back before handing it over */
-		if (g->port_range)
-			json_object_set_new(o, "ephemeral_ports", json_pack("[i,i]", (int)(g->port_range & 0xffff),
-									    (int)(g->port_range >> 16)));
+		if (g->guard.port_range)
+			json_object_set_new(o, "ephemeral_ports", json_pack("[i,i]", (int)(g->guard.port_range & 0xffff),
+									    (int)(g->guard.port_range >> 16)));
 		/* best_effort went on without keeping them off an upstream's port */
 		if (e->eph && e->eph->n_kept && (e->eph->unsupported || e->eph->unreadable)) {
 			char why[200];
@@ -313,15 +314,18 @@ static json_t *egress_json(const struct evidence_src *e, const struct start_note
 			json_array_append_new(degr, json_string(why));
 		}
 	}
-	if (e->guard_pid && *e->guard_pid > 0) {
-		char h[65];
-		json_t *gs = json_pack("{s:i,s:i,s:o}", "pid", (int)*e->guard_pid, "uid", (int)g->confine.user.uid,
-				       "status", proc_status(*e->guard_pid));
-		digest_hex(&g->sc, h);
-		json_object_set_new(gs, "seccomp_sha256", json_string(h));
+	{
+		/* PID 1 answers the listener: its own pid, the ids it makes the
+		 * sockets with, and whether a refused connect fails at once */
+		json_t *gs = json_pack("{s:s,s:i,s:i,s:i,s:b,s:o}", "in", "ward (PID 1's loop)", "pid", (int)getpid(),
+				       "socket_uid", (int)g->guard.uid, "socket_gid", (int)g->guard.gid,
+				       "connect_check", g->guard.rtnl >= 0,
+				       "refusals", e->cfg->refusals ? json_string(e->cfg->refusals) : json_null());
+		json_object_set_new(gs, "refused_so_far", json_integer((json_int_t)g->guard.refused));
 		json_object_set_new(o, "guard", gs);
-	} else {
-		json_object_set_new(o, "guard", json_null()); /* restarting: calls wait for it */
+		if (g->guard.rtnl < 0)
+			json_array_append_new(degr, json_string("egress: no route query: a refused connect waits on lo "
+								"instead of failing at once"));
 	}
 	return o;
 }

@@ -82,6 +82,11 @@ char *policy_note_text(const struct ward_config *cfg, const struct confine *agen
 	} else if (cfg->has_landlock && cfg->landlock.mode != LL_OFF) {
 		fprintf(f, "- Network: none beyond this machine's loopback on the ports allowed.\n");
 	}
+	if (agent && agent->egress)
+		fprintf(f, "- A connection of your own to any other address fails at once with ENETUNREACH (\"Network is "
+			   "unreachable\")%s%s%s: do not retry it, tell the person what you needed and why.\n",
+			cfg->refusals ? "; each one is listed in `" : "", cfg->refusals ? cfg->refusals : "",
+			cfg->refusals ? "`, with the setting that would allow it" : "");
 	if (ll && ll->n_connect) {
 		fprintf(f, "- TCP ports you may connect to (on loopback): ");
 		for (i = 0; i < ll->n_connect; i++) {

@@ -152,3 +152,39 @@ int private_file_write(const char *target, const char *data, size_t len, unsigne
 {
 	return write_private(target, data, len, 0, mode, uid, gid, err, errsize);
 }
+
+int private_file_append(const char *target, unsigned mode, uid_t uid, gid_t gid, uid_t dir_uid, gid_t dir_gid,
+			char *err, size_t errsize)
+{
+	const char *base;
+	int dfd = open_parent(target, 1, dir_uid, dir_gid, &base, err, errsize), fd;
+
+	if (dfd < 0)
+		return -1;
+	fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(dfd);
+	dfd = fd;
+	if (dfd < 0) {
+		snprintf(err, errsize, "target %s: %s", target, strerror(errno));
+		return -1;
+	}
+	/* a new inode each start: whatever had the name (an earlier run's
+	 * file, or a link the agent left there) is unlinked, not opened */
+	if (unlinkat(dfd, base + 1, 0) != 0 && errno != ENOENT) {
+		snprintf(err, errsize, "target %s: %s", target, strerror(errno));
+		close(dfd);
+		return -1;
+	}
+	fd = openat(dfd, base + 1, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
+	if (fd < 0 || fchown(fd, uid, gid) != 0 || fchmod(fd, (mode_t)mode) != 0) {
+		snprintf(err, errsize, "target %s: %s", target, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			(void)unlinkat(dfd, base + 1, 0);
+		}
+		close(dfd);
+		return -1;
+	}
+	close(dfd);
+	return fd;
+}

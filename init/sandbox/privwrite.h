@@ -18,6 +18,13 @@ int mcp_write_target(const char *target, const char *text, uid_t uid, gid_t gid,
 int private_file_write(const char *target, const char *data, size_t len, unsigned mode, uid_t uid, gid_t gid,
 		       char *err, size_t errsize);
 
+/* A new, empty file at target opened for appending (the agent's file of
+ * refusals): owned uid:gid with mode, missing directories made for
+ * dir_uid:dir_gid, no symlink followed; whatever had the name is unlinked
+ * first. The descriptor, or -1 with err. */
+int private_file_append(const char *target, unsigned mode, uid_t uid, gid_t gid, uid_t dir_uid, gid_t dir_gid,
+			char *err, size_t errsize);
+
 /* Removes a target written above (a start that failed after it), by the
  * same walk that follows no symlink. 0, or -1. */
 int private_file_remove(const char *target);

@@ -3,6 +3,7 @@
 
 #include <cap-ng.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,7 +91,7 @@ void sandbox_init(struct sandbox *sb)
 	sb->ll.fd = -1;
 	sb->ev.fd = -1;
 	sb->bridge.ll.fd = -1;
-	sb->guard.ll.fd = sb->guard.ctl = sb->guard.listener = -1;
+	guardproc_init(&sb->guard);
 }
 
 int sandbox_egress(const struct ward_config *cfg, int confining)
@@ -98,6 +99,25 @@ int sandbox_egress(const struct ward_config *cfg, int confining)
 	if (!confining || !cfg->has_landlock || cfg->landlock.mode == LL_OFF || cfg->egress != EGRESS_LOOPBACK)
 		return 0;
 	return cfg->landlock.mode == LL_HARD ? 2 : 1;
+}
+
+/* The guard in PID 1, and the agent's file of what it refuses ([agent]
+ * refusals): root's, readable by the agent's group (its own where ward
+ * runs as the agent's user), so the agent reads it and cannot write it. */
+static int prepare_guard(struct sandbox *sb, const struct ward_config *cfg)
+{
+	const struct user_ids *u = &sb->confine.user;
+	char err[512];
+	int fd = -1;
+
+	if (cfg->refusals) {
+		fd = private_file_append(cfg->refusals, 0640, geteuid(), u->gid, u->uid, u->gid, err, sizeof err);
+		if (fd < 0) {
+			log_error("%s: refusals: %s", cfg->path, err);
+			return 3;
+		}
+	}
+	return guardproc_prepare(&sb->guard, u, sb->confine.port_range, fd);
 }
 
 /* The guard's sockets kept off the tcp: and tls: upstreams' ports
@@ -299,8 +319,7 @@ int sandbox_prepare(struct sandbox *sb, const struct ward_config *cfg, int vm, i
 	if (sb->confine.egress && (rc = keep_off_upstreams(sb, check)) != 0)
 		goto out;
 	sb->confine.port_range = sb->confine.egress ? ephemeral_sockopt(&sb->eph) : 0;
-	if (sb->confine.egress && !check &&
-	    (rc = guardproc_prepare(&sb->guard, &sb->confine.user, sb->confine.port_range)) != 0)
+	if (sb->confine.egress && !check && (rc = prepare_guard(sb, cfg)) != 0)
 		goto out;
 	sb->ev.guard = &sb->guard;
 	sb->ev.eph = &sb->eph;
@@ -352,6 +371,20 @@ void sandbox_print(const struct sandbox *sb, const struct ward_config *cfg, FILE
 		fprintf(out, "; seccomp: %d rules, %u BPF instructions\n", sb->sc.n_rules, sb->sc.len);
 }
 
+/* /proc/sys/kernel/yama/ptrace_scope, or -1 (no Yama) */
+static int yama_scope(void)
+{
+	char c = 0;
+	int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (read(fd, &c, 1) != 1)
+		c = 0;
+	close(fd);
+	return c >= '0' && c <= '3' ? c - '0' : -1;
+}
+
 void sandbox_lock_pid1(struct sandbox *sb, const struct ward_config *cfg, int vm)
 {
 	int rc;
@@ -362,19 +395,25 @@ void sandbox_lock_pid1(struct sandbox *sb, const struct ward_config *cfg, int vm
 	 * uid) and, for restarts, what the child needs to drop to the agent
 	 * user again. */
 	static const int keep[] = { CAP_KILL,	      CAP_SETUID,   CAP_SETGID,	    CAP_SETPCAP,
-				    CAP_SYS_RESOURCE, CAP_SYS_BOOT, CAP_AUDIT_READ };
+				    CAP_SYS_RESOURCE, CAP_SYS_BOOT, CAP_AUDIT_READ, CAP_SYS_PTRACE };
 	/* the kernel delivers audit records only to readers that keep
 	 * CAP_AUDIT_READ (log_level = debug, denials reported) */
-	int want[7] = { 1, 0, 0, 0, 0, vm, sb->keep_audit_read }, k;
+	int want[8] = { 1, 0, 0, 0, 0, vm, sb->keep_audit_read, 0 }, k;
 
-	/* restarting the agent, the bridge or the guard means dropping to a user again */
+	/* restarting the agent or the bridge means dropping to a user again;
+	 * the guard makes the agent's sockets and reads its addresses as the
+	 * agent's user (fsuid, fsgid) */
 	if (cfg->restart != RESTART_NEVER || sb->bridge.active || sb->guard.active)
 		want[1] = want[2] = want[3] = 1;
 	/* only agent restarts set rlimits, and may raise them */
 	want[4] = cfg->restart != RESTART_NEVER && cfg->n_rlimits;
+	/* Yama's scope 2 lets only CAP_SYS_PTRACE read another's memory, an
+	 * ancestor's read too: the guard's check of a connect's address
+	 * (init/egress/peek.h) needs it there, and only there */
+	want[7] = sb->guard.active && yama_scope() == 2;
 	capng_clear(CAPNG_SELECT_CAPS);
 	/* keep only what the runtime gave: asking for more makes capset fail */
-	for (k = 0; k < 7; k++)
+	for (k = 0; k < 8; k++)
 		if (want[k] && cap_effective(keep[k]))
 			capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, keep[k]);
 	/* CAPS only: PID 1 never execs, so its bounding set gives nothing, and

@@ -1,5 +1,5 @@
 /* The sandboxed run: the config read, the sandbox built once as root
- * (Landlock, seccomp, the bridge and the egress guard as services), the
+ * (Landlock, seccomp, the bridge as a service, the egress guard in PID 1), the
  * agent started and supervised; or --check's report of the same. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -89,18 +89,6 @@ static int bridge_note(void *arg, int fd, pid_t pid)
 
 static const struct service_ops bridge_service = { "bridge", spawn_bridge, bridge_note };
 
-static pid_t spawn_guard(void *arg, int *note_fd)
-{
-	return guardproc_spawn(arg, note_fd);
-}
-
-static int guard_note(void *arg, int fd, pid_t pid)
-{
-	return guardproc_note(arg, fd, pid);
-}
-
-static const struct service_ops guard_service = { "egress guard", spawn_guard, guard_note };
-
 static void on_listener(void *arg, int fd)
 {
 	guardproc_attach(arg, fd);
@@ -111,7 +99,6 @@ int run_sandboxed(const struct options *opt, const char *path, const sigset_t *i
 	struct ward_config cfg;
 	struct supervisor sv;
 	struct service *bridge = NULL; /* the bridge as a service of the loop, when there are routes */
-	struct service *guard = NULL;  /* the egress guard, when the agent's sockets go through it */
 	struct sandbox sb;
 	/* 8 KiB of buffers, used only when the audit log is read: in .bss they
 	 * cost nothing until then; on the stack every call below would sit
@@ -202,16 +189,17 @@ int run_sandboxed(const struct options *opt, const char *path, const sigset_t *i
 		sigemptyset(&sv.child_mask);
 	sv.confine = sb.confining ? &sb.confine : NULL;
 	/* the bridge listens (PID 1 opened its ports) and is confined before
-	 * the agent exists; the guard serves before the agent's first
-	 * socket(): the listener the agent's child sends is handed on as it
-	 * arrives */
+	 * the agent exists; the guard is PID 1's own: the listener the
+	 * agent's child sends joins the loop as it arrives, before the
+	 * agent's first socket() can be answered */
 	if (sb.bridge.active &&
 	    !(bridge = supervisor_start_service(&sv, &bridge_service, &sb.bridge, BRIDGE_READY_MS))) {
 		rc = 3;
 		goto out;
 	}
 	if (sb.guard.active) {
-		if (!(guard = supervisor_start_service(&sv, &guard_service, &sb.guard, GUARD_READY_MS))) {
+		if (guardproc_bind(&sb.guard, sv.epfd) != 0) {
+			log_error("egress guard: epoll_ctl: %s", strerror(errno));
 			rc = 3;
 			goto out;
 		}
@@ -229,14 +217,13 @@ int run_sandboxed(const struct options *opt, const char *path, const sigset_t *i
 	sv.on_start_arg = &sb.ev;
 	sb.ev.bridge = &sb.bridge;
 	sb.ev.bridge_pid = bridge ? &bridge->ready : NULL; /* a restarted bridge once it is confined */
-	sb.ev.guard_pid = guard ? &guard->ready : NULL;
 	if (supervisor_start(&sv) != 0)
 		goto out;
 	agent_forked = 1;
 
 	/* ward keeps nothing it inherited and does not pin any directory. */
 	/* room for the loop's, the log's, every bridge listener and the rest */
-	fds = calloc((size_t)sb.bridge.routes.n + 19, sizeof *fds);
+	fds = calloc((size_t)sb.bridge.routes.n + 20 + GUARD_MAX_LISTENERS, sizeof *fds);
 	if (!fds) {
 		log_error("out of memory");
 		rc = 1;
@@ -245,7 +232,7 @@ int run_sandboxed(const struct options *opt, const char *path, const sigset_t *i
 	nfds = supervisor_fds(&sv, fds, 12);
 	fds[nfds++] = log_fd();
 	nfds += bridgeproc_fds(&sb.bridge, fds + nfds, sb.bridge.routes.n + 1);
-	nfds += guardproc_fds(&sb.guard, fds + nfds, 3);
+	nfds += guardproc_fds(&sb.guard, fds + nfds, 4 + GUARD_MAX_LISTENERS);
 	if (sb.ll.fd >= 0)
 		fds[nfds++] = sb.ll.fd;
 	if (sb.ev.fd >= 0)

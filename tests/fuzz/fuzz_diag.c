@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "egress/blocked.h"
+#include "init/egress/blocked.h"
 
 static void found(void *ctx, const struct blocked_conn *c)
 {

@@ -25,15 +25,19 @@
  *       the harness's sniffer outside counts the frames that carry it
  *       (or the groups); a line each says how far the try got ("ok"
  *       when the socket was refused)
- *   egress stuck MARKER
- *       once MARKER exists, one inet socket(): what it answered and in
- *       how many ms (the harness stalls the guard inside that call and
- *       kills it: PID 1 must answer it); "still waiting" after 20 s
+ *   egress refused OUT4 OUT6 PORT_ON PORT_OFF FASTOPEN_ERRNO
+ *       every way to connect to the outside host, blocking and not,
+ *       IPv4, IPv6 and IPv4-mapped, on a port Landlock allows and one it
+ *       does not, and by Fast Open (sendto, sendmsg): each must fail with
+ *       ENETUNREACH (Fast Open: FASTOPEN_ERRNO, EOPNOTSUPP where the deny
+ *       list refuses MSG_FASTOPEN) within 100 ms; one line each with the
+ *       time it took (the harness checks the agent's file names each)
  *   egress others
  *       prlimit, setpriority (process and user), ioprio_set,
- *       sched_setaffinity and sched_setattr on the guard (found by its
- *       name) and on ward (the parent): each must be refused; the
- *       caller's own (pid 0) must not
+ *       sched_setaffinity and sched_setattr on ward (an ancestor, which
+ *       answers the guard's calls, and shares the agent's uid when started
+ *       without root): each must be refused; the caller's own (pid 0)
+ *       must not
  *   egress peek
  *       whether a process can read a sibling's memory or take its
  *       descriptor (pidfd_getfd, process_vm_readv, /proc/PID/mem), as an
@@ -590,30 +594,79 @@ static int datagrams(char **argv)
 
 /* ---------------------------------------------------------------- stuck */
 
-static void waited_too_long(int sig)
+static double ms_since(const struct timespec *t0)
 {
-	(void)sig;
-	static const char m[] = "stuck: socket() still waiting after 20 s\n";
-	(void)write(1, m, sizeof m - 1);
-	_exit(1);
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
-static int stuck(char **argv)
+/* One refused try: how: 0 blocking connect, 1 non-blocking (EINPROGRESS
+ * then SO_ERROR counts as the answer), 2 sendto MSG_FASTOPEN, 3 sendmsg
+ * MSG_FASTOPEN. */
+static void refused_one(const char *name, const char *ip, int port, int how, int want)
 {
-	struct timespec a, b;
-	int s, e;
+	struct sockaddr_storage ss;
+	socklen_t len = addr_of(ip, port, &ss);
+	struct timespec t0;
+	int s = socket(ss.ss_family, SOCK_STREAM | (how == 1 ? SOCK_NONBLOCK : 0), 0), err = 0, r;
+	char d[160];
+	double took;
 
-	while (access(argv[2], F_OK) != 0)
-		usleep(10 * 1000);
-	signal(SIGALRM, waited_too_long);
-	alarm(20);
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	s = socket(AF_INET, SOCK_STREAM, 0);
-	e = errno;
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	printf("stuck: socket() %s after %ld ms\n", s < 0 ? strerrorname_np(e) : "made",
-	       (long)((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000));
-	return 0;
+	if (s < 0) {
+		snprintf(d, sizeof d, "socket: %s", strerrorname_np(errno));
+		result(name, 0, d);
+		return;
+	}
+	if (how == 0) { /* a connect the kernel held would end here, not after its SYN retries */
+		struct timeval tv = { 3, 0 };
+		setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (how <= 1) {
+		r = connect(s, (struct sockaddr *)&ss, len);
+		err = r ? errno : 0;
+		if (r && err == EINPROGRESS) {
+			struct pollfd p = { s, POLLOUT, 0 };
+			socklen_t el = sizeof err;
+			err = poll(&p, 1, 3000) == 1 && getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &el) == 0 ? err : ETIMEDOUT;
+		}
+	} else if (how == 2) {
+		r = (int)sendto(s, "leak", 4, MSG_FASTOPEN, (struct sockaddr *)&ss, len);
+		err = r < 0 ? errno : 0;
+	} else {
+		struct iovec v = { "leak", 4 };
+		struct msghdr m = { .msg_name = &ss, .msg_namelen = len, .msg_iov = &v, .msg_iovlen = 1 };
+		r = (int)sendmsg(s, &m, MSG_FASTOPEN);
+		err = r < 0 ? errno : 0;
+	}
+	took = ms_since(&t0);
+	close(s);
+	snprintf(d, sizeof d, "%s in %.3f ms", err ? strerrorname_np(err) : "no error", took);
+	result(name, err == want && took < 1000.0, d);
+}
+
+static int refused(char **argv)
+{
+	const char *out4 = argv[2], *out6 = argv[3];
+	int on = atoi(argv[4]), off = atoi(argv[5]), fo = atoi(argv[6]);
+	char mapped[64], n[96];
+	const char *ips[3] = { out4, out6, mapped };
+	const char *names[3] = { "IPv4", "IPv6", "IPv4-mapped" };
+	int i, how;
+
+	snprintf(mapped, sizeof mapped, "::ffff:%s", out4);
+	for (i = 0; i < 3; i++)
+		for (how = 0; how < 2; how++) {
+			snprintf(n, sizeof n, "%s %s, allowed port", names[i], how ? "non-blocking" : "blocking");
+			refused_one(n, ips[i], on, how, ENETUNREACH);
+			snprintf(n, sizeof n, "%s %s, port not allowed", names[i], how ? "non-blocking" : "blocking");
+			refused_one(n, ips[i], off, how, ENETUNREACH);
+		}
+	refused_one("IPv4 sendto MSG_FASTOPEN", out4, on, 2, fo);
+	refused_one("IPv6 sendmsg MSG_FASTOPEN", out6, on, 3, fo);
+	printf("egress: %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
 }
 
 /* ---------------------------------------------------------------- others */
@@ -653,25 +706,6 @@ static pid_t find_ward(void)
 	return -1;
 }
 
-/* the guard: the process named ward-guard whose parent is ward */
-static pid_t find_guard(pid_t ward)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	pid_t found = -1;
-
-	while (d && (e = readdir(d)) && found < 0) {
-		char comm[64] = "";
-		if (e->d_name[0] < '1' || e->d_name[0] > '9')
-			continue;
-		if (stat_of((pid_t)atoi(e->d_name), comm, sizeof comm) == (int)ward && strcmp(comm, "ward-guard") == 0)
-			found = (pid_t)atoi(e->d_name);
-	}
-	if (d)
-		closedir(d);
-	return found;
-}
-
 static void others_on(const char *who, pid_t pid)
 {
 	struct rlimit lim = { 3, 3 };
@@ -707,15 +741,11 @@ static void others_on(const char *who, pid_t pid)
 
 static int others(void)
 {
-	pid_t ward = find_ward(), guard = ward > 0 ? find_guard(ward) : -1;
+	pid_t ward = find_ward();
 	struct rlimit lim;
 	char why[64];
 	int r;
 
-	if (guard > 0)
-		others_on("the guard", guard);
-	else
-		result("the guard found", 0, "no ward-guard in /proc");
 	if (ward > 0)
 		others_on("ward", ward);
 	else
@@ -744,14 +774,15 @@ int main(int argc, char **argv)
 		return datagrams(argv);
 	if (argc == 2 && strcmp(argv[1], "others") == 0)
 		return others();
-	if (argc == 3 && strcmp(argv[1], "stuck") == 0)
-		return stuck(argv);
+	if (argc == 7 && strcmp(argv[1], "refused") == 0)
+		return refused(argv);
 	if (argc == 7 && strcmp(argv[1], "flood") == 0)
 		return flood(argv);
 	if (argc == 4 && strcmp(argv[1], "grab") == 0)
 		return grab(argv);
 	fprintf(stderr, "usage: egress tries OUT4 OUT6 PORT_A PORT_B RACES | egress loop OUT4 PORT SECONDS | "
 		"egress grab BRIDGE_PORT TARGET | egress flood OUT4 PORT N HOLD_MS WAIT_MS | "
-		"egress peek | egress datagrams OUT4 OUT6_LINK_LOCAL PORT | egress others | egress stuck MARKER\n");
+		"egress peek | egress datagrams OUT4 OUT6_LINK_LOCAL PORT | egress others | "
+		"egress refused OUT4 OUT6 PORT_ON PORT_OFF FASTOPEN_ERRNO\n");
 	return 2;
 }

@@ -1,9 +1,12 @@
 /* Unit tests for common/addr.c (the destinations --explain and connect
- * lines read), seccomp/notify.c (the filter that hands socket() to the
- * guard) and egress/guard.c (the answer): a child under the filter, this
- * process as its guard, the child's sockets read back from the kernel. */
+ * lines read), seccomp/notify.c (the filter that hands socket(), connect()
+ * and Fast Open to the guard) and init/egress/ (the answers, the address
+ * check, the route reply, the refusal line): a child under the filter,
+ * this process as its guard, the child's sockets and errnos read back
+ * from the kernel. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <cap-ng.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/inet_diag.h>
@@ -19,13 +22,18 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <linux/rtnetlink.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/addr.h"
 #include "common/record.h"
-#include "egress/blocked.h"
-#include "egress/guard.h"
+#include "init/egress/blocked.h"
+#include "init/egress/connects.h"
+#include "init/egress/guard.h"
+#include "init/egress/route.h"
 #include "init/sandbox/ephemeral.h"
 #include "seccomp/notify.h"
 #include "seccomp/sysfilter.h"
@@ -92,6 +100,10 @@ enum {
 	SAW_NOURING = 512, /* and io_uring_setup (ENOSYS), which could make sockets */
 	SAW_X32 = 1024,	   /* and kills an x32 call (with no deny list under it) */
 	SAW_NODGRAM = 2048, /* an inet and inet6 datagram socket, and ping's: EACCES from the guard */
+	SAW_REFUSED = 4096, /* connect() to 10.9.9.9 (v4, mapped, v6 fd42::9): ENETUNREACH at once */
+	SAW_LOCAL = 8192,   /* connect() to 127.0.0.1 and ::1 on a closed port: the kernel's ECONNREFUSED */
+	SAW_FASTOPEN = 16384, /* sendto and sendmsg MSG_FASTOPEN to 10.9.9.9: ENETUNREACH */
+	SAW_UNREAD = 32768, /* not dumpable: its connect is not judged, and waits on lo (EINPROGRESS) */
 };
 
 /* the guard's range in these tests: inside the usual 32768-60999 */
@@ -118,9 +130,10 @@ static int child(int sock, int go, int res)
 	int l, s4, s6, a, b, u, bits = 0;
 	char c;
 
-	/* no CAP_NET_RAW, as the agent */
+	/* no CAP_NET_RAW, as the agent; dumpable, as an agent after its exec */
 	if (getuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
 		return 100;
+	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || (l = sc_load_egress()) < 0)
 		return 101;
 	if (record_send_fd(sock, RECORD_LISTENER, l) != 0)
@@ -177,6 +190,65 @@ static int child(int sock, int go, int res)
 		if (d4 < 0 && e4 == EACCES && d6 < 0 && e6 == EACCES && dp < 0 && ep == EACCES)
 			bits |= SAW_NODGRAM;
 	}
+	{
+		/* a destination off this host: refused at once, however named */
+		struct sockaddr_in o4 = { .sin_family = AF_INET, .sin_port = htons(9) };
+		struct sockaddr_in6 m6 = { .sin6_family = AF_INET6, .sin6_port = htons(9) };
+		struct sockaddr_in6 o6 = { .sin6_family = AF_INET6, .sin6_port = htons(9) };
+		struct sockaddr_in l4 = { .sin_family = AF_INET, .sin_port = htons(1) };
+		struct sockaddr_in6 l6 = { .sin6_family = AF_INET6, .sin6_port = htons(1) };
+		int c4 = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0), c6 = socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		int r1, e1, r2, e2, r3, e3, r4, e4, r5, e5;
+		inet_pton(AF_INET, "10.9.9.9", &o4.sin_addr);
+		inet_pton(AF_INET6, "::ffff:10.9.9.9", &m6.sin6_addr);
+		inet_pton(AF_INET6, "fd42::9", &o6.sin6_addr);
+		inet_pton(AF_INET, "127.0.0.1", &l4.sin_addr);
+		inet_pton(AF_INET6, "::1", &l6.sin6_addr);
+		r1 = connect(c4, (struct sockaddr *)&o4, sizeof o4);
+		e1 = errno;
+		r2 = connect(c6, (struct sockaddr *)&m6, sizeof m6);
+		e2 = errno;
+		r3 = connect(c6, (struct sockaddr *)&o6, sizeof o6);
+		e3 = errno;
+		if (r1 && e1 == ENETUNREACH && r2 && e2 == ENETUNREACH && r3 && e3 == ENETUNREACH)
+			bits |= SAW_REFUSED;
+		close(c4);
+		close(c6);
+		c4 = socket(AF_INET, SOCK_STREAM, 0);
+		c6 = socket(AF_INET6, SOCK_STREAM, 0);
+		r4 = connect(c4, (struct sockaddr *)&l4, sizeof l4);
+		e4 = errno;
+		r5 = connect(c6, (struct sockaddr *)&l6, sizeof l6);
+		e5 = errno;
+		if (r4 && e4 == ECONNREFUSED && r5 && e5 == ECONNREFUSED)
+			bits |= SAW_LOCAL;
+		close(c4);
+		close(c6);
+		c4 = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		r1 = (int)sendto(c4, "x", 1, MSG_FASTOPEN, (struct sockaddr *)&o4, sizeof o4);
+		e1 = errno;
+		close(c4);
+		c6 = socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		{
+			struct iovec v = { "x", 1 };
+			struct msghdr m = { .msg_name = &o6, .msg_namelen = sizeof o6, .msg_iov = &v, .msg_iovlen = 1 };
+			r2 = (int)sendmsg(c6, &m, MSG_FASTOPEN);
+			e2 = errno;
+		}
+		close(c6);
+		if (r1 < 0 && e1 == ENETUNREACH && r2 < 0 && e2 == ENETUNREACH)
+			bits |= SAW_FASTOPEN;
+		/* not dumpable: the guard cannot read the address, and lets the
+		 * kernel go on, which holds it on lo */
+		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+		c4 = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		r1 = connect(c4, (struct sockaddr *)&o4, sizeof o4);
+		e1 = errno;
+		if (r1 && e1 == EINPROGRESS && held_to_lo(c4))
+			bits |= SAW_UNREAD;
+		close(c4);
+		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	}
 	/* the guard lets go of the listener (it is the last holder) */
 	if (write(sock, "x", 1) != 1 || read(go, &c, 1) != 1)
 		return 103;
@@ -210,6 +282,7 @@ static void test_guard(int e)
 {
 	int sv[2], gp[2], rp[2], status = 0, l = -1, served = 0, bits = 0;
 	struct record rec;
+	struct guard g;
 	pid_t pid;
 
 	CHECK(e == 0);
@@ -233,23 +306,33 @@ static void test_guard(int e)
 			r = record_read_fd(sv[0], &rec, &l);
 		CHECK(r == 1 && rec.kind == RECORD_LISTENER && l >= 0);
 	}
-	while (l >= 0 && served < 5) {
-		struct pollfd p = { l, POLLIN, 0 };
-		struct seccomp_notif req;
-		if (poll(&p, 1, 5000) != 1)
-			break;
-		memset(&req, 0, sizeof req);
-		if (ioctl(l, SECCOMP_IOCTL_NOTIF_RECV, &req) != 0)
-			break;
-		CHECK(guard_answer(l, &req, TEST_RANGE) == 0);
-		served++;
+	/* as PID 1 after its lock: no CAP_SYS_PTRACE, which would read a
+	 * process that is not dumpable */
+	if (getuid() == 0) {
+		capng_get_caps_process();
+		capng_update(CAPNG_DROP, CAPNG_EFFECTIVE, CAP_SYS_PTRACE);
+		CHECK(capng_apply(CAPNG_SELECT_CAPS) == 0);
 	}
-	CHECK(served == 5); /* two streams, three datagram sockets; the unix socket never came here */
-	{
-		char c;
-		struct pollfd p = { sv[0], POLLIN, 0 };
-		CHECK(poll(&p, 1, 5000) == 1 && read(sv[0], &c, 1) == 1);
+	CHECK(guard_open(&g, getuid() == 0 ? 65534 : getuid(), getuid() == 0 ? 65534 : getgid(), TEST_RANGE) == 0);
+	/* every call until the child says it is done */
+	while (l >= 0) {
+		struct pollfd p[2] = { { l, POLLIN, 0 }, { sv[0], POLLIN, 0 } };
+		if (poll(p, 2, 5000) < 1)
+			break;
+		if (p[0].revents & POLLIN) {
+			guard_serve(&g, l, 1);
+			served++;
+		} else if (p[1].revents & POLLIN) {
+			char c;
+			CHECK(read(sv[0], &c, 1) == 1);
+			break;
+		}
 	}
+	/* 5 sockets (2 streams, 3 datagram ones); 7 sockets, 5 connects, 2 Fast
+	 * Open sends and 1 connect not read: the unix socket never came */
+	CHECK(served == 20);
+	CHECK(g.refused == 5 && g.unjudged == 1 && g.sockets == 12 && g.connects == 8);
+	guard_close(&g);
 	if (l >= 0)
 		close(l);
 	CHECK(write(gp[1], "g", 1) == 1);
@@ -270,6 +353,10 @@ static void test_guard(int e)
 	CHECK(bits & SAW_NOURING);
 	CHECK(bits & SAW_NODGRAM);
 	CHECK(bits & SAW_X32);
+	CHECK(bits & SAW_REFUSED);
+	CHECK(bits & SAW_LOCAL);
+	CHECK(bits & SAW_FASTOPEN);
+	CHECK(bits & SAW_UNREAD);
 	close(rp[0]);
 	close(sv[0]);
 	close(gp[1]);
@@ -379,17 +466,92 @@ static void test_blocked_parse(void)
 	CHECK(blocked_parse(buf, 0, 1, collect, NULL) == 0);
 }
 
-static void test_guard_filter(void)
+/* The address check's core: what a connect names, as read from memory. */
+static void test_judge(void)
 {
-	struct sc_filter pre, now;
-	char err[256];
+	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_port = htons(443) };
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_port = htons(80) };
+	struct sockaddr_un un = { .sun_family = AF_UNIX };
+	struct dest d;
+	const char *pass4[] = { "127.0.0.1", "127.9.8.7", "0.0.0.0" };
+	const char *pass6[] = { "::1", "::", "::ffff:127.0.0.1", "::ffff:0.0.0.0" };
+	size_t i;
 
-	CHECK(sc_build_guard(&pre, err, sizeof err) == 0);
-	CHECK(sc_compile_guard(&now, err, sizeof err) == 0 && now.len == pre.len &&
-	      memcmp(now.prog, pre.prog, pre.len * sizeof *pre.prog) == 0 && now.n_rules > 20);
-	sc_free(&now);
-	sc_free(&pre);
-	CHECK(sc_egress_len() > 0);
+	inet_pton(AF_INET, "10.0.0.5", &a4.sin_addr);
+	CHECK(connects_judge(&a4, sizeof a4, &d) == JUDGED_ROUTE && d.family == AF_INET && d.port == 443 &&
+	      d.addr[0] == 10 && d.addr[3] == 5);
+	CHECK(connects_judge(&a4, 128, &d) == JUDGED_ROUTE); /* a whole sockaddr_storage */
+	CHECK(connects_judge(&a4, 15, &d) == JUDGED_PASS);   /* too short: the kernel's EINVAL */
+	CHECK(connects_judge(&a4, 1, &d) == JUDGED_PASS);
+	for (i = 0; i < sizeof pass4 / sizeof pass4[0]; i++) {
+		inet_pton(AF_INET, pass4[i], &a4.sin_addr);
+		CHECK(connects_judge(&a4, sizeof a4, &d) == JUDGED_PASS);
+	}
+	for (i = 0; i < sizeof pass6 / sizeof pass6[0]; i++) {
+		inet_pton(AF_INET6, pass6[i], &a6.sin6_addr);
+		CHECK(connects_judge(&a6, sizeof a6, &d) == JUDGED_PASS);
+	}
+	inet_pton(AF_INET6, "::ffff:192.168.1.2", &a6.sin6_addr);
+	CHECK(connects_judge(&a6, sizeof a6, &d) == JUDGED_ROUTE && d.family == AF_INET && d.addr[0] == 192 &&
+	      d.port == 80);
+	inet_pton(AF_INET6, "2001:db8::1", &a6.sin6_addr);
+	CHECK(connects_judge(&a6, sizeof a6, &d) == JUDGED_ROUTE && d.family == AF_INET6 && d.addr[0] == 0x20);
+	CHECK(connects_judge(&a6, 24, &d) == JUDGED_ROUTE); /* no scope id: the kernel takes it */
+	CHECK(connects_judge(&a6, 23, &d) == JUDGED_PASS);
+	CHECK(connects_judge(&un, sizeof un, &d) == JUDGED_PASS);
+	a4.sin_family = AF_UNSPEC; /* a disconnect */
+	CHECK(connects_judge(&a4, sizeof a4, &d) == JUDGED_PASS);
+}
+
+/* The route reply, built as the kernel writes one; and the kernel's own. */
+static void test_route(void)
+{
+	char buf[256] __attribute__((aligned(8)));
+	struct nlmsghdr *h = (struct nlmsghdr *)buf;
+	struct rtmsg *r = NLMSG_DATA(h);
+	struct nlmsgerr *e = NLMSG_DATA(h);
+	const unsigned char lo[4] = { 127, 0, 0, 1 }, out[4] = { 10, 9, 9, 9 }, lo6[16] = { [15] = 1 };
+	int nl;
+
+	memset(buf, 0, sizeof buf);
+	h->nlmsg_len = NLMSG_LENGTH(sizeof *r);
+	h->nlmsg_type = RTM_NEWROUTE;
+	h->nlmsg_seq = 7;
+	r->rtm_type = RTN_LOCAL;
+	CHECK(route_parse(buf, h->nlmsg_len, 7) == 1);
+	r->rtm_type = RTN_UNICAST;
+	CHECK(route_parse(buf, h->nlmsg_len, 7) == 0);
+	CHECK(route_parse(buf, h->nlmsg_len, 8) == -EPROTO); /* another request's */
+	CHECK(route_parse(buf, 10, 7) == -EPROTO);
+	h->nlmsg_len = 400; /* past the buffer */
+	CHECK(route_parse(buf, NLMSG_LENGTH(sizeof *r), 7) == -EPROTO);
+	h->nlmsg_len = NLMSG_LENGTH(sizeof *e);
+	h->nlmsg_type = NLMSG_ERROR;
+	e->error = -ENETUNREACH; /* no route at all */
+	CHECK(route_parse(buf, h->nlmsg_len, 7) == 0);
+	e->error = 0; /* an ack is no answer */
+	CHECK(route_parse(buf, h->nlmsg_len, 7) == -EPROTO);
+	/* this machine's kernel */
+	nl = route_open();
+	CHECK(nl >= 0);
+	CHECK(route_local(nl, AF_INET, lo) == 1);
+	CHECK(route_local(nl, AF_INET6, lo6) == 1);
+	CHECK(route_local(nl, AF_INET, out) == 0);
+	CHECK(route_local(-1, AF_INET, out) < 0);
+	if (nl >= 0)
+		close(nl);
+}
+
+/* The agent's line: what, the rule, the setting; nothing of ward's. */
+static void test_refusal_line(void)
+{
+	struct refusal f = { "connect", AF_INET6, { 0xfd, 0x42, [15] = 2 }, 443, ENETUNREACH, 77 };
+	char line[640];
+
+	CHECK(refusals_format(line, sizeof line, &f, "curl") > 0);
+	CHECK(strncmp(line, "refused=connect dst=[fd42::2]:443 errno=ENETUNREACH pid=77 comm=curl rule=", 74) == 0);
+	CHECK(strstr(line, "allow=\"") && strstr(line, "[proxy] allow") && strstr(line, "protocol = stream"));
+	CHECK(sc_egress_len() > 20);
 }
 
 int main(void)
@@ -405,6 +567,8 @@ int main(void)
 		return unit_done("test_egress");
 	}
 	test_guard(e);
-	test_guard_filter();
+	test_judge();
+	test_route();
+	test_refusal_line();
 	return unit_done("test_egress");
 }

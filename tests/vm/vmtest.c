@@ -30,6 +30,7 @@
 #include <sys/un.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static int load(const char *path)
@@ -275,6 +276,33 @@ static int do_agent(void)
 			printf("vmtest: FAIL the agent's socket is not held to lo ('%s')\n", dev);
 			ok = 0;
 		}
+	}
+	{
+		/* a connect out of the sandbox: refused at once by PID 1's check
+		 * of the address (ENETUNREACH), which at Yama scope 2 needs the
+		 * CAP_SYS_PTRACE ward keeps for it; a connect the check missed
+		 * would wait on lo until SO_SNDTIMEO */
+		struct sockaddr_in out = { .sin_family = AF_INET, .sin_port = htons(7800) };
+		struct timeval tv = { 3, 0 };
+		struct timespec t0, t1;
+		int o = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), rc, e;
+		long ms;
+		out.sin_addr.s_addr = htonl(0x0a090909); /* 10.9.9.9 */
+		setsockopt(o, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		rc = connect(o, (struct sockaddr *)&out, sizeof out);
+		e = errno;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+		if (rc != 0 && e == ENETUNREACH && ms < 1000)
+			printf("vmtest: ok a connect out of the sandbox refused at once (ENETUNREACH, %ld ms)\n", ms);
+		else {
+			printf("vmtest: FAIL a connect out of the sandbox: %s after %ld ms\n", rc ? strerror(e) : "connected",
+			       ms);
+			ok = 0;
+		}
+		if (o >= 0)
+			close(o);
 	}
 	if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof a) != 0 || write(s, req, strlen(req)) < 0) {
 		printf("vmtest: FAIL connect to the bridge: %s\n", strerror(errno));

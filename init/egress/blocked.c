@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-#include "egress/blocked.h"
+#include "init/egress/blocked.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
