@@ -30,7 +30,7 @@ int cap_effective(int cap);
  * First: become the agent user with no capability left (as root). */
 int privdrop_credentials(const struct confine *c, int errfd);
 
-/* A service's child (the bridge, the guard), after closing what it does
+/* A service's child (the bridge), after closing what it does
  * not serve with: nothing of PID 1's left, no environment (wiped: /proc
  * shows its strings), /dev/null for stdin, stdout and, unless the log is
  * there, stderr (not the agent's RPC channel), SIGPIPE ignored, a session

@@ -120,7 +120,7 @@ static void linger(struct loop *l, struct conn *c);
 
 static void refuse(struct loop *l, struct conn *c, int status, const char *why)
 {
-	char out[1024];
+	char out[1536];
 	int n;
 
 	/* a refused tunnel is none while its answer lingers: its count and

@@ -86,7 +86,7 @@ struct conn {
 	struct name_addr addr;
 	int name_i;	    /* its name's resolver entry: the route's index, or a tunnel's (resolver_hold) */
 	struct tunnel *tun; /* a connection to the egress proxy (tunnel.h) */
-	char why[320]; /* a refusal's reason that is not a constant */
+	char why[1024]; /* a refusal's reason that is not a constant */
 	int shut_up, shut_client; /* a stream: the end passed on to each side */
 	int client_unpolled;	  /* a stream: the client is done both ways, out of the set */
 	/* reads of plaintext mbedTLS kept back, which no socket event

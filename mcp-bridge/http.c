@@ -662,7 +662,7 @@ ssize_t http_resp_head(const char *in, size_t len, char *out, size_t size, size_
 
 int http_refusal(int status, const char *why, unsigned allow, char *out, size_t size)
 {
-	char body[256], allow_hdr[128] = "";
+	char body[1280], allow_hdr[128] = "";
 	const char *reason = status == 400 ? "Bad Request" : status == 403 ? "Forbidden" : status == 404 ? "Not Found"
 			   : status == 405 ? "Method Not Allowed" : status == 408 ? "Request Timeout"
 			   : status == 413 ? "Content Too Large" : status == 431 ? "Request Header Fields Too Large"

@@ -90,9 +90,16 @@ int tunnel_open(struct loop *l, struct conn *c, int *status, const char **why)
 	snprintf(t->desc, sizeof t->desc, t->literal && family == AF_INET6 ? "[%s]:%u" : "%s:%u", t->host, t->port);
 	t->rule = allow_match(p->allow, p->n_allow, t->host, t->port);
 	if (!t->rule) {
+		/* what was refused and what would allow it, in words the agent
+		 * can pass on to the person */
+		snprintf(c->why, sizeof c->why,
+			 t->literal ? "%s refused: the address is not in [proxy] allow; an address needs an address "
+				      "rule there (allow = %s), which the person outside the sandbox can add"
+				    : "%s refused: the host is not in [proxy] allow; the person outside the sandbox can "
+				      "allow it (allow = %s in [proxy], or ward-pi --allow %s); do not retry until then",
+			 t->desc, t->host, t->host);
 		*status = 403;
-		*why = t->literal ? "the address is not in [proxy] allow (an address needs an address rule)"
-				  : "the host is not in [proxy] allow";
+		*why = c->why;
 		return -1;
 	}
 	/* a tunnel from here until it closes (a refusal lingering is none) */

@@ -201,9 +201,10 @@ static void explain_address(const struct confine *agent, const struct route_tabl
 	}
 	if (guarded)
 		fprintf(out, "address %s: NEVER REACHED directly: the egress guard makes every inet socket of the "
-			"agent and binds it to lo, so nothing goes out but on loopback (a connect there times out; "
-			"egress = loopback under [landlock]%s)\n",
-			a, agent->egress > 1 ? ", required" : ", best_effort: ports only if the guard cannot be installed");
+			"agent and binds it to lo, so nothing goes out but on loopback (a connect there fails at once "
+			"with ENETUNREACH%s; egress = loopback under [landlock]%s)\n",
+			a, cfg->refusals ? ", and the agent's refusals file names it" : "",
+			agent->egress > 1 ? ", required" : ", best_effort: ports only if the guard cannot be installed");
 	if (guarded && via)
 		fprintf(out, "  but the bridge reaches it: [route %s] (protocol = stream) relays 127.0.0.1:%u to %s\n",
 			via->name, via->port, via->up->desc);
@@ -223,7 +224,7 @@ static int explain_syscall(const struct confine *agent, const struct ward_config
 	char how[256];
 	int i;
 
-	/* the egress guard makes stream sockets only (egress/guard.c) */
+	/* the egress guard makes stream sockets only (init/egress/guard.c) */
 	if (strcmp(name, "udp") == 0 && agent && agent->egress) {
 		fprintf(out, "udp: DENIED (EACCES) by the egress guard: under egress = loopback it makes the agent's inet "
 			"and inet6 stream sockets only, since the kernel routes a datagram past the loopback binding%s; "

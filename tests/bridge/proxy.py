@@ -198,8 +198,11 @@ def proxy_child(a):
                   r.endswith(b"from allowed"), r[-200:])
 
             st, why, r = refused("notallowed.test:443")
-            check("proxy: a name not allowed: 403 saying so, and DNS never asked for it",
-                  st == 403 and "not in [proxy] allow" in why and dns.queries("notallowed.test") == 0, r[-300:])
+            check("proxy: a name not allowed: 403 saying what was refused and the setting that allows it, and DNS "
+                  "never asked for it",
+                  st == 403 and "notallowed.test:443 refused" in why and "not in [proxy] allow" in why and
+                  "allow = notallowed.test" in why and "ward-pi --allow notallowed.test" in why and
+                  dns.queries("notallowed.test") == 0, r[-300:])
             st, why, r = refused("allowed.test:8443")
             check("proxy: an allowed name on a port its rule does not name: 403", st == 403, r[-300:])
             before = srv["allowed"].accepted
