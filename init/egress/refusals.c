@@ -80,12 +80,6 @@ static void to_file(struct refusals *r, const char *line)
 	struct tm tm;
 	int n;
 
-	if (r->fd < 0)
-		return;
-	if (r->file_n >= REFUSALS_FILE_BURST || r->file_bytes >= REFUSALS_FILE_MAX) {
-		r->file_dropped++;
-		return;
-	}
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -108,15 +102,22 @@ static void to_file(struct refusals *r, const char *line)
 void refusals_note(struct refusals *r, const struct refusal *f, uint64_t now)
 {
 	char comm[32], line[640], a[INET6_ADDRSTRLEN];
+	int to_log, to_agent;
 
 	refusals_tick(r, now);
-	comm_of(f->pid, comm, sizeof comm);
-	if (refusals_format(line, sizeof line, f, comm) > 0)
-		to_file(r, line);
-	if (r->log_n >= REFUSALS_LOG_BURST) {
+	to_log = r->log_n < REFUSALS_LOG_BURST;
+	to_agent = r->fd >= 0 && r->file_n < REFUSALS_FILE_BURST && r->file_bytes < REFUSALS_FILE_MAX;
+	if (!to_log)
 		r->log_dropped++;
+	if (r->fd >= 0 && !to_agent)
+		r->file_dropped++;
+	if (!to_log && !to_agent)
+		return; /* a flood costs no more than its count */
+	comm_of(f->pid, comm, sizeof comm);
+	if (to_agent && refusals_format(line, sizeof line, f, comm) > 0)
+		to_file(r, line);
+	if (!to_log)
 		return;
-	}
 	r->log_n++;
 	if (!inet_ntop(f->family, f->addr, a, sizeof a))
 		snprintf(a, sizeof a, "?");
