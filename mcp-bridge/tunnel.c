@@ -92,12 +92,18 @@ int tunnel_open(struct loop *l, struct conn *c, int *status, const char **why)
 	if (!t->rule) {
 		/* what was refused and what would allow it, in words the agent
 		 * can pass on to the person */
+		char rule[300];
+		/* the rule that would allow it: a port other than 443 is named */
+		if (t->port == 443)
+			snprintf(rule, sizeof rule, t->literal && family == AF_INET6 ? "[%s]" : "%s", t->host);
+		else
+			snprintf(rule, sizeof rule, "%s", t->desc);
 		snprintf(c->why, sizeof c->why,
 			 t->literal ? "%s refused: the address is not in [proxy] allow; an address needs an address "
 				      "rule there (allow = %s), which the person outside the sandbox can add"
 				    : "%s refused: the host is not in [proxy] allow; the person outside the sandbox can "
 				      "allow it (allow = %s in [proxy], or ward-pi --allow %s); do not retry until then",
-			 t->desc, t->host, t->host);
+			 t->desc, rule, rule);
 		*status = 403;
 		*why = c->why;
 		return -1;

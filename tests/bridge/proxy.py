@@ -204,7 +204,8 @@ def proxy_child(a):
                   "allow = notallowed.test" in why and "ward-pi --allow notallowed.test" in why and
                   dns.queries("notallowed.test") == 0, r[-300:])
             st, why, r = refused("allowed.test:8443")
-            check("proxy: an allowed name on a port its rule does not name: 403", st == 403, r[-300:])
+            check("proxy: an allowed name on a port its rule does not name: 403 naming the rule with its port",
+                  st == 403 and "allow = allowed.test:8443 " in why, r[-300:])
             before = srv["allowed"].accepted
             st, why, r = refused("203.0.113.2:443")
             st6, _, r6 = refused("[::ffff:203.0.113.2]:443")
