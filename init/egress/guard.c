@@ -32,7 +32,9 @@ int guard_open(struct guard *g, uid_t uid, gid_t gid, uint32_t port_range)
 	memset(g, 0, sizeof *g);
 	g->uid = uid;
 	g->gid = gid;
-	g->switch_ids = uid != geteuid() || gid != getegid();
+	g->own_uid = geteuid();
+	g->own_gid = getegid();
+	g->switch_ids = uid != g->own_uid || gid != g->own_gid;
 	g->port_range = port_range;
 	refusals_init(&g->refusals);
 	/* as the agent's user: the socket table's answers are then the
@@ -70,8 +72,8 @@ void guard_as_agent(const struct guard *g, int on)
 		setfsgid(g->gid);
 		setfsuid(g->uid);
 	} else {
-		setfsuid(geteuid());
-		setfsgid(getegid());
+		setfsuid(g->own_uid);
+		setfsgid(g->own_gid);
 	}
 }
 
@@ -161,13 +163,13 @@ int guard_answer_socket(const struct guard *g, int listener, const struct seccom
  * the caller died in between: the kernel counts each notification as it
  * is queued and takes the count down only in RECV, so the count is still
  * there and RECV answers ENOENT (only PID 1 receives on it). */
-void guard_serve(struct guard *g, int listener, uint64_t now)
+int guard_serve(struct guard *g, int listener, uint64_t now)
 {
 	struct seccomp_notif req;
 
 	memset(&req, 0, sizeof req); /* RECV wants it zeroed */
 	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req) != 0)
-		return; /* the caller died in between */
+		return -errno;
 	switch (req.data.nr) {
 	case __NR_socket:
 		g->sockets++;
@@ -184,4 +186,5 @@ void guard_serve(struct guard *g, int listener, uint64_t now)
 		(void)answer_error(listener, req.id, EACCES); /* the filter sends no other */
 		break;
 	}
+	return 0;
 }

@@ -48,6 +48,8 @@ struct guard {
 	uid_t uid;		/* the agent's user and group: each socket is made, and */
 	gid_t gid;		/* each address read, with them as PID 1's fsuid and fsgid */
 	int switch_ids;		/* PID 1's own differ (a start as root) */
+	uid_t own_uid;		/* PID 1's effective ids, which its fsuid and fsgid return to */
+	gid_t own_gid;
 	int rtnl;		/* NETLINK_ROUTE, for "is this address local?", or -1 */
 	struct blocked blocked; /* the connects left waiting on lo (blocked.h) */
 	struct refusals refusals; /* what is said of each refusal, and where */
@@ -62,8 +64,9 @@ int guard_open(struct guard *g, uid_t uid, gid_t gid, uint32_t port_range);
 void guard_close(struct guard *g);
 
 /* One notification waiting on listener (its readiness was seen: the call
- * does not block, see guard.c): received and answered. */
-void guard_serve(struct guard *g, int listener, uint64_t now);
+ * does not block, see guard.c): received and answered. 0, or -errno when
+ * none could be received (ENOENT: the caller died in between). */
+int guard_serve(struct guard *g, int listener, uint64_t now);
 
 /* socket()'s answer, for a notification already received: the socket
  * made, bound to lo (and given port_range, unless 0) and installed, or the

@@ -82,7 +82,9 @@ static void close_slot(struct guardproc *g, struct guard_slot *s)
 }
 
 /* A listener is readable (a call waits) or hung up (every process of
- * that agent is gone). epoll does not say which: poll does. */
+ * that agent is gone). epoll does not say which: poll does. RECV only
+ * when a call waits: before Linux 6.6 a RECV with none pending sleeps on
+ * a semaphore even after the listener hung up. */
 static void on_listener(void *owner)
 {
 	struct guard_slot *s = owner;
@@ -93,7 +95,7 @@ static void on_listener(void *owner)
 		return;
 	if (p.revents & POLLIN) {
 		uint64_t due = g->guard.blocked.due, w = g->guard.refusals.window;
-		guard_serve(&g->guard, s->fd, now_ms());
+		(void)guard_serve(&g->guard, s->fd, now_ms());
 		if (g->guard.blocked.due != due || g->guard.refusals.window != w)
 			arm(g);
 	} else if (p.revents & (POLLHUP | POLLERR | POLLNVAL)) {
