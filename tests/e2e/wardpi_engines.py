@@ -184,7 +184,7 @@ def docker(a, d, env, run, Session, workspace):
           "agent's bash tool runs jq in it", rc == 0 and len(built) == 1 and "42" in out and "jq-ran" in out,
           f"status {rc}; images {built}; {out[-400:]!r}")
 
-    r = subprocess.run(["sh", "-c", f'cd "$1" && exec "$2" --engine docker --reset', "sh", proj, wp], env=wenv,
+    r = subprocess.run(["sh", "-c", f'cd "$1" && exec "$2" --engine docker --reset --yes', "sh", proj, wp], env=wenv,
                        capture_output=True, text=True, timeout=60)
     check("ward-pi --reset deletes the project's volume", r.returncode == 0 and owned[proj] not in volumes(),
           r.stdout + r.stderr)

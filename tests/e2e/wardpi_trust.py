@@ -248,7 +248,7 @@ def host_trust(label, slug, person, wp, d, full, engine=()):
           KEY not in r.stdout and "AGENTS.md" in r.stdout and "SKILL.md" in r.stdout, r.stdout[-400:])
     check(f"{label}: ward-pi's files on the host are the person's alone (0700), the copy gone after the session",
           (os.stat(cache).st_mode & 0o777) == 0o700 and not left, f"{oct(os.stat(cache).st_mode)} {left}")
-    r = ward_pi(repo, "--reset")
+    r = ward_pi(repo, "--reset", "--yes")
     check(f"{label}: --reset deletes ward-pi's files for the project", r.returncode == 0 and not [
         n for n in os.listdir(cache) if n.startswith("ward-pi-repo-")], r.stdout + r.stderr)
 

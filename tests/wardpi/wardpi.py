@@ -167,7 +167,7 @@ esac
 for a in "$@"; do printf '%s\\n' "$a"; done > {log}
 echo "$*" >> {calls}
 if [ "$1 $2" = "image inspect" ]; then
-	case "$3" in -f) echo sha256:0123456789abcdef; exit 0 ;; esac
+	case "$3" in -f) [ "$5" = missing:image ] && exit 1; echo sha256:0123456789abcdef; exit 0 ;; esac
 	grep -qxF "$3" {built} 2>/dev/null
 	exit
 fi
@@ -208,7 +208,8 @@ fi
     vol_a = next((x.split(":")[0] for x in w if x.endswith(":/var/lib/pi")), "") if rc == 0 else ""
     report("ward-pi: the TUI under docker: a terminal, the project at its own path as the working directory, "
            "a volume of its own, no network without a provider, Pi by the image's launcher",
-           rc == 0 and w[:5] == ["docker", "run", "--rm", "-i", "-t"] and f"{proj_a}:{proj_a}" in w
+           rc == 0 and w[:4] == ["docker", "run", "--rm", "--pull=never"] and "-i" in w and "-t" in w
+           and f"{proj_a}:{proj_a}" in w
            and w[w.index("-w") + 1] == proj_a and vol_a.startswith("ward-pi-alpha-") and "--network" in w
            and w[w.index("--network") + 1] == "none" and w[-3:] == ["--", "/usr/local/bin/node",
                                                                   "/usr/local/lib/ward/pi-agent.mjs"][-3:],
@@ -234,7 +235,7 @@ fi
     report("ward-pi --reset: the project's volume deleted, and ward-pi's files for it",
            p.returncode == 0 and p.stdout.splitlines()[0] == f"docker volume rm -f {vol_a}"
            and p.stdout.splitlines()[1] == f"rm -rf {home}/.cache/ward-pi/{vol_a}", p.stdout + p.stderr)
-    run(proj_a, "--reset", "--engine", "docker")
+    run(proj_a, "--reset", "--yes", "--engine", "docker")
     recorded = open(log).read().split("\n") if os.path.exists(log) else []
     report("ward-pi --reset runs the engine's volume rm", recorded[:4] == ["volume", "rm", "-f", vol_a], recorded)
 
@@ -272,10 +273,17 @@ fi
            f"{oct(os.stat(cache).st_mode & 0o777) if os.path.isdir(cache) else 'no cache'}; {src}")
     state_b = os.path.dirname(src)
     p = run(proj_b, "--reset", "--engine", "docker")
+    report("ward-pi --reset without a terminal and without --yes: refused in one line, nothing deleted",
+           p.returncode == 2 and p.stderr.count("\n") == 1 and "--yes" in p.stderr and os.path.exists(state_b),
+           p.stderr)
+    p = reset_at_terminal(wp, proj_b, env, "n\n")
+    report("ward-pi --reset at a terminal, answered no: nothing deleted", "nothing deleted" in p and
+           os.path.exists(state_b), p)
+    p = run(proj_b, "--reset", "--yes", "--engine", "docker")
     report("ward-pi --reset deletes ward-pi's files for the project (the agent's git, the lock, the copies)",
            p.returncode == 0 and os.path.isdir(cache) and not os.path.exists(state_b), p.stderr + state_b)
     report("ward-pi: the words reach the engine as built (run, not printed)",
-           recorded[:4] == ["run", "--rm", "-i", "-v"] and recorded[-3:-1] == ["--mode", "rpc"], recorded[:6])
+           recorded[:3] == ["run", "--rm", "--pull=never"] and recorded[-3:-1] == ["--mode", "rpc"], recorded[:6])
     with open(os.path.join(agent, "mcp.json"), "w") as f:
         f.write('{"mcpServers": {}}')
     rc, w = dry(proj_b, "--engine", "docker")
@@ -293,6 +301,7 @@ fi
                p.stderr)
     packages_cases(wp, work, run, dry, calls, built)
     run_cases(wp, work, run, dry, log)
+    day_cases(wp, work, run, dry, log)
     sock = os.path.join(work, "own-model.sock")
     import socket
     lsock = socket.socket(socket.AF_UNIX)
@@ -320,6 +329,106 @@ fi
     report("ward-pi --help names every option", p.returncode == 0 and all(
         o in p.stdout for o in ("--print", "--rpc", "--engine", "--image", "--mcp", "--no-mcp", "--reset", "--allow",
                                 "--dry-run", "--model-socket", ".pi-packages", "WARD_PROVIDER", "WARD_MODEL")), p.stdout[:200])
+
+
+def reset_at_terminal(wp, cwd, env, answer):
+    """ward-pi --reset with a terminal on stdin (a pty), answering it; what it said."""
+    import pty
+    import select
+    m, sl = pty.openpty()
+    p = subprocess.Popen([wp, "--reset", "--engine", "docker"], cwd=cwd, env=env, stdin=sl, stdout=sl, stderr=sl)
+    os.close(sl)
+    out = b""
+    asked = False
+    while True:
+        r, _, _ = select.select([m], [], [], 10)
+        if not r:
+            break
+        try:
+            chunk = os.read(m, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+        if not asked and b"[y/N]" in out:
+            os.write(m, answer.encode())
+            asked = True
+    p.wait(timeout=10)
+    os.close(m)
+    return out.decode(errors="replace")
+
+
+def day_cases(wp, work, run, dry, log):
+    """ward-pi for a day's work (#44): the shell, the model said and chosen
+    once, the limits, the image never pulled, --image as given."""
+    proj = os.path.join(work, "src", "day")
+    os.makedirs(proj)
+    rc, w = dry(proj, "--engine", "docker", "shell")
+    rc2, w2 = dry(proj, "--engine", "docker", "--rpc")
+    report("ward-pi shell: bash at a terminal, in exactly the session's sandbox (mounts, volume, network, limits)",
+           rc == 0 and w[w.index("ward-pi:latest"):] == ["ward-pi:latest", "--", "/bin/bash", "-l"] and "-t" in w
+           and [x for x in w[:w.index("ward-pi:latest")] if x != "-t"] == w2[:w2.index("ward-pi:latest")],
+           " ".join(w) if rc == 0 else w)
+    for bad in (["shell"], ["shell", "--", "ls"], ["shell", "-p", "x"]):
+        p = run(proj, "--engine", "docker", *bad)
+        report(f"ward-pi {' '.join(bad)} (no terminal, or more than a shell): one line, exit 2, nothing run",
+               p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr)
+    keys = {"ANTHROPIC_API_KEY": KEY, "OPENAI_API_KEY": KEY + "-openai", "WARD_MODEL": "gpt-x"}
+    p = run(proj, "--dry-run", "--engine", "docker", "--rpc", "--provider", "openai", extra=keys)
+    w = shlex.split(p.stdout) if p.returncode == 0 else []
+    report("ward-pi --provider openai with two keys set: only that provider's key passed (by name), one line on "
+           "stderr names the provider and the model, nothing of it on stdout",
+           p.returncode == 0 and "WARD_PROVIDER=openai" in w and "OPENAI_API_KEY" in w
+           and "ANTHROPIC_API_KEY" not in w and not any(KEY in x for x in w)
+           and p.stderr.strip() == "ward-pi: model: openai (OPENAI_API_KEY), model gpt-x (WARD_MODEL)"
+           and "model:" not in p.stdout, f"{p.stderr.strip()} / {' '.join(w)}")
+    p = run(proj, "--dry-run", "--engine", "docker", "--rpc", extra=keys)
+    w = shlex.split(p.stdout) if p.returncode == 0 else []
+    report("ward-pi with two keys and no --provider: the first (anthropic), only its key",
+           "WARD_PROVIDER=anthropic" in w and "ANTHROPIC_API_KEY" in w and "OPENAI_API_KEY" not in w,
+           f"{p.stderr.strip()} / {' '.join(w)}")
+    import socket
+    sock = os.path.join(work, "day-model.sock")
+    ls = socket.socket(socket.AF_UNIX)
+    ls.bind(sock)
+    p = run(proj, "--dry-run", "--engine", "docker", "--rpc", "--model-socket", sock, extra=keys)
+    w = shlex.split(p.stdout) if p.returncode == 0 else []
+    report("ward-pi --model-socket beside a key in the environment: the socket wins, no provider and no key "
+           "passed, the line says so", p.returncode == 0 and not any(x.startswith("WARD_PROVIDER") for x in w)
+           and "ANTHROPIC_API_KEY" not in w and f"{sock}:/run/ward/model.sock" in w
+           and f"model: the model server on {sock}" in p.stderr, f"{p.stderr.strip()} / {' '.join(w)}")
+    ls.close()
+    for bad, why in ((["--provider", "mystery"], "an unknown provider"),
+                     (["--provider", "groq"], "a provider whose key is not set")):
+        p = run(proj, "--dry-run", "--engine", "docker", "--rpc", *bad, extra=keys)
+        report(f"ward-pi {' '.join(bad)} ({why}): one line, exit 2", p.returncode == 2 and
+               p.stderr.count("\n") == 1, p.stderr)
+    rc, w = dry(proj, "--engine", "docker", "--rpc")
+    mem = w[w.index("--memory") + 1] if "--memory" in w else ""
+    report("ward-pi: limits by default: memory (half the host's, at most 8g), every CPU, 4096 processes",
+           rc == 0 and mem.endswith(("m", "g")) and w[w.index("--cpus") + 1] == str(os.cpu_count())
+           and w[w.index("--pids-limit") + 1] == "4096", " ".join(w) if rc == 0 else w)
+    rc, w = dry(proj, "--engine", "docker", "--rpc", "--memory", "2g", "--cpus", "1.5", "--pids", "300")
+    report("ward-pi --memory 2g --cpus 1.5 --pids 300: as given", rc == 0 and w[w.index("--memory") + 1] == "2g"
+           and w[w.index("--cpus") + 1] == "1.5" and w[w.index("--pids-limit") + 1] == "300",
+           " ".join(w) if rc == 0 else w)
+    rc, w = dry(proj, "--engine", "docker", "--rpc", "--memory", "none")
+    report("ward-pi --memory none: no memory limit", rc == 0 and "--memory" not in w, " ".join(w) if rc == 0 else w)
+    for bad in (["--memory", "lots"], ["--cpus", "two"], ["--pids", "0"], ["--pids", "-1"]):
+        p = run(proj, "--dry-run", "--engine", "docker", "--rpc", *bad)
+        report(f"ward-pi {' '.join(bad)}: one line, exit 2", p.returncode == 2 and p.stderr.count("\n") == 1,
+               p.stderr)
+    p = run(proj, "--engine", "docker", "--rpc", "--image", "missing:image")
+    recorded = open(log).read().split("\n") if os.path.exists(log) else []
+    report("ward-pi with an image the engine does not have: one line naming the command that makes it, exit 2, "
+           "nothing run (never a pull)", p.returncode == 2 and p.stderr.count("\n") == 1 and "make image" in
+           p.stderr and recorded[:2] == ["image", "inspect"], p.stderr)
+    with open(os.path.join(proj, ".pi-packages"), "w") as f:
+        f.write("jq\n")
+    rc, w = dry(proj, "--engine", "docker", "--rpc", "--image", "mine:1")
+    report("ward-pi --image: used as given, .pi-packages not asked about or built", rc == 0 and "mine:1" in w
+           and not any(x.startswith("ward-pi-packages:") for x in w), " ".join(w) if rc == 0 else w)
 
 
 def run_cases(wp, work, run, dry, log):
