@@ -32,6 +32,64 @@ static int on_path(const char *path_env, const char *tool)
 
 #define WRITES (LL_FS_WRITE_FILE | LL_FS_MAKE_REG | LL_FS_MAKE_DIR | LL_FS_REMOVE_FILE)
 
+/* The first line of a file of the sandbox's cgroup, as the runtime
+ * mounted it; "" when it is not there. */
+static void cgroup_read(const char *path, char *out, size_t size)
+{
+	FILE *in = fopen(path, "re");
+
+	out[0] = '\0';
+	if (!in)
+		return;
+	if (!fgets(out, (int)size, in))
+		out[0] = '\0';
+	fclose(in);
+	out[strcspn(out, "\n")] = '\0';
+}
+
+/* The limits the runtime set (memory, CPU, processes), read from the
+ * cgroup at start (v2's files, else v1's), so that the agent knows them
+ * before it meets them. An unlimited one is left out. */
+static void limits_line(FILE *f)
+{
+	char mem[32], pids[32], cpu[64], period[32];
+	unsigned long long m = 0, q = 0, per = 0;
+	int n = 0;
+
+	cgroup_read("/sys/fs/cgroup/memory.max", mem, sizeof mem);
+	if (!mem[0])
+		cgroup_read("/sys/fs/cgroup/memory/memory.limit_in_bytes", mem, sizeof mem);
+	m = mem[0] >= '0' && mem[0] <= '9' ? strtoull(mem, NULL, 10) : 0;
+	if (m >= (1ULL << 60)) /* v1's "no limit" is the largest page-aligned value */
+		m = 0;
+	cgroup_read("/sys/fs/cgroup/pids.max", pids, sizeof pids);
+	if (!pids[0])
+		cgroup_read("/sys/fs/cgroup/pids/pids.max", pids, sizeof pids);
+	if (!(pids[0] >= '0' && pids[0] <= '9'))
+		pids[0] = '\0';
+	cgroup_read("/sys/fs/cgroup/cpu.max", cpu, sizeof cpu);
+	if (cpu[0]) {
+		if (sscanf(cpu, "%llu %llu", &q, &per) != 2)
+			q = per = 0; /* "max 100000" */
+	} else {
+		cgroup_read("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", cpu, sizeof cpu);
+		cgroup_read("/sys/fs/cgroup/cpu/cpu.cfs_period_us", period, sizeof period);
+		if (cpu[0] >= '0' && cpu[0] <= '9' && period[0]) /* -1: none */
+			q = strtoull(cpu, NULL, 10), per = strtoull(period, NULL, 10);
+	}
+	if (!m && !pids[0] && !(q && per))
+		return;
+	fprintf(f, "- Limits of this sandbox (its cgroup, set by the runtime): ");
+	if (m)
+		fprintf(f, "%s%.1f GiB of memory (a process past it is killed)", n++ ? ", " : "",
+			(double)m / (1024.0 * 1024 * 1024));
+	if (q && per)
+		fprintf(f, "%s%.2g CPUs' time", n++ ? ", " : "", (double)q / (double)per);
+	if (pids[0])
+		fprintf(f, "%s%s processes and threads", n++ ? ", " : "", pids);
+	fprintf(f, ". Keep builds and tests within them (fewer parallel jobs).\n");
+}
+
 char *policy_note_text(const struct ward_config *cfg, const struct confine *agent, const struct ll_ruleset *ll,
 		       const struct route_table *routes, const char *path_env)
 {
@@ -98,6 +156,7 @@ char *policy_note_text(const struct ward_config *cfg, const struct confine *agen
 		fprintf(f, ". Package registries, git remotes and web sites are not reachable: say so rather than "
 			   "retry.\n");
 	}
+	limits_line(f);
 	if (cfg->has_seccomp && cfg->seccomp.enabled)
 		fprintf(f, "- System calls for namespaces, mounts, ptrace, kernel modules, BPF and io_uring are "
 			   "refused%s.\n", cfg->seccomp.n_deny ? ", with more the config names" : "");

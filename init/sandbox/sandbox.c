@@ -311,11 +311,12 @@ int sandbox_prepare(struct sandbox *sb, const struct ward_config *cfg, int vm, i
 			sb->confine.ll = &sb->ll;
 		sb->ev.ll = &sb->ll;
 	}
-	/* the agent's note on its sandbox, from the rules just built */
-	if (!check && cfg->policy_note && (rc = write_policy_note(sb, cfg)) != 0)
-		goto out;
 	/* the agent's inet sockets are made by the guard, held to lo */
 	sb->confine.egress = sandbox_egress(cfg, sb->confining);
+	/* the agent's note on its sandbox, from the rules just built (the
+	 * egress guard's among them) */
+	if (!check && cfg->policy_note && (rc = write_policy_note(sb, cfg)) != 0)
+		goto out;
 	if (sb->confine.egress && (rc = keep_off_upstreams(sb, check)) != 0)
 		goto out;
 	sb->confine.port_range = sb->confine.egress ? ephemeral_sockopt(&sb->eph) : 0;

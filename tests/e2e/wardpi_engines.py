@@ -66,6 +66,57 @@ def tui(label, t, wp_cmd, proj, done, continue_too=True, ps=None):
           f"status {status}; {screens.get('start', '')[-400:]}")
 
 
+# the shell's probe: each word made at run time (on the screen only if it ran)
+SHELL_PROBE = ("echo shell-$((6*7)) uid-$(id -u) cap-$(awk '/^CapEff/{print $2}' /proc/self/status)"
+               " nnp-$(awk '/^NoNewPrivs/{print $2}' /proc/self/status)-seccomp-$(awk '/^Seccomp:/{print $2}'"
+               " /proc/self/status) pwd-$(pwd); touch /etc/ward-probe 2>/dev/null || echo landlock-$((1+1))-denied")
+
+
+def day(wp, d, wenv, workspace):
+    """ward-pi for a day's work (#44), under docker: the limits read back from
+    the container's cgroup and told to the agent in its note; a connect out
+    of the sandbox refused at once and named in the agent's refusals file;
+    the shell at a terminal, with the session's confinement read from /proc."""
+    proj = workspace(d, "wp-day")
+    script = ("cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/memory/memory.limit_in_bytes "
+              "/sys/fs/cgroup/pids.max /sys/fs/cgroup/pids/pids.max 2>/dev/null | tr '\n' ' '; echo; "
+              "grep '^- Limits' /var/lib/pi/agent/APPEND_SYSTEM.md; "
+              "node -e \"require('net').connect(443,'192.0.2.1').on('error',e=>console.log('connect:'+e.code))\"; "
+              "cat /tmp/ward-refusals.log; echo x >> /tmp/ward-refusals.log 2>/dev/null || echo refusals-read-only")
+    r = subprocess.run([wp, "--engine", "docker", "--memory", "512m", "--cpus", "1", "--pids", "300", "run", "--",
+                        "sh", "-c", script], cwd=proj, env=wenv, capture_output=True, text=True, timeout=180,
+                       stdin=subprocess.DEVNULL)
+    out = r.stdout.splitlines()
+    limits = out[0].split() if out else []
+    check("ward-pi --memory 512m --pids 300 under docker: the container's cgroup holds them (read from inside), and "
+          "the agent's note tells them", r.returncode == 0 and "536870912" in limits and "300" in limits
+          and any(l.startswith("- Limits") and "0.5 GiB" in l and "300 processes" in l for l in out),
+          f"rc {r.returncode}; {out[:3]}; {r.stderr[-300:]}")
+    check("ward-pi under docker: a connect out of the sandbox fails at once (ENETUNREACH), and the agent's own "
+          "refusals file, which it cannot write, names it", "connect:ENETUNREACH" in out
+          and any("refused=connect dst=192.0.2.1:443 errno=ENETUNREACH" in l and "comm=node" in l for l in out)
+          and "refusals-read-only" in out, f"{out[2:]}")
+    # the shell, as a person opens it
+    t = Tmux(f"wpshell{os.getpid()}", env=wenv)
+    try:
+        t.start(f"cd {proj} && {wp} --engine docker shell; echo shell-ended-$?; exec sh", 200, 40)
+        prompt = lambda s: any(ln.rstrip().endswith("$") for ln in s.splitlines())  # noqa: E731
+        ready = t.wait_for(prompt, 90)
+        t.type(SHELL_PROBE)
+        t.keys("Enter")
+        screen = t.wait_for(lambda s: "landlock-2-denied" in s, 30)
+        t.type("exit")
+        t.keys("Enter")
+        end = t.wait_for(lambda s: "shell-ended-0" in s, 60)
+    finally:
+        t.kill()
+    check("ward-pi shell under docker: bash at a terminal in the project, as the agent with the session's "
+          "confinement (uid 1000, no capabilities, NoNewPrivs, seccomp, Landlock refusing /etc), status 0 at exit",
+          prompt(ready) and "shell-42 uid-1000 cap-0000000000000000 nnp-1-seccomp-2" in screen
+          and f"pwd-{proj}" in screen and "landlock-2-denied" in screen and "shell-ended-0" in end,
+          f"{screen[-500:]!r} / {end[-200:]!r}")
+
+
 def docker(a, d, env, run, Session, workspace):
     wp = os.path.abspath(os.path.join(a.tests, "..", "scripts", "ward-pi"))
     sock = os.path.join(run, "model.sock")
@@ -89,6 +140,8 @@ def docker(a, d, env, run, Session, workspace):
     tui("docker", Tmux(f"wpdocker{os.getpid()}", env=wenv),
         f"cd {proj} && {wp} --engine docker --model-socket {sock}", proj, done,
         ps=["env", f"DOCKER_HOST={env['DOCKER_HOST']}", "docker"])
+
+    day(wp, d, wenv, workspace)
 
     # an RPC session in a linked worktree: a commit the main repository has
     main = workspace(d, "wp-repo")

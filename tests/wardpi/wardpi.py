@@ -82,6 +82,8 @@ def note_case(a, work):
     report(f"{name}: the TCP ports it may connect to, the bridge's among them", ok_c, cline)
     report(f"{name}: each route by its port and path, and where it goes", "http://127.0.0.1:7412/v1/" in text
            and "api.example.com" in text, text[-500:])
+    report(f"{name}: under the egress guard, a connection elsewhere fails at once (ENETUNREACH): it says so",
+           "fails at once with ENETUNREACH" in text and ev["egress"]["mode"] == "loopback", text[-600:])
     st = os.stat(note)
     report(f"{name}: written as the agent's own file, mode 0600", st.st_uid == 4242 and (st.st_mode & 0o777) == 0o600,
            f"uid {st.st_uid} mode {oct(st.st_mode & 0o777)}")
