@@ -8,6 +8,7 @@
 
 #include "child/privdrop.h"
 #include "init/config/config.h"
+#include "mcp-bridge/allow.h"
 #include "init/supervise/routes.h"
 #include "landlock/landlock.h"
 
@@ -31,6 +32,16 @@ static int on_path(const char *path_env, const char *tool)
 }
 
 #define WRITES (LL_FS_WRITE_FILE | LL_FS_MAKE_REG | LL_FS_MAKE_DIR | LL_FS_REMOVE_FILE)
+
+static int has_proxy(const struct route_table *routes)
+{
+	int i;
+
+	for (i = 0; routes && i < routes->n; i++)
+		if (routes->v[i].proxy)
+			return 1;
+	return 0;
+}
 
 /* The first line of a file of the sandbox's cgroup, as the runtime
  * mounted it; "" when it is not there. */
@@ -124,10 +135,20 @@ char *policy_note_text(const struct ward_config *cfg, const struct confine *agen
 			agent && agent->egress ? "your own sockets reach nothing outside this machine; " : "");
 		for (i = 0; i < routes->n; i++) {
 			const struct route *r = &routes->v[i];
-			if (r->proxy)
+			if (r->proxy) {
+				int k;
+				char rule[300];
 				fprintf(f, "  - `http://127.0.0.1:%u` (the proxy; HTTPS_PROXY points at it): https to the "
 					   "hosts the person allowed, through CONNECT; you have no DNS, the proxy resolves "
-					   "names; plain http is refused\n", r->port);
+					   "names; plain http is refused. Allowed: ", r->port);
+				for (k = 0; k < r->proxy->n_allow && k < 40; k++)
+					fprintf(f, "%s`%s`", k ? ", " : "",
+						allow_text(&r->proxy->allow[k], rule, sizeof rule));
+				if (r->proxy->n_allow > 40)
+					fprintf(f, " and %d more", r->proxy->n_allow - 40);
+				fprintf(f, "%s. Any other host gets a 403 that says how the person can allow it\n",
+					r->proxy->n_allow ? "" : "nothing yet");
+			}
 			else if (r->stream)
 				fprintf(f, "  - `127.0.0.1:%u` (route %s): a byte stream to %s\n", r->port, r->name,
 					r->up->name[0] ? r->up->name : "a service outside the sandbox");
@@ -153,8 +174,10 @@ char *policy_note_text(const struct ward_config *cfg, const struct confine *agen
 			else
 				fprintf(f, "%s%u-%u", i ? ", " : "", ll->connect[i].lo, ll->connect[i].hi);
 		}
-		fprintf(f, ". Package registries, git remotes and web sites are not reachable: say so rather than "
-			   "retry.\n");
+		fprintf(f, "%s\n", has_proxy(routes) ? ". Registries, git remotes and web sites are reachable only "
+							  "through the proxy, and only the hosts it allows."
+						       : ". Package registries, git remotes and web sites are not reachable: "
+							 "say so rather than retry.");
 	}
 	limits_line(f);
 	if (cfg->has_seccomp && cfg->seccomp.enabled)

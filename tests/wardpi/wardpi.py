@@ -84,6 +84,22 @@ def note_case(a, work):
            and "api.example.com" in text, text[-500:])
     report(f"{name}: under the egress guard, a connection elsewhere fails at once (ENETUNREACH): it says so",
            "fails at once with ENETUNREACH" in text and ev["egress"]["mode"] == "loopback", text[-600:])
+    # with the proxy: the hosts it allows, by name, and never "not reachable"
+    conf2 = os.path.join(work, "note-proxy.conf")
+    with open(conf2, "w") as f:
+        f.write(f"[agent]\nuser = 4242\nenv = PATH=/usr/bin:/bin\npolicy_note = {note}\n"
+                f"[landlock]\nread = /usr /etc /proc\nwrite = {home} /dev/null\nconnect = 7411\n"
+                "[seccomp]\n[proxy]\nlisten = 127.0.0.1:7413\nallow = docs.python.org registry.example:8443\n"
+                "presets = npm\n")
+    p2 = subprocess.run([os.path.abspath(a.ward), "-c", conf2, "--", "true"], capture_output=True, text=True,
+                        timeout=60)
+    text2 = open(note).read() if os.path.exists(note) else ""
+    report(f"{name}: with the proxy, the hosts it allows by name (--allow's, the presets'), and no word of "
+           "registries being unreachable", p2.returncode == 0 and "`docs.python.org:443`" in text2
+           and "`registry.example:8443`" in text2 and "`registry.npmjs.org:443`" in text2
+           and "not reachable" not in text2 and "only through the proxy" in text2, text2[-700:])
+    with open(note, "w") as f:
+        f.write(text)
     st = os.stat(note)
     report(f"{name}: written as the agent's own file, mode 0600", st.st_uid == 4242 and (st.st_mode & 0o777) == 0o600,
            f"uid {st.st_uid} mode {oct(st.st_mode & 0o777)}")
