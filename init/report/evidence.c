@@ -320,7 +320,8 @@ static json_t *egress_json(const struct evidence_src *e, const struct start_note
 		json_t *gs = json_pack("{s:s,s:i,s:i,s:i,s:b,s:o}", "in", "ward (PID 1's loop)", "pid", (int)getpid(),
 				       "socket_uid", (int)g->guard.uid, "socket_gid", (int)g->guard.gid,
 				       "connect_check", g->guard.rtnl >= 0,
-				       "refusals", e->cfg->refusals ? json_string(e->cfg->refusals) : json_null());
+				       "refusals",
+				       e->cfg->refusals && g->guard.refusals.fd >= 0 ? json_string(e->cfg->refusals) : json_null());
 		json_object_set_new(gs, "refused_so_far", json_integer((json_int_t)g->guard.refused));
 		json_object_set_new(o, "guard", gs);
 		if (g->guard.rtnl < 0)

@@ -80,8 +80,12 @@ static void limits_line(FILE *f)
 		pids[0] = '\0';
 	cgroup_read("/sys/fs/cgroup/cpu.max", cpu, sizeof cpu);
 	if (cpu[0]) {
-		if (sscanf(cpu, "%llu %llu", &q, &per) != 2)
-			q = per = 0; /* "max 100000" */
+		/* "QUOTA PERIOD", or "max PERIOD" */
+		char *end = NULL;
+		if (cpu[0] >= '0' && cpu[0] <= '9') {
+			q = strtoull(cpu, &end, 10);
+			per = end && *end == ' ' ? strtoull(end + 1, NULL, 10) : 0;
+		}
 	} else {
 		cgroup_read("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", cpu, sizeof cpu);
 		cgroup_read("/sys/fs/cgroup/cpu/cpu.cfs_period_us", period, sizeof period);

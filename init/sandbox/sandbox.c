@@ -110,12 +110,12 @@ static int prepare_guard(struct sandbox *sb, const struct ward_config *cfg)
 	char err[512];
 	int fd = -1;
 
+	/* a file that cannot be made leaves the refusals to ward's log: the
+	 * agent is refused all the same, it only reads no reason */
 	if (cfg->refusals) {
 		fd = private_file_append(cfg->refusals, 0640, geteuid(), u->gid, u->uid, u->gid, err, sizeof err);
-		if (fd < 0) {
-			log_error("%s: refusals: %s", cfg->path, err);
-			return 3;
-		}
+		if (fd < 0)
+			log_warn("%s: refusals: %s: the agent's refusals go to ward's log only", cfg->path, err);
 	}
 	return guardproc_prepare(&sb->guard, u, sb->confine.port_range, fd);
 }
@@ -320,12 +320,14 @@ int sandbox_prepare(struct sandbox *sb, const struct ward_config *cfg, int vm, i
 	if (sb->confine.egress && (rc = keep_off_upstreams(sb, check)) != 0)
 		goto out;
 	sb->confine.port_range = sb->confine.egress ? ephemeral_sockopt(&sb->eph) : 0;
-	if (sb->confine.egress && !check && (rc = prepare_guard(sb, cfg)) != 0)
-		goto out;
 	sb->ev.guard = &sb->guard;
 	sb->ev.eph = &sb->eph;
 	if ((rc = preflight_writable(sb->confining ? &sb->confine : NULL, &sb->ll, cfg, check)) != 0 ||
 	    (rc = reach_upstreams(sb->confining ? &sb->confine : NULL, &sb->ll, &sb->routes, cfg, check)) != 0)
+		goto out;
+	/* after the checks of what the agent must write: their words name a
+	 * read-only filesystem better than the refusals file's would */
+	if (sb->confine.egress && !check && (rc = prepare_guard(sb, cfg)) != 0)
 		goto out;
 	sb->ev.path = cfg->evidence;
 	if (!check && (rc = evidence_open(&sb->ev)) != 0) {
