@@ -63,11 +63,6 @@ struct guard {
 int guard_open(struct guard *g, uid_t uid, gid_t gid, uint32_t port_range);
 void guard_close(struct guard *g);
 
-/* One notification waiting on listener (its readiness was seen: the call
- * does not block, see guard.c): received and answered. 0, or -errno when
- * none could be received (ENOENT: the caller died in between). */
-int guard_serve(struct guard *g, int listener, uint64_t now);
-
 /* socket()'s answer, for a notification already received: the socket
  * made, bound to lo (and given port_range, unless 0) and installed, or the
  * call answered with an error. 0, or -errno when no answer could be given

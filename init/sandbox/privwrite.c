@@ -86,6 +86,21 @@ static int open_parent(const char *target, int create, uid_t uid, gid_t gid, con
 	return open_dir_nofollow(dir[0] ? dir : "/", create, uid, gid, err, errsize);
 }
 
+/* The directory of target as a directory one can create in (openat with
+ * an O_PATH descriptor cannot), by open_parent()'s walk. */
+static int open_parent_dir(const char *target, uid_t uid, gid_t gid, const char **base, char *err, size_t errsize)
+{
+	int dfd = open_parent(target, 1, uid, gid, base, err, errsize), fd;
+
+	if (dfd < 0)
+		return -1;
+	fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(dfd);
+	if (fd < 0)
+		snprintf(err, errsize, "target %s: %s", target, strerror(errno));
+	return fd;
+}
+
 /* Writes len bytes (and a newline if nl) to target atomically: a
  * temporary file in the same directory, owned uid:gid with mode, then
  * rename; no component of the path is followed if it is a symlink. */
@@ -94,18 +109,10 @@ static int write_private(const char *target, const char *data, size_t len, int n
 {
 	char tmp[64];
 	const char *base;
-	int dfd = open_parent(target, 1, uid, gid, &base, err, errsize), fd;
+	int dfd = open_parent_dir(target, uid, gid, &base, err, errsize), fd;
 
 	if (dfd < 0)
 		return -1;
-	/* openat with an O_PATH dirfd cannot create: reopen it as a directory */
-	fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	close(dfd);
-	dfd = fd;
-	if (dfd < 0) {
-		snprintf(err, errsize, "target %s: %s", target, strerror(errno));
-		return -1;
-	}
 	snprintf(tmp, sizeof tmp, ".ward-%d.tmp", (int)getpid());
 	(void)unlinkat(dfd, tmp, 0);
 	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -157,17 +164,10 @@ int private_file_append(const char *target, unsigned mode, uid_t uid, gid_t gid,
 			char *err, size_t errsize)
 {
 	const char *base;
-	int dfd = open_parent(target, 1, dir_uid, dir_gid, &base, err, errsize), fd;
+	int dfd = open_parent_dir(target, dir_uid, dir_gid, &base, err, errsize), fd;
 
 	if (dfd < 0)
 		return -1;
-	fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	close(dfd);
-	dfd = fd;
-	if (dfd < 0) {
-		snprintf(err, errsize, "target %s: %s", target, strerror(errno));
-		return -1;
-	}
 	/* a new inode each start: whatever had the name (an earlier run's
 	 * file, or a link the agent left there) is unlinked, not opened */
 	if (unlinkat(dfd, base + 1, 0) != 0 && errno != ENOENT) {

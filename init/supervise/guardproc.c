@@ -12,6 +12,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "init/egress/serve.h"
 #include "seccomp/notify.h"
 
 static void arm(struct guardproc *g);

@@ -34,6 +34,7 @@
 #include "init/egress/connects.h"
 #include "init/egress/guard.h"
 #include "init/egress/route.h"
+#include "init/egress/serve.h"
 #include "init/sandbox/ephemeral.h"
 #include "seccomp/notify.h"
 #include "seccomp/sysfilter.h"

@@ -294,9 +294,10 @@ fi
     report("ward-pi --reset without a terminal and without --yes: refused in one line, nothing deleted",
            p.returncode == 2 and p.stderr.count("\n") == 1 and "--yes" in p.stderr and os.path.exists(state_b),
            p.stderr)
-    p = reset_at_terminal(wp, proj_b, env, "n\n")
-    report("ward-pi --reset at a terminal, answered no: nothing deleted", "nothing deleted" in p and
-           os.path.exists(state_b), p)
+    from ptyrun import at_pty
+    rc, p = at_pty([wp, "--reset", "--engine", "docker"], proj_b, env, "n", seconds=30)
+    report("ward-pi --reset at a terminal, answered no: nothing deleted", rc == 0 and "[y/N]" in p and
+           "nothing deleted" in p and os.path.exists(state_b), p)
     p = run(proj_b, "--reset", "--yes", "--engine", "docker")
     report("ward-pi --reset deletes ward-pi's files for the project (the agent's git, the lock, the copies)",
            p.returncode == 0 and os.path.isdir(cache) and not os.path.exists(state_b), p.stderr + state_b)
@@ -347,34 +348,6 @@ fi
     report("ward-pi --help names every option", p.returncode == 0 and all(
         o in p.stdout for o in ("--print", "--rpc", "--engine", "--image", "--mcp", "--no-mcp", "--reset", "--allow",
                                 "--dry-run", "--model-socket", ".pi-packages", "WARD_PROVIDER", "WARD_MODEL")), p.stdout[:200])
-
-
-def reset_at_terminal(wp, cwd, env, answer):
-    """ward-pi --reset with a terminal on stdin (a pty), answering it; what it said."""
-    import pty
-    import select
-    m, sl = pty.openpty()
-    p = subprocess.Popen([wp, "--reset", "--engine", "docker"], cwd=cwd, env=env, stdin=sl, stdout=sl, stderr=sl)
-    os.close(sl)
-    out = b""
-    asked = False
-    while True:
-        r, _, _ = select.select([m], [], [], 10)
-        if not r:
-            break
-        try:
-            chunk = os.read(m, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        out += chunk
-        if not asked and b"[y/N]" in out:
-            os.write(m, answer.encode())
-            asked = True
-    p.wait(timeout=10)
-    os.close(m)
-    return out.decode(errors="replace")
 
 
 def day_cases(wp, work, run, dry, log):
