@@ -81,6 +81,32 @@ try {
   if (e.code !== "EEXIST" && e.code !== "ENOENT") process.stderr.write(`pi-agent: settings.json: ${e.message}\n`);
 }
 
+// The image's hardened keys win over the host's settings.json (synced above)
+// and over whatever an earlier session of the agent's left in the volume:
+// Pi must never trust a project's own .pi settings, nor report installs.
+// The host's other keys stay as they are.
+const HARDENED = ["defaultProjectTrust", "enableInstallTelemetry"];
+try {
+  const image = JSON.parse(fs.readFileSync(SETTINGS, "utf8"));
+  const target = path.join(dir, "settings.json");
+  let cur = {};
+  try {
+    const st = fs.lstatSync(target);
+    if (st.isFile() && st.size <= 1 << 20) cur = JSON.parse(fs.readFileSync(target, "utf8"));
+  } catch (e) {
+    if (e.code !== "ENOENT") process.stderr.write(`pi-agent: settings.json: ${e.message}; written anew\n`);
+  }
+  if (typeof cur !== "object" || cur === null || Array.isArray(cur)) cur = {};
+  if (HARDENED.some((k) => k in image && cur[k] !== image[k])) {
+    for (const k of HARDENED) if (k in image) cur[k] = image[k];
+    const tmp = `${target}.${crypto.randomBytes(8).toString("hex")}.tmp`;
+    fs.writeFileSync(tmp, JSON.stringify(cur, null, 2) + "\n", { mode: 0o600, flag: "wx" });
+    fs.renameSync(tmp, target);
+  }
+} catch (e) {
+  if (e.code !== "ENOENT") process.stderr.write(`pi-agent: the image's settings: ${e.message}\n`);
+}
+
 const file = path.join(dir, "models.json");
 // Only a regular file of a sane size is read (a FIFO or a symlink left in the
 // volume by an earlier session would hang or redirect this); else it is new.

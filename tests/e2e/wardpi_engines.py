@@ -96,6 +96,38 @@ def day(wp, d, wenv, workspace):
           "refusals file, which it cannot write, names it", "connect:ENETUNREACH" in out
           and any("refused=connect dst=192.0.2.1:443 errno=ENETUNREACH" in l and "comm=node" in l for l in out)
           and "refusals-read-only" in out, f"{out[2:]}")
+    # the agent's home persists per project; --reset takes it; the image's
+    # hardened settings win over the host's
+    os.makedirs(os.path.join(wenv["HOME"], ".pi", "agent"), exist_ok=True)
+    with open(os.path.join(wenv["HOME"], ".pi", "agent", "settings.json"), "w") as f:
+        f.write('{"defaultProjectTrust": "always", "enableInstallTelemetry": true, "theme": "light"}')
+
+    def in_sandbox(script):
+        return subprocess.run([wp, "--engine", "docker", "run", "--", "sh", "-c", script], cwd=proj, env=wenv,
+                              capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+    # (Pi's launcher merges the settings: a Pi run first, with no model to answer it)
+    subprocess.run([wp, "--engine", "docker", "-p", "hi"], cwd=proj, env=wenv, capture_output=True, text=True,
+                   timeout=180, stdin=subprocess.DEVNULL)
+    r1 = in_sandbox("echo kept-$((2*3)) > $HOME/marker; echo \"$PATH\"; cat /var/lib/pi/agent/settings.json")
+    r2 = in_sandbox("cat $HOME/marker")
+    check("ward-pi under docker: the agent's home (/home/pi) persists to the next run of the project, and its own "
+          "installs come first on PATH", r1.returncode == 0 and "kept-6" in r2.stdout
+          and r1.stdout.startswith("/home/pi/.local/bin:/home/pi/.npm-global/bin:"), f"{r1.stdout[:200]!r} "
+          f"{r2.stdout!r} {r2.stderr[-200:]}")
+    try:
+        st = json.loads(r1.stdout.split("\n", 1)[1])
+    except (ValueError, IndexError):
+        st = {}
+    check("ward-pi under docker: the image's hardened settings win over the host's settings.json (project trust "
+          "never, no install telemetry), the host's other keys kept", st.get("defaultProjectTrust") == "never"
+          and st.get("enableInstallTelemetry") is False and st.get("theme") == "light", str(st))
+    rr = subprocess.run([wp, "--engine", "docker", "--reset", "--yes"], cwd=proj, env=wenv, capture_output=True,
+                        text=True, timeout=60)
+    r3 = in_sandbox("cat $HOME/marker 2>/dev/null || echo no-marker-$((0))")
+    check("ward-pi --reset --yes under docker: the agent's home is gone with the state", rr.returncode == 0
+          and "no-marker-0" in r3.stdout, f"{rr.stdout.strip()} / {r3.stdout.strip()}")
+    os.unlink(os.path.join(wenv["HOME"], ".pi", "agent", "settings.json"))
+
     # the shell, as a person opens it
     t = Tmux(f"wpshell{os.getpid()}", env=wenv)
     try:

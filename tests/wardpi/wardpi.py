@@ -251,11 +251,13 @@ fi
            and "OPENAI_API_KEY" in w and not any(KEY in x for x in w), " ".join(w) if rc == 0 else w)
     p = run(proj_a, "--dry-run", "--reset", "--engine", "docker")
     report("ward-pi --reset: the project's volume deleted, and ward-pi's files for it",
-           p.returncode == 0 and p.stdout.splitlines()[0] == f"docker volume rm -f {vol_a}"
+           p.returncode == 0 and p.stdout.splitlines()[0] == f"docker volume rm -f {vol_a} "
+           f"{vol_a.replace('ward-pi-', 'ward-pi-home-', 1)}"
            and p.stdout.splitlines()[1] == f"rm -rf {home}/.cache/ward-pi/{vol_a}", p.stdout + p.stderr)
     run(proj_a, "--reset", "--yes", "--engine", "docker")
     recorded = open(log).read().split("\n") if os.path.exists(log) else []
-    report("ward-pi --reset runs the engine's volume rm", recorded[:4] == ["volume", "rm", "-f", vol_a], recorded)
+    report("ward-pi --reset runs the engine's volume rm, for the state and the agent's home",
+           recorded[:5] == ["volume", "rm", "-f", vol_a, vol_a.replace("ward-pi-", "ward-pi-home-", 1)], recorded)
 
     git_cases(wp, work, run, dry, home)
     # the host's Pi resources: an allow list, and no secret inside it
@@ -361,6 +363,9 @@ def day_cases(wp, work, run, dry, log):
            rc == 0 and w[w.index("ward-pi:latest"):] == ["ward-pi:latest", "--", "/bin/bash", "-l"] and "-t" in w
            and [x for x in w[:w.index("ward-pi:latest")] if x != "-t"] == w2[:w2.index("ward-pi:latest")],
            " ".join(w) if rc == 0 else w)
+    home_vol = next((x for x in w if x.endswith(":/home/pi")), "")
+    report("ward-pi: the agent's home is a volume of the project's own (ward-pi-home-NAME-HASH at /home/pi)",
+           rc == 0 and home_vol.startswith("ward-pi-home-day-") and home_vol.count(":") == 1, home_vol)
     for bad in (["shell"], ["shell", "--", "ls"], ["shell", "-p", "x"]):
         p = run(proj, "--engine", "docker", *bad)
         report(f"ward-pi {' '.join(bad)} (no terminal, or more than a shell): one line, exit 2, nothing run",
