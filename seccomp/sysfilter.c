@@ -110,8 +110,9 @@ static const struct rule {
 	{ "kcmp", EPERM, R_ALL, 1 },
 	{ "pidfd_getfd", EPERM, R_ALL, 1 },
 	/* Another process's resource limits, priority, scheduling and I/O
-	 * class: the kernel asks only for the same uid, which ward's guard
-	 * has (and, started without root, ward and the bridge), and neither
+	 * class: the kernel asks only for the same uid, which ward and the
+	 * bridge have when started without root (the egress guard, once a
+	 * process of the agent's uid, is PID 1's own now), and neither
 	 * Landlock's signal scope nor dumpability covers these calls. A
 	 * hard RLIMIT_CPU set on the guard had the kernel kill it, an
 	 * RLIMIT_NOFILE of 3 starved it. The caller's own (pid 0, as glibc's
@@ -236,7 +237,7 @@ const char *sc_default_describe(const char *name, char *buf, size_t size)
 		[R_FASTOPEN] = "with MSG_FASTOPEN (a TCP connect that Landlock's connect rules do not see)",
 		[R_UDP] = "for datagram sockets on inet and inet6: UDP and ICMP (ping), which Landlock does not cover",
 		[R_SOCKOPT] = "for IP_LOCAL_PORT_RANGE (the egress guard sets the socket's ephemeral ports) and TCP_ULP (kTLS and other upper layers in the kernel)",
-		[R_OTHERS] = "when it names a process other than the caller (pid 0): ward's guard shares the agent's uid, and its limits, priority and scheduling are not the agent's to change (prlimit64 may still read another's limits)",
+		[R_OTHERS] = "when it names a process other than the caller (pid 0): started without root, ward and the bridge share the agent's uid, and their limits, priority and scheduling are not the agent's to change (prlimit64 may still read another's limits)",
 		[R_NEWER] = "for every system call number from 470 up: calls added after file_setattr (Linux 6.17), which this list cannot judge", // NOLINT(bugprone-suspicious-missing-comma)
 	};
 	const struct rule *r = find_rule(name);

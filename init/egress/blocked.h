@@ -39,8 +39,8 @@ struct blocked {
 	unsigned in_window, dropped;
 };
 
-/* Opens the socket-table query, before the guard's filter (which allows no
- * new socket of this family). 0, or -errno (the guard runs without it). */
+/* Opens the socket-table query, before PID 1's own filter is loaded. 0, or
+ * -errno (the guard runs without it). */
 int blocked_open(struct blocked *b);
 
 /* The agent made a socket: look soon. */

@@ -446,6 +446,11 @@ def run_cases(wp, work, run, dry, log):
     report("ward-pi run: the command's exit status is ward-pi's (7), after the session's end ran",
            p.returncode == 7 and os.path.exists(log + ".epilogue")
            and "ward-pi-epilogue.mjs" in open(log + ".epilogue").read(), p.stderr)
+    ep = open(log + ".epilogue").read().split("\n") if os.path.exists(log + ".epilogue") else []
+    report("ward-pi: the epilogue runs without the agent's home (nothing the agent left on its PATH or in its "
+           ".gitconfig runs in the check), the session had it",
+           ep and not any(x.endswith(":/home/pi") for x in ep)
+           and any(x.endswith(":/home/pi") for x in open(log).read().split("\n")), ep[:12])
     for bad in (["run"], ["run", "-p", "x"], ["--rpc", "run", "x"]):
         p = run(proj, "--engine", "docker", *bad)
         report(f"ward-pi {' '.join(bad)}: one line, exit 2", p.returncode == 2 and p.stderr.count("\n") == 1,
