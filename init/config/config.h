@@ -98,6 +98,7 @@ struct ward_config {
 	char *cwd;
 	char *policy_note; /* [agent] policy_note: where the agent's note on its sandbox is written */
 	char *refusals;	   /* [agent] refusals: the agent's file of refused destinations (the guard's) */
+	char *policy_note_add; /* [agent] policy_note_add: a file of the starter's, added to the note */
 	int umask_set;
 	unsigned umask;
 	/* WARD_MAX_ENV slots each, allocated at the first entry: a config with

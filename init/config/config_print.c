@@ -142,6 +142,8 @@ void config_print(const struct ward_config *cfg, FILE *out)
 		fprintf(out, "writable = %s\n", cfg->writable[i]);
 	if (cfg->policy_note)
 		fprintf(out, "policy_note = %s\n", cfg->policy_note);
+	if (cfg->policy_note_add)
+		fprintf(out, "policy_note_add = %s\n", cfg->policy_note_add);
 	if (cfg->refusals)
 		fprintf(out, "refusals = %s\n", cfg->refusals);
 	if (cfg->user)

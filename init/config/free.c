@@ -55,6 +55,7 @@ void config_free(struct ward_config *cfg)
 	free(cfg->proxy.allow);
 	free(cfg->policy_note);
 	free(cfg->refusals);
+	free(cfg->policy_note_add);
 	free(cfg->bridge_user);
 	free(cfg->mcp_source);
 	free(cfg->mcp_target);

@@ -275,31 +275,66 @@ static int set_env(struct parse_ctx *ctx, const char *k, const char *v, const ch
 	return 0;
 }
 
-static int set_env_pass(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+/* One name of env_pass (len bytes at p), listed once. */
+static int pass_name(struct ward_config *cfg, const char *p, size_t len, const char **why)
 {
-	struct ward_config *cfg = ctx->cfg;
-	const char *p = v;
+	if (env_listed(cfg->env_pass, cfg->n_env_pass, p, len))
+		return 0;
+	if (cfg->n_env_pass >= WARD_MAX_ENV)
+		return *why = "too many env_pass names", -1;
+	if (config_env_slots(&cfg->env_pass) != 0)
+		return *why = "out of memory", -1;
+	cfg->env_pass[cfg->n_env_pass] = strndup(p, len);
+	if (!cfg->env_pass[cfg->n_env_pass])
+		return *why = "out of memory", -1;
+	cfg->n_env_pass++;
+	return 0;
+}
 
-	(void)k;
+/* Names separated by blanks; from is the variable they came from, if any
+ * (an error then names it: its value is the one who started ward's). */
+static int pass_names(struct parse_ctx *ctx, const char *p, const char *from, const char **why)
+{
+	while (*p == ' ' || *p == '\t')
+		p++;
 	while (*p) {
 		int len = env_name_len(p);
-		if (len == 0 || (p[len] != '\0' && p[len] != ' ' && p[len] != '\t'))
-			return *why = "expected variable names separated by blanks", -1;
-		if (!env_listed(cfg->env_pass, cfg->n_env_pass, p, (size_t)len)) {
-			if (cfg->n_env_pass >= WARD_MAX_ENV)
-				return *why = "too many env_pass names", -1;
-			if (config_env_slots(&cfg->env_pass) != 0)
-				return *why = "out of memory", -1;
-			cfg->env_pass[cfg->n_env_pass] = strndup(p, (size_t)len);
-			if (!cfg->env_pass[cfg->n_env_pass])
-				return *why = "out of memory", -1;
-			cfg->n_env_pass++;
+		if (len == 0 || (p[len] != '\0' && p[len] != ' ' && p[len] != '\t')) {
+			if (!from)
+				return *why = "expected variable names separated by blanks", -1;
+			snprintf(ctx->why, sizeof ctx->why, "${%s}: expected variable names separated by blanks", from);
+			return *why = ctx->why, -1;
 		}
+		if (pass_name(ctx->cfg, p, (size_t)len, why) != 0)
+			return -1;
 		p += len;
 		while (*p == ' ' || *p == '\t')
 			p++;
 	}
 	return 0;
+}
+
+/* env_pass = NAME ... | ${NAME}: a word ${NAME} is the names listed in that
+ * variable of ward's environment, read once with the file (ward-pi's
+ * WARD_AGENT_ENV: the person's own variables for the agent); unset, none.
+ * A route's secret among them is refused when the file is read, as any. */
+static int set_env_pass(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	char **words;
+	int argc, i, rc = 0;
+
+	(void)k;
+	if (!*v)
+		return 0;
+	if (split_words(v, &words, &argc, why) != 0)
+		return -1;
+	for (i = 0; i < argc && rc == 0; i++) {
+		char from[64];
+		const char *w = config_env_ref(words[i], from, sizeof from);
+		rc = pass_names(ctx, w, from[0] ? from : NULL, why);
+	}
+	free(words);
+	return rc;
 }
 
 static int set_rlimit(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
@@ -374,6 +409,28 @@ const char *config_env_ref(const char *v, char *from, size_t from_size)
 	return v ? v : "";
 }
 
+/* The paths of a ${NAME} (from): absolute, separated by ':' as PATH's are
+ * (ward-pi's WARD_PI_RO and WARD_PI_RW, the person's --ro and --rw; one
+ * path such as WARD_GIT_DIR is a list of one). Empty: none. */
+static int env_paths(struct parse_ctx *ctx, char ***list, int *n, const char *w, const char *from,
+		     const char **why)
+{
+	while (*w) {
+		size_t len = strcspn(w, ":");
+		if (len > 0) {
+			if (w[0] != '/') {
+				snprintf(ctx->why, sizeof ctx->why, "${%s} holds a path that is not absolute", from);
+				return *why = ctx->why, -1;
+			}
+			if (push(list, n, w, len) != 0)
+				return *why = "out of memory", -1;
+		}
+		w += len;
+		w += *w == ':';
+	}
+	return 0;
+}
+
 /* A list of absolute paths, split like a command line (quotes allowed). */
 static int set_paths(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
 {
@@ -396,15 +453,14 @@ static int set_paths(struct parse_ctx *ctx, const char *k, const char *v, const 
 		char from[64];
 		const char *w = config_env_ref(words[i], from, sizeof from);
 
-		if (from[0] && !w[0])
+		if (from[0]) {
+			rc = env_paths(ctx, list, n, w, from, why);
 			continue;
+		}
 		/* "." is the directory the runtime starts ward in (docker -w, the
 		 * OCI cwd): the workspace, at the same absolute path */
-		if (from[0] && w[0] != '/') {
-			snprintf(ctx->why, sizeof ctx->why, "${%s} is not an absolute path", from);
-			rc = (*why = ctx->why, -1);
-		} else if (w[0] != '/' && strcmp(w, ".") != 0)
-			rc = (*why = "paths must be absolute (or . for the start directory, or ${NAME} of one)", -1);
+		if (w[0] != '/' && strcmp(w, ".") != 0)
+			rc = (*why = "paths must be absolute (or . for the start directory, or ${NAME} of them)", -1);
 		else if (push(list, n, w, strlen(w)) != 0)
 			rc = (*why = "out of memory", -1);
 	}
@@ -655,6 +711,18 @@ static int set_policy_note(struct parse_ctx *ctx, const char *k, const char *v, 
 	return ctx->cfg->policy_note ? 0 : (*why = "out of memory", -1);
 }
 
+/* [agent] policy_note_add: a file the one who starts ward provides (ward-pi's
+ * facts of the session), added to the note at each start. */
+static int set_policy_note_add(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	(void)k;
+	if (!plain_file_path(v))
+		return *why = "expected an absolute, normalised file path", -1;
+	free(ctx->cfg->policy_note_add);
+	ctx->cfg->policy_note_add = strdup(v);
+	return ctx->cfg->policy_note_add ? 0 : (*why = "out of memory", -1);
+}
+
 /* [agent] refusals: where PID 1 writes a line for each destination the
  * egress guard refuses, for the agent to read. */
 static int set_refusals(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
@@ -773,6 +841,7 @@ const struct key_def config_keys[] = {
 	{ SEC_AGENT, "rlimit_", set_rlimit, 1, 0 },
 	{ SEC_AGENT, "writable", set_paths, 1, 0 },
 	{ SEC_AGENT, "policy_note", set_policy_note, 0, 0 },
+	{ SEC_AGENT, "policy_note_add", set_policy_note_add, 0, 0 },
 	{ SEC_AGENT, "refusals", set_refusals, 0, 0 },
 	{ SEC_LANDLOCK, "mode", set_enum, 0, 0 },
 	{ SEC_LANDLOCK, "read", set_paths, 1, 0 },

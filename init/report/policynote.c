@@ -1,9 +1,12 @@
 #define _GNU_SOURCE
 #include "init/report/policynote.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "child/privdrop.h"
@@ -14,7 +17,8 @@
 
 /* Tools an agent asks about, found (or not) in its PATH. */
 static const char *const tools[] = { "bash", "sh", "git", "rg", "fd", "grep", "sed", "awk", "find", "node", "npm",
-				     "python3", "make", "gcc", "cc", "curl", "wget", "ssh", "jq" };
+				     "npx", "python3", "pip3", "make", "gcc", "g++", "cc", "curl", "wget", "ssh", "jq",
+				     "rsync", "tar", "unzip" };
 
 static int on_path(const char *path_env, const char *tool)
 {
@@ -32,6 +36,92 @@ static int on_path(const char *path_env, const char *tool)
 }
 
 #define WRITES (LL_FS_WRITE_FILE | LL_FS_MAKE_REG | LL_FS_MAKE_DIR | LL_FS_REMOVE_FILE)
+
+/* Is dir (n bytes) beneath a path Landlock lets the agent write? */
+static int writable_dir(const struct ll_ruleset *ll, const char *dir, size_t n)
+{
+	int i;
+
+	for (i = 0; ll && i < ll->n_rules; i++) {
+		size_t rl = strlen(ll->rules[i].path);
+		if ((ll->rules[i].access & WRITES) && rl <= n && strncmp(dir, ll->rules[i].path, rl) == 0 &&
+		    (rl == n || dir[rl] == '/' || (rl == 1 && dir[0] == '/')))
+			return 1;
+	}
+	return 0;
+}
+
+/* What can be installed from inside: into the directories of PATH the
+ * agent may write (its home's npm -g and pip --user), and nothing else. */
+static void installs_line(FILE *f, const struct ll_ruleset *ll, const char *path_env)
+{
+	const char *p = path_env;
+	int n = 0;
+
+	while (ll && p && *p) {
+		size_t len = strcspn(p, ":");
+		if (len && writable_dir(ll, p, len))
+			fprintf(f, "%s`%.*s`", n++ ? ", " : " You can install only into the directories of your PATH "
+							    "that you may write: ", (int)len, p);
+		p += len + (p[len] == ':');
+	}
+	if (n)
+		fprintf(f, " (npm install -g, pip install --user), from what you can reach; the system's own "
+			   "directories are read-only.\n");
+	else
+		fprintf(f, " Nothing can be installed from inside.\n");
+}
+
+/* The file the one who starts ward adds to the note (policy_note_add):
+ * its text appended to *text (a new string in *text), or nothing when it
+ * is not there. At most 16 KiB of text (a line break and a tab the only
+ * control characters), a regular file, no symbolic link followed. 0, or
+ * -1 with err. */
+int policy_note_append(char **text, const char *path, char *err, size_t errsize)
+{
+	char add[16385], *both;
+	struct stat st;
+	ssize_t got = 0, r;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	size_t i, tl;
+
+	if (fd < 0 && errno == ENOENT)
+		return 0;
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		snprintf(err, errsize, "policy_note_add %s: %s", path, fd < 0 ? strerror(errno) : "not a regular file");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	while ((size_t)got < sizeof add && (r = read(fd, add + got, sizeof add - (size_t)got)) > 0)
+		got += r;
+	close(fd);
+	if ((size_t)got >= sizeof add) {
+		snprintf(err, errsize, "policy_note_add %s: over 16 KiB", path);
+		return -1;
+	}
+	for (i = 0; i < (size_t)got; i++)
+		if (((unsigned char)add[i] < 0x20 && add[i] != '\n' && add[i] != '\t') || add[i] == 0x7f) {
+			snprintf(err, errsize, "policy_note_add %s: a control character at byte %zu", path, i);
+			return -1;
+		}
+	tl = strlen(*text);
+	both = malloc(tl + 1 + (size_t)got + 2);
+	if (!both) {
+		snprintf(err, errsize, "out of memory");
+		return -1;
+	}
+	memcpy(both, *text, tl);
+	both[tl] = '\n';
+	memcpy(both + tl + 1, add, (size_t)got);
+	tl += 1 + (size_t)got;
+	if (got && add[got - 1] != '\n')
+		both[tl++] = '\n';
+	both[tl] = '\0';
+	free(*text);
+	*text = both;
+	return 0;
+}
 
 static int has_proxy(const struct route_table *routes)
 {
@@ -191,7 +281,8 @@ char *policy_note_text(const struct ward_config *cfg, const struct confine *agen
 	for (t = 0, n = 0; t < sizeof tools / sizeof tools[0]; t++)
 		if (on_path(path_env, tools[t]))
 			fprintf(f, "%s`%s`", n++ ? ", " : "", tools[t]);
-	fprintf(f, "%s. Others are not installed, and nothing can be installed from inside.\n", n ? "" : "none");
+	fprintf(f, "%s. Others are not installed.", n ? "" : "none");
+	installs_line(f, ll, path_env);
 	if (fclose(f) != 0) {
 		free(buf);
 		return NULL;

@@ -166,6 +166,11 @@ static int write_policy_note(const struct sandbox *sb, const struct ward_config 
 	text = policy_note_text(cfg, sb->confining ? &sb->confine : NULL, sb->confine.ll, &sb->routes, path_env);
 	if (!text)
 		return 3;
+	if (cfg->policy_note_add && policy_note_append(&text, cfg->policy_note_add, err, sizeof err) != 0) {
+		log_error("%s: %s", cfg->path, err);
+		free(text);
+		return 3;
+	}
 	rc = private_file_write(cfg->policy_note, text, strlen(text), 0600, sb->confining ? sb->confine.user.uid : getuid(),
 				sb->confining ? sb->confine.user.gid : getgid(), err, sizeof err);
 	free(text);

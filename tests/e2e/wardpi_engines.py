@@ -17,6 +17,7 @@ import os
 import subprocess
 import time
 
+import wardpi_day
 import wardpi_trust
 
 from results import report
@@ -129,9 +130,14 @@ def day(wp, d, wenv, workspace):
     os.unlink(os.path.join(wenv["HOME"], ".pi", "agent", "settings.json"))
 
     # the shell, as a person opens it
-    t = Tmux(f"wpshell{os.getpid()}", env=wenv)
+    shell("docker", Tmux(f"wpshell{os.getpid()}", env=wenv), f"cd {proj} && {wp} --engine docker shell", proj)
+
+
+def shell(label, t, cmd, proj):
+    """ward-pi shell in a tmux pane (t): the probe typed at bash's prompt,
+    exit, the status."""
     try:
-        t.start(f"cd {proj} && {wp} --engine docker shell; echo shell-ended-$?; exec sh", 200, 40)
+        t.start(f"{cmd}; echo shell-ended-$?; exec sh", 200, 40)
         prompt = lambda s: any(ln.rstrip().endswith("$") for ln in s.splitlines())  # noqa: E731
         ready = t.wait_for(prompt, 90)
         t.type(SHELL_PROBE)
@@ -142,7 +148,7 @@ def day(wp, d, wenv, workspace):
         end = t.wait_for(lambda s: "shell-ended-0" in s, 60)
     finally:
         t.kill()
-    check("ward-pi shell under docker: bash at a terminal in the project, as the agent with the session's "
+    check(f"ward-pi shell under {label}: bash at a terminal in the project, as the agent with the session's "
           "confinement (uid 1000, no capabilities, NoNewPrivs, seccomp, Landlock refusing /etc), status 0 at exit",
           prompt(ready) and "shell-42 uid-1000 cap-0000000000000000 nnp-1-seccomp-2" in screen
           and f"pwd-{proj}" in screen and "landlock-2-denied" in screen and "shell-ended-0" in end,
@@ -174,6 +180,7 @@ def docker(a, d, env, run, Session, workspace):
         ps=["env", f"DOCKER_HOST={env['DOCKER_HOST']}", "docker"])
 
     day(wp, d, wenv, workspace)
+    wardpi_day.all_cases(wp, d, wenv, workspace, sock)
 
     # an RPC session in a linked worktree: a commit the main repository has
     main = workspace(d, "wp-repo")
@@ -253,7 +260,7 @@ def docker(a, d, env, run, Session, workspace):
     # .pi-packages: refused without a terminal, built after a yes at a pty
     pk = workspace(d, "wp-packages")
     with open(os.path.join(pk, ".pi-packages"), "w") as f:
-        f.write("# the agent asked for jq\njq\n")
+        f.write("# the agent asked for bc (not in the base image)\nbc\n")
     r = subprocess.run([wp, "--engine", "docker", "--model-socket", sock, "-p", "hi"], cwd=pk, env=wenv,
                        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     images = subprocess.run(["docker", "images", "-q", "ward-pi-packages"], env=env, capture_output=True,
@@ -261,12 +268,12 @@ def docker(a, d, env, run, Session, workspace):
     check("ward-pi with .pi-packages and no terminal: refused (exit 2, one line), no image built",
           r.returncode == 2 and r.stderr.count("\n") == 1 and not images, r.stderr.strip())
     rc, out = at_pty([wp, "--engine", "docker", "--model-socket", sock, "-p",
-                      "CALL bash " + json.dumps({"command": "jq -n '6*7' && echo jq-ran"})], pk, wenv, "y")
+                      "CALL bash " + json.dumps({"command": "echo '6*7' | bc && echo bc-ran"})], pk, wenv, "y")
     images = subprocess.run(["docker", "images", "--format", "{{.Repository}}:{{.Tag}}"], env=env,
                             capture_output=True, text=True).stdout.split()
     built = [i for i in images if i.startswith("ward-pi-packages:")]
-    check("ward-pi with .pi-packages at a terminal, approved: the derived image built with Debian's jq, and the "
-          "agent's bash tool runs jq in it", rc == 0 and len(built) == 1 and "42" in out and "jq-ran" in out,
+    check("ward-pi with .pi-packages at a terminal, approved: the derived image built with Debian's bc, and the "
+          "agent's bash tool runs bc in it", rc == 0 and len(built) == 1 and "42" in out and "bc-ran" in out,
           f"status {rc}; images {built}; {out[-400:]!r}")
 
     r = subprocess.run(["sh", "-c", f'cd "$1" && exec "$2" --engine docker --reset --yes', "sh", proj, wp], env=wenv,
@@ -308,6 +315,8 @@ def podman_rootless(a, d, user, uid, run_prefix, penv, workspace_uid):
         t = Tmux(f"wprootless{os.getpid()}", prefix=list(run_prefix) + env)
         tui("rootless podman", t, f"cd {proj} && {wp} --model-socket {sock}", proj, os.path.join(state, "status"),
             ps=list(run_prefix) + env + ["podman"])
+        shell("rootless podman", Tmux(f"wprootlesssh{os.getpid()}", prefix=list(run_prefix) + env),
+              f"cd {proj} && {wp} shell", proj)
 
         # the host never trusts what the agent wrote: the same person,
         # podman picked by ward-pi itself
@@ -319,6 +328,7 @@ def podman_rootless(a, d, user, uid, run_prefix, penv, workspace_uid):
                                   + list(argv), capture_output=True, text=True, timeout=600,
                                   stdin=subprocess.DEVNULL)
         wardpi_trust.host_trust("ward-pi under rootless podman", "podman", person, wp, d, True)
+        wardpi_day.rootless(wp, d, person, uid)
     finally:
         srv.kill()
         srv.wait()

@@ -612,14 +612,53 @@ static void test_path_from_env(void)
 	CHECK(cfg.landlock.n_write == 2 && strcmp(cfg.landlock.write[1], "/tmp") == 0);
 	config_free(&cfg);
 	setenv("WT_GITDIR", "repo/.git", 1);
-	CHECK(err(text, "ward: t.conf:4: write: '. ${WT_GITDIR} /tmp': ${WT_GITDIR} is not an absolute path"));
+	CHECK(err(text, "ward: t.conf:4: write: '. ${WT_GITDIR} /tmp': ${WT_GITDIR} holds a path that is not absolute"));
+	/* a list, ':'-separated as PATH (ward-pi's --ro and --rw), blanks kept */
+	setenv("WT_GITDIR", "/a b:/c::/d/", 1);
+	CHECK(load(&cfg, text) == 0);
+	CHECK(cfg.landlock.n_write == 5 && strcmp(cfg.landlock.write[1], "/a b") == 0 &&
+	      strcmp(cfg.landlock.write[2], "/c") == 0 && strcmp(cfg.landlock.write[3], "/d/") == 0 &&
+	      strcmp(cfg.landlock.write[4], "/tmp") == 0);
+	config_free(&cfg);
+	setenv("WT_GITDIR", "/a:b", 1);
+	CHECK(err(text, "ward: t.conf:4: write: '. ${WT_GITDIR} /tmp': ${WT_GITDIR} holds a path that is not absolute"));
 	unsetenv("WT_GITDIR");
+}
+
+/* ${NAME} in env_pass: the names in that variable (ward-pi's --env), read
+ * once; unset, none; a bad name is an error naming the variable; a route's
+ * secret among them is refused as any */
+static void test_pass_from_env(void)
+{
+	struct ward_config cfg;
+	const char *text = "[agent]\nuser = 4242\nenv_pass = TERM ${WT_NAMES} LANG\n";
+	char both[512];
+
+	unsetenv("WT_NAMES");
+	CHECK(load(&cfg, text) == 0 && cfg.n_env_pass == 2);
+	config_free(&cfg);
+	setenv("WT_NAMES", " FOO  BAR_2 TERM ", 1);
+	CHECK(load(&cfg, text) == 0 && cfg.n_env_pass == 4);
+	CHECK_STR(cfg.env_pass[1], "FOO");
+	CHECK_STR(cfg.env_pass[2], "BAR_2");
+	CHECK_STR(cfg.env_pass[3], "LANG");
+	config_free(&cfg);
+	setenv("WT_NAMES", "FOO=1", 1);
+	CHECK(err(text, "ward: t.conf:3: env_pass: 'TERM ${WT_NAMES} LANG': ${WT_NAMES}: expected variable names"));
+	CHECK(!strstr(errbuf, "FOO=1"));
+	setenv("WT_NAMES", "ANTHROPIC_API_KEY", 1);
+	setenv("ANTHROPIC_API_KEY", "sk-test", 1);
+	snprintf(both, sizeof both, "%s[route model]\nlisten = 127.0.0.1:7901\nprovider = anthropic\n", text);
+	CHECK(err(both, "ward: t.conf:4: [route model]: header x-api-key takes ${ANTHROPIC_API_KEY}, which [agent] env_pass"));
+	unsetenv("ANTHROPIC_API_KEY");
+	unsetenv("WT_NAMES");
 }
 
 int main(void)
 {
 	test_defaults();
 	test_path_from_env();
+	test_pass_from_env();
 	test_every_key();
 	test_errors();
 	test_print();

@@ -16,6 +16,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from results import RESULTS, report  # noqa: E402
+import session_cases  # noqa: E402  (beside this file)
 
 KEY = "sk-ant-host-key-never-on-a-command-line"
 
@@ -203,7 +204,11 @@ fi
 if [ "$1" = run ]; then
 	# the copy of the host's Pi resources as the engine had it mounted
 	for a in "$@"; do case "$a" in *:/usr/local/share/ward-pi/host-agent:ro)
-		rm -rf {work}/seen-agent; cp -a "${{a%%:*}}" {work}/seen-agent ;; esac; done
+		rm -rf {work}/seen-agent; cp -a "${{a%%:*}}" {work}/seen-agent ;;
+	*:/run/ward/ward-pi-note.md:ro) cp "${{a%%:*}}" {work}/seen-note ;; esac; done
+	# a session that runs until the test lets it end
+	[ -z "${{STANDIN_STARTED:-}}" ] || : > "$STANDIN_STARTED"
+	if [ -n "${{STANDIN_WAIT:-}}" ]; then while [ ! -e "$STANDIN_WAIT" ]; do sleep 0.05; done; fi
 	exit "${{STANDIN_RC:-0}}"
 fi
 """)
@@ -291,7 +296,8 @@ fi
            os.path.isdir(cache) and (os.stat(cache).st_mode & 0o777) == 0o700 and src.startswith(cache + "/")
            and bool(os.stat(os.path.join(seen, "settings.json")).st_mode & 0o004) and not os.path.exists(src),
            f"{oct(os.stat(cache).st_mode & 0o777) if os.path.isdir(cache) else 'no cache'}; {src}")
-    state_b = os.path.dirname(src)
+    # (the copy is in the session's own directory, in the project's)
+    state_b = os.path.dirname(os.path.dirname(os.path.dirname(src)))
     p = run(proj_b, "--reset", "--engine", "docker")
     report("ward-pi --reset without a terminal and without --yes: refused in one line, nothing deleted",
            p.returncode == 2 and p.stderr.count("\n") == 1 and "--yes" in p.stderr and os.path.exists(state_b),
@@ -323,6 +329,8 @@ fi
     packages_cases(wp, work, run, dry, calls, built)
     run_cases(wp, work, run, dry, log)
     day_cases(wp, work, run, dry, log)
+    session_cases.extras_cases(wp, work, run, dry, log, home)
+    session_cases.sessions_cases(wp, work, run, dry, log, calls, home)
     sock = os.path.join(work, "own-model.sock")
     import socket
     lsock = socket.socket(socket.AF_UNIX)
@@ -469,7 +477,8 @@ def git_cases(wp, work, run, dry, home):
     state = next((x.split(":")[0] for x in w if x.endswith(f":{gitdir}")), "") if rc == 0 else ""
     report("ward-pi in a repository: the agent's own git directory (ward-pi's copy) mounted over .git, the "
            "repository's objects read-only beside it, nothing of the repository writable",
-           rc == 0 and state == f"{home}/.cache/ward-pi/{os.path.basename(os.path.dirname(state))}/git"
+           rc == 0 and state == f"{home}/.cache/ward-pi/{state.split('/')[-4]}/sessions/SESSION/git"
+           and state.split("/")[-4].startswith("ward-pi-repo-")
            and f"{gitdir}/objects:/usr/local/share/ward-pi/objects:ro" in w
            and [x for x in w if gitdir in x] == [f"{state}:{gitdir}", f"{gitdir}/objects:/usr/local/share/ward-pi/objects:ro"]
            and not any("WARD_GIT" in x for x in w),

@@ -1,0 +1,191 @@
+"""ward-pi's cases for what a person adds to a session and for the project's
+sessions (#44), against the stand-in engines of wardpi.py: --env and
+--env-file judged by name before anything runs, --ro and --rw judged by
+path, the session's note, export and import, two sessions at once."""
+import os
+import shlex
+import socket
+import subprocess
+import threading
+import time
+
+from results import report
+
+
+def one_line_refusal(p):
+    return p.returncode == 2 and p.stderr.count("\n") == 1
+
+
+def extras_cases(wp, work, run, dry, log, home):
+    proj = os.path.join(work, "src", "extras")
+    os.makedirs(proj)
+    envfile = os.path.join(work, "agent.env")
+    with open(envfile, "w") as f:
+        f.write("# comment\n\nexport QUOTED=\"two words\"\nSINGLE='x=y'\n  PLAIN=a=b\nEMPTY=\n")
+    rc, w = dry(proj, "--engine", "docker", "--rpc", "--env", "ONE=1", "--env", "FROM_HERE", "--env-file", envfile,
+                extra={"FROM_HERE": "here value"})
+    report("ward-pi --env, --env-file: each variable by value (quotes taken off, 'export' and comments skipped), "
+           "their names to ward's env_pass (WARD_AGENT_ENV)",
+           rc == 0 and "WARD_AGENT_ENV=ONE FROM_HERE QUOTED SINGLE PLAIN EMPTY" in w and "ONE=1" in w
+           and "FROM_HERE=here value" in w and "QUOTED=two words" in w and "SINGLE=x=y" in w and "PLAIN=a=b" in w
+           and "EMPTY=" in w, " ".join(w) if rc == 0 else w)
+    secret_file = os.path.join(work, "secret.env")
+    with open(secret_file, "w") as f:
+        f.write("FINE=1\nAWS_SECRET_ACCESS_KEY=abc\n")
+    alone_file = os.path.join(work, "alone.env")
+    with open(alone_file, "w") as f:
+        f.write("HOME_SECRET\n")
+    for args, why in ((["--env", "GITHUB_TOKEN=x"], "a *_TOKEN name"),
+                      (["--env", "MY_API_KEY=x"], "a *_KEY name"),
+                      (["--env", "db_password=x"], "a *PASSWORD* name, any case"),
+                      (["--env", "CLIENT_SECRET_ID=x"], "a *SECRET* name"),
+                      (["--env-file", secret_file], "a secret's name in the file"),
+                      (["--env-file", alone_file], "a name alone in a file (it would read ward-pi's environment)"),
+                      (["--env", "PATH=/evil"], "a name the image sets"),
+                      (["--env", "WARD_PROVIDER=openai"], "ward's own setting"),
+                      (["--env", "LD_PRELOAD=/x.so"], "the loader's"),
+                      (["--env", "NOT_SET_HERE"], "a name not set in ward-pi's environment"),
+                      (["--env", "1BAD=x"], "not a name"),
+                      (["--env", "ESC=a\x1b]0;title\x07"], "a control character in the value"),
+                      (["--env-file", os.path.join(work, "nope.env")], "a file that is not there")):
+        p = run(proj, "--dry-run", "--engine", "docker", "--rpc", *args, extra={"HOME_SECRET": "s3"})
+        report(f"ward-pi {' '.join(a.replace(chr(27), '^[').replace(chr(7), '^G') for a in args)} ({why}): one "
+               "line, exit 2", one_line_refusal(p) and "s3" not in p.stderr and "\x1b" not in p.stderr, p.stderr)
+    p = run(proj, "--dry-run", "--engine", "docker", "--rpc", "--env", "GITHUB_TOKEN=x")
+    report("ward-pi: a secret's name is refused with what brokers a secret instead (--provider, an MCP header)",
+           "--provider" in p.stderr and "--mcp" in p.stderr, p.stderr)
+
+    # --ro, --rw: real paths, at the same path, in the image's Landlock rules
+    lent = os.path.join(work, "lent")
+    ro, rw = os.path.join(lent, "ro dir"), os.path.join(lent, "rw")
+    for x in (ro, rw):
+        os.makedirs(x)
+    link = os.path.join(work, "link-to-ro")
+    os.symlink(ro, link)
+    rc, w = dry(proj, "--engine", "docker", "--rpc", "--ro", link, "--rw", rw)
+    report("ward-pi --ro, --rw: each real path mounted at itself (read-only, read-write), listed for the image's "
+           "Landlock rules (WARD_PI_RO, WARD_PI_RW), a symbolic link resolved",
+           rc == 0 and f"{ro}:{ro}:ro" in w and f"{rw}:{rw}" in w and f"WARD_PI_RO={ro}" in w
+           and f"WARD_PI_RW={rw}" in w, " ".join(w) if rc == 0 else w)
+    repo = os.path.join(work, "arepo")
+    os.makedirs(os.path.join(repo, "sub"))
+    subprocess.run(["git", "init", "-q", repo], check=True)
+    holds = os.path.join(work, "holds-repo")
+    os.makedirs(os.path.join(holds, "x"))
+    subprocess.run(["git", "init", "-q", os.path.join(holds, "x", "r")], check=True)
+    sockdir = os.path.join(work, "sockdir")
+    os.makedirs(sockdir)
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(os.path.join(sockdir, "engine.sock"))
+    os.makedirs(os.path.join(home, ".ssh"), exist_ok=True)
+    os.makedirs(os.path.join(home, ".pi", "agent"), exist_ok=True)
+    os.makedirs(os.path.join(home, "code"), exist_ok=True)
+    try:
+        for args, why in ((["--ro", home], "the home itself"),
+                          (["--ro", os.path.dirname(home)], "above the home"),
+                          (["--ro", os.path.join(home, ".ssh")], "~/.ssh"),
+                          (["--ro", os.path.join(home, ".pi", "agent")], "inside ~/.pi"),
+                          (["--ro", "/"], "/"),
+                          (["--ro", "/etc"], "the host's system"),
+                          (["--rw", "/run"], "the engines' sockets"),
+                          (["--ro", sockdir], "a directory holding a socket"),
+                          (["--rw", os.path.join(repo, "sub")], "read-write inside a git repository"),
+                          (["--rw", holds], "read-write over a git repository"),
+                          (["--ro", proj], "the project"),
+                          (["--ro", os.path.join(work, "src")], "above the project"),
+                          (["--ro", os.path.join(work, "missing")], "a path that is not there"),
+                          (["--ro", rw, "--rw", rw], "the same path twice"),
+                          (["--ro", "/tmp/a:b"], "a ':'")):
+            p = run(proj, "--dry-run", "--engine", "docker", "--rpc", *args)
+            report(f"ward-pi {' '.join(args)} ({why}): one line, exit 2", one_line_refusal(p), p.stderr)
+    finally:
+        s.close()
+    rc, w = dry(proj, "--engine", "docker", "--rpc", "--ro", repo, "--ro", os.path.join(home, "code"))
+    report("ward-pi --ro of a git repository, and of a directory inside the home: allowed (the agent cannot "
+           "write there)", rc == 0 and f"{repo}:{repo}:ro" in w, " ".join(w) if rc == 0 else w)
+
+    # the session's note: what ward-pi adds to ward's
+    p = run(proj, "--engine", "docker", "--rpc", "--no-mcp", "--env", "VISIBLE=hidden-value", "--ro", ro,
+            "--rw", rw, "--allow", "npm")
+    recorded = open(log).read().split("\n")
+    note = open(os.path.join(work, "seen-note")).read() if os.path.exists(os.path.join(work, "seen-note")) else ""
+    report("ward-pi: the session's note (at the image's policy_note_add) names the project, what persists, the lent "
+           "paths, the variables' names (never a value), the allowed hosts and how to ask for a package",
+           p.returncode == 0 and any(x.endswith(":/run/ward/ward-pi-note.md:ro") for x in recorded)
+           and f"`{proj}`" in note and "/home/pi" in note and f"`{ro}`" in note and f"`{rw}`" in note
+           and "`VISIBLE`" in note and "hidden-value" not in note and "`npm`" in note and ".pi-packages" in note,
+           note or p.stderr)
+    p = run(proj, "--engine", "docker", "--rpc", "--no-mcp")
+    note = open(os.path.join(work, "seen-note")).read() if os.path.exists(os.path.join(work, "seen-note")) else ""
+    report("ward-pi: without --allow, the note says no registry is reachable and how the person can allow one",
+           "No package registry" in note and "--allow npm" in note and "lent you" not in note, note)
+
+
+def sessions_cases(wp, work, run, dry, log, calls, home):
+    proj = os.path.join(work, "src", "sessions")
+    os.makedirs(proj)
+    env = {"PATH": f"{os.path.join(work, 'bin')}:/usr/bin:/bin", "HOME": home}
+    # export, import: the two volumes, by tar in the sandbox
+    out = os.path.join(work, "export.tgz")
+    p = run(proj, "--dry-run", "--engine", "docker", "export", out)
+    w = shlex.split(p.stdout) if p.returncode == 0 else []
+    report("ward-pi export FILE: the project's state and home volumes, read by tar in the sandbox (the image's "
+           "entrypoint, no network), to the file",
+           p.returncode == 0 and any(x.endswith(":/tmp/ward-pi-volumes/state") for x in w)
+           and any(x.endswith(":/tmp/ward-pi-volumes/home") for x in w) and w[w.index("--network") + 1] == "none"
+           and w[-8:] == ["--", "tar", "-C", "/tmp/ward-pi-volumes", "-czf", "-", "state", "home"]
+           and "--entrypoint" not in w, p.stdout + p.stderr)
+    with open(out, "w") as f:
+        f.write("already")
+    p = run(proj, "--engine", "docker", "export", out)
+    report("ward-pi export to a file that exists: refused in one line, the file untouched",
+           one_line_refusal(p) and open(out).read() == "already", p.stderr)
+    p = run(proj, "--engine", "docker", "import", out)
+    report("ward-pi import of a file that is not an export (not gzip): one line, exit 2", one_line_refusal(p),
+           p.stderr)
+    subprocess.run(["sh", "-c", f"echo x | gzip > '{out}.gz'"], check=True)
+    p = run(proj, "--dry-run", "--engine", "docker", "import", out + ".gz")
+    w = shlex.split(p.stdout) if p.returncode == 0 else []
+    lines = p.stdout.splitlines()
+    w = shlex.split(lines[-1]) if p.returncode == 0 and lines else []
+    report("ward-pi import FILE: the volumes made as a session makes them, then the file unpacked by tar in the "
+           "sandbox, into the two volumes only (state/, home/), owners not kept",
+           p.returncode == 0 and len(lines) == 2 and lines[0].endswith("ward-pi:latest -- true") and "-i" in w
+           and w[-5:] == ["-xzf", "-", "--no-same-owner", "state", "home"] and "--entrypoint" not in w,
+           p.stdout + p.stderr)
+    p = run(proj, "--engine", "docker", "export")
+    report("ward-pi export without a file: one line, exit 2", one_line_refusal(p), p.stderr)
+
+    # two sessions of one project at once
+    started = os.path.join(work, "first-started")
+    go = os.path.join(work, "first-go")
+    first = {}
+
+    def first_session():
+        first["p"] = subprocess.run([wp, "--engine", "docker", "run", "--", "true"], cwd=proj,
+                                    env=dict(env, STANDIN_STARTED=started, STANDIN_WAIT=go), capture_output=True,
+                                    text=True, stdin=subprocess.DEVNULL, timeout=60)
+    open(calls, "w").close()
+    t = threading.Thread(target=first_session)
+    t.start()
+    for _ in range(400):
+        if os.path.exists(started):
+            break
+        time.sleep(0.05)
+    second = run(proj, "--engine", "docker", "run", "--", "true")
+    epilogues_mid = [ln for ln in open(calls).read().splitlines() if "ward-pi-epilogue.mjs" in ln]
+    with open(go, "w") as f:
+        f.write("go")
+    t.join(60)
+    epilogues = [ln for ln in open(calls).read().splitlines() if "ward-pi-epilogue.mjs" in ln]
+    pstate = [x for x in os.listdir(os.path.join(home, ".cache", "ward-pi")) if x.startswith("ward-pi-sessions-")]
+    left = os.listdir(os.path.join(home, ".cache", "ward-pi", pstate[0], "sessions")) if pstate else ["?"]
+    report("ward-pi: a second session of a project runs while the first does; its end leaves the check to the "
+           "last session (no epilogue while an agent of the project runs)",
+           os.path.exists(started) and second.returncode == 0 and "checked when the last one ends" in second.stderr
+           and not epilogues_mid, f"{second.returncode} {second.stderr!r} {epilogues_mid}")
+    report("ward-pi: the last session's end checks both, in the order they started, and leaves nothing pending",
+           first.get("p") is not None and first["p"].returncode == 0 and len(epilogues) == 2 and left == [],
+           f"{first.get('p').stderr if first.get('p') else None!r} {epilogues} {left}")
+    p = run(proj, "--reset", "--yes", "--engine", "docker")
+    report("ward-pi --reset after the sessions: done", p.returncode == 0, p.stderr)
