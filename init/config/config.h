@@ -107,6 +107,8 @@ struct ward_config {
 	int n_env;
 	char **env_pass; /* NAME */
 	int n_env_pass;
+	char **agent_vars; /* NAME: env_pass's names from a ${VAR}, the agent's only (moved out of ward's environment) */
+	int n_agent_vars;
 	struct rlimit_value rlimits[WARD_MAX_RLIMITS];
 	int n_rlimits;
 	char **writable; /* directories checked writable (and not full) before the agent starts */

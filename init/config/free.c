@@ -56,6 +56,9 @@ void config_free(struct ward_config *cfg)
 	free(cfg->policy_note);
 	free(cfg->refusals);
 	free(cfg->policy_note_add);
+	for (i = 0; i < cfg->n_agent_vars; i++)
+		free(cfg->agent_vars[i]);
+	free(cfg->agent_vars);
 	free(cfg->bridge_user);
 	free(cfg->mcp_source);
 	free(cfg->mcp_target);

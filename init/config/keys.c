@@ -307,6 +307,14 @@ static int pass_names(struct parse_ctx *ctx, const char *p, const char *from, co
 		}
 		if (pass_name(ctx->cfg, p, (size_t)len, why) != 0)
 			return -1;
+		/* the person's own variables: the agent's, never ward's (moved out
+		 * of ward's environment once the file is read: reader.c) */
+		if (from && !env_listed(ctx->cfg->agent_vars, ctx->cfg->n_agent_vars, p, (size_t)len)) {
+			if (config_env_slots(&ctx->cfg->agent_vars) != 0 ||
+			    !(ctx->cfg->agent_vars[ctx->cfg->n_agent_vars] = strndup(p, (size_t)len)))
+				return *why = "out of memory", -1;
+			ctx->cfg->n_agent_vars++;
+		}
 		p += len;
 		while (*p == ' ' || *p == '\t')
 			p++;

@@ -267,6 +267,27 @@ static int passed_cb(void *ctx, const char *name)
 	return 0;
 }
 
+/* The names env_pass took from a ${VAR} (ward-pi's WARD_AGENT_ENV, the
+ * person's variables) are the agent's: their values go to its environment
+ * and leave ward's, so that neither PID 1 nor the bridge it starts (c-ares
+ * reads LOCALDOMAIN and RES_OPTIONS) is steered by them. */
+static void take_agent_vars(struct parse_ctx *ctx)
+{
+	struct ward_config *cfg = ctx->cfg;
+	int i;
+
+	for (i = 0; i < cfg->n_agent_vars; i++) {
+		const char *v = getenv(cfg->agent_vars[i]);
+		if (!v)
+			continue;
+		if (config_agent_env(cfg, cfg->agent_vars[i], v) != 0) {
+			config_fail(ctx, 0, "[agent] env_pass: out of memory");
+			return;
+		}
+		unsetenv(cfg->agent_vars[i]);
+	}
+}
+
 static void validate(struct parse_ctx *ctx)
 {
 	struct ward_config *cfg = ctx->cfg;
@@ -418,7 +439,9 @@ static void validate(struct parse_ctx *ctx)
 		int line = cfg->has_landlock ? ctx->section_line[SEC_LANDLOCK] : ctx->section_line[SEC_SECCOMP];
 		config_fail(ctx, line, "[agent] user: required when [landlock] or [seccomp] confine the agent "
 			  "(set user = NAME, or allow_root = yes to confine a root agent)");
+		return;
 	}
+	take_agent_vars(ctx);
 }
 
 const struct ward_config config_default = {

@@ -48,8 +48,12 @@ def agent_dir(path, base_url):
     subprocess.run(["chown", "-R", "1000:1000", path], check=True)
 
 
-def timed(cmd, env, cwd):
-    """seconds from the start of cmd to the answer on its stdout"""
+STARTED = b"command-started"
+
+
+def timed(cmd, env, cwd, marker=ANSWER, total=None):
+    """seconds from the start of cmd to marker on its stdout (and, into the
+    list total, to its exit)"""
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE)
@@ -60,10 +64,12 @@ def timed(cmd, env, cwd):
         if not chunk:
             break
         out += chunk
-        if took is None and ANSWER in out:
+        if took is None and marker in out:
             took = time.monotonic() - t0
     err = p.stderr.read()
     p.wait()
+    if total is not None:
+        total.append(time.monotonic() - t0)
     if took is None:
         raise RuntimeError(f"{cmd[0]}: no answer (status {p.returncode}): {out[-300:]!r} {err[-600:]!r}")
     return took
@@ -141,6 +147,20 @@ def main():
         engine = {"docker run (default network)": ["docker", "run", "--rm", "--entrypoint", "/bin/true", "ward-pi:latest"],
                   "docker run --network none": ["docker", "run", "--rm", "--network", "none", "--entrypoint",
                                                 "/bin/true", "ward-pi:latest"]}
+        # the command form: ward-pi run against the same container without
+        # ward, from the command to the command's first output (and to exit)
+        commands = {
+            "ward-pi run": [wp, "--engine", "docker", "--no-mcp", "run", "--", "sh", "-c", "echo command-started"],
+            "container without ward": ["docker", "run", "--rm", "--network", "none", "--user", "1000:1000", "-v",
+                                       f"{proj}:{proj}", "-w", proj, "--entrypoint", "/bin/sh", "ward-pi:latest",
+                                       "-c", "echo command-started"],
+        }
+        size = int(subprocess.run(["docker", "image", "inspect", "-f", "{{.Size}}", "ward-pi:latest"], env=env,
+                                  capture_output=True, text=True, check=True).stdout.strip())
+        cstart = {k: [] for k in commands}
+        cend = {k: [] for k in commands}
+        for k, cmd in commands.items():  # warm
+            timed(cmd, env, proj, STARTED)
         samples = {k: [] for k in variants}
         starts = {k: [] for k in engine}
         for k, (cmd, e) in variants.items():  # warm: one of each, untimed
@@ -148,6 +168,8 @@ def main():
         for _ in range(a.runs):
             for k, (cmd, e) in variants.items():
                 samples[k].append(timed(cmd, e, proj))
+            for k, cmd in commands.items():
+                cstart[k].append(timed(cmd, env, proj, STARTED, cend[k]))
             for k, cmd in engine.items():
                 t0 = time.monotonic()
                 subprocess.run(cmd, env=env, check=True, capture_output=True, stdin=subprocess.DEVNULL)
@@ -184,7 +206,26 @@ def main():
                  f"`--network none` (a session without a provider has no network at all) takes {net:+.2f} s here; "
                  "the rest is ward (the bridge, the guard, the checks, the evidence), the image's launcher and "
                  "the model through the bridge.\n")
-    write_results("\n".join(lines) + "\n", a.out, a.json, {"runs": samples, "engine": starts})
+    cmed = {k: statistics.median(v) for k, v in cstart.items()}
+    emed = {k: statistics.median(v) for k, v in cend.items()}
+    lines.append("\n## ward-pi run: the command form\n")
+    lines.append(f"{a.runs} runs each, alternating, warm: `ward-pi run -- sh -c 'echo command-started'` in a project "
+                 "without git against the same container without ward (the image, `--network none`, uid 1000, the "
+                 "project mounted, `/bin/sh` as the entrypoint). Seconds from the command to its first output, and "
+                 "to its exit (ward-pi's includes the end of the session: the epilogue's container that checks "
+                 "what the agent left).\n")
+    lines += ["| | start, median | interquartile | exit, median | interquartile |", "|---|---|---|---|---|"]
+    for k in commands:
+        lines.append(f"| {k} | {cmed[k]:.2f} | {spread(cstart[k])} | {emed[k]:.2f} | {spread(cend[k])} |")
+    lines.append(f"\nThe command form's start: {cmed['ward-pi run'] / cmed['container without ward']:.2f}× the "
+                 f"container without ward (the goal: within 1.2×); to its exit, "
+                 f"{emed['ward-pi run'] / emed['container without ward']:.2f}×.\n")
+    lines.append(f"\nThe image (`ward-pi:latest`, as docker reports it): {size / 1e6:.0f} MB, with the toolchains of "
+                 "#44 (npm, python3 with pip, venv and pytest, gcc, g++, make, curl, jq, rsync, unzip); 530 MB "
+                 "before them.\n")
+    write_results("\n".join(lines) + "\n", a.out, a.json, {"runs": samples, "engine": starts,
+                                                          "command_start": cstart, "command_exit": cend,
+                                                          "image_bytes": size})
     return 0
 
 

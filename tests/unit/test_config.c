@@ -643,6 +643,14 @@ static void test_pass_from_env(void)
 	CHECK_STR(cfg.env_pass[2], "BAR_2");
 	CHECK_STR(cfg.env_pass[3], "LANG");
 	config_free(&cfg);
+	/* their values are the agent's and leave ward's environment (c-ares in
+	 * the bridge would read LOCALDOMAIN, RES_OPTIONS) */
+	setenv("WT_NAMES", "LOCALDOMAIN", 1);
+	setenv("LOCALDOMAIN", "evil.example", 1);
+	CHECK(load(&cfg, text) == 0);
+	CHECK(getenv("LOCALDOMAIN") == NULL);
+	CHECK(cfg.n_env == 1 && strcmp(cfg.env[0], "LOCALDOMAIN=evil.example") == 0);
+	config_free(&cfg);
 	setenv("WT_NAMES", "FOO=1", 1);
 	CHECK(err(text, "ward: t.conf:3: env_pass: 'TERM ${WT_NAMES} LANG': ${WT_NAMES}: expected variable names"));
 	CHECK(!strstr(errbuf, "FOO=1"));

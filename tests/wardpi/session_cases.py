@@ -189,3 +189,104 @@ def sessions_cases(wp, work, run, dry, log, calls, home):
            f"{first.get('p').stderr if first.get('p') else None!r} {epilogues} {left}")
     p = run(proj, "--reset", "--yes", "--engine", "docker")
     report("ward-pi --reset after the sessions: done", p.returncode == 0, p.stderr)
+
+
+def hardening_cases(wp, work, run, dry, log, home):
+    """What a review found: an agent's .env linked to ward-pi's environment,
+    a .git a running agent made taken by a session that joins it, a link
+    to a login store lent, a --rw path the person runs things from."""
+    proj = os.path.join(work, "src", "hardened")
+    os.makedirs(proj)
+    key = {"ANTHROPIC_API_KEY": "sk-ant-never-inside", "SHELL": "/bin/sh"}
+    os.symlink("/proc/self/environ", os.path.join(proj, ".env"))
+    os.makedirs(os.path.join(proj, "conf"))
+    os.symlink("/proc/self", os.path.join(proj, "procdir"))
+    with open(os.path.join(proj, "conf", "nul.env"), "wb") as f:
+        f.write(b"A=1\x00B=2\n")
+    with open(os.path.join(proj, "conf", "big.env"), "w") as f:
+        f.write("A=" + "x" * 70000 + "\n")
+    for args, why in ((["--env-file", ".env"], "a link to /proc/self/environ"),
+                      (["--env-file", "procdir/environ"], "a directory linked into /proc"),
+                      (["--env-file", "conf/nul.env"], "a NUL byte"),
+                      (["--env-file", "conf/big.env"], "over 64 KiB"),
+                      (["--env", "LOCALDOMAIN=evil.example"], "the resolver's"),
+                      (["--env", "GLIBC_TUNABLES=glibc.malloc.check=3"], "the C library's"),
+                      (["--env", "C1=a\xc2\x9bb"], "a C1 control (UTF-8)"),
+                      (["--env", b"RAW=a\x9bb"], "a raw CSI byte (not UTF-8)")):
+        p = subprocess.run([wp, "--dry-run", "--engine", "docker", "--rpc", *args], cwd=proj,
+                           env={"PATH": os.path.join(work, "bin") + ":/usr/bin:/bin", "HOME": home, **key},
+                           capture_output=True, stdin=subprocess.DEVNULL, timeout=30)
+        err = p.stderr.decode("utf-8", "replace")
+        report(f"ward-pi {args[0]} ({why}): one line, exit 2, nothing of ward-pi's environment in it, no C1 byte",
+               p.returncode == 2 and err.count("\n") == 1 and b"sk-ant" not in p.stdout + p.stderr
+               and b"\x9b" not in p.stderr, err)
+    # lent paths by their real path: a link to ~/.ssh, a directory holding
+    # one, another user's login store, a --rw path the person runs from
+    dot = os.path.join(home, "dotfiles", "ssh")
+    os.makedirs(dot, exist_ok=True)
+    ssh = os.path.join(home, ".ssh")
+    if os.path.isdir(ssh) and not os.path.islink(ssh):
+        os.rmdir(ssh)
+    if not os.path.lexists(ssh):
+        os.symlink(dot, ssh)
+    other = os.path.join(work, "otherhome")
+    os.makedirs(os.path.join(other, "u", ".gnupg"), exist_ok=True)
+    bindir = os.path.join(work, "personbin")
+    os.makedirs(bindir, exist_ok=True)
+    rc_file = os.path.join(work, "person-rc", ".bashrc")
+    os.makedirs(os.path.dirname(rc_file), exist_ok=True)
+    open(rc_file, "w").close()
+    envrc = os.path.join(work, "with-envrc")
+    os.makedirs(envrc, exist_ok=True)
+    open(os.path.join(envrc, ".envrc"), "w").close()
+    for args, why in ((["--ro", ssh], "~/.ssh, a link elsewhere"),
+                      (["--ro", dot], "~/.ssh's real directory"),
+                      (["--ro", other], "a directory holding a login store"),
+                      (["--ro", os.path.join(other, "u", ".gnupg")], "a login store by its name"),
+                      (["--rw", bindir], "a directory on the person's PATH"),
+                      (["--rw", rc_file], "a shell's start-up file"),
+                      (["--rw", envrc], "a directory holding direnv's .envrc")):
+        p = run(proj, "--dry-run", "--engine", "docker", "--rpc", *args,
+                extra={"PATH": f"{bindir}:{os.path.join(work, 'bin')}:/usr/bin:/bin"})
+        report(f"ward-pi {args[0]} ({why}): one line, exit 2", one_line_refusal(p), p.stderr)
+    out = os.path.join(proj, "export.tgz")
+    p = run(proj, "--engine", "docker", "export", out)
+    report("ward-pi export into the project (the agent could plant a link there): refused in one line",
+           one_line_refusal(p) and not os.path.exists(out), p.stderr)
+
+    # a session joining a running one takes no .git the running agent made,
+    # and no path that one lent read-write
+    proj2 = os.path.join(work, "src", "joined")
+    lent = os.path.join(work, "lent-joined")
+    os.makedirs(os.path.join(lent, "sub"))
+    os.makedirs(proj2)
+    env = {"PATH": f"{os.path.join(work, 'bin')}:/usr/bin:/bin", "HOME": home}
+    started, go = os.path.join(work, "j-started"), os.path.join(work, "j-go")
+    first = {}
+
+    def first_session():
+        first["p"] = subprocess.run([wp, "--engine", "docker", "--rw", lent, "run", "--", "true"], cwd=proj2,
+                                    env=dict(env, STANDIN_STARTED=started, STANDIN_WAIT=go), capture_output=True,
+                                    text=True, stdin=subprocess.DEVNULL, timeout=60)
+    t = threading.Thread(target=first_session)
+    t.start()
+    for _ in range(400):
+        if os.path.exists(started):
+            break
+        time.sleep(0.05)
+    overlap = run(proj2, "--engine", "docker", "--ro", os.path.join(lent, "sub"), "run", "--", "true")
+    # what a running agent could do: a .git of its own in the project
+    os.makedirs(os.path.join(proj2, ".git", "refs"))
+    with open(os.path.join(proj2, ".git", "HEAD"), "w") as f:
+        f.write("ref: refs/heads/main\n")
+    os.symlink(os.path.join(home, "dotfiles"), os.path.join(proj2, ".git", "objects"))
+    joined = run(proj2, "--engine", "docker", "run", "--", "true")
+    recorded = open(log).read()
+    with open(go, "w") as f:
+        f.write("go")
+    t.join(60)
+    report("ward-pi: a session joining a running one refuses a path that one lent read-write (its agent could "
+           "swap in a link)", one_line_refusal(overlap) and "lent read-write" in overlap.stderr, overlap.stderr)
+    report("ward-pi: a session joining a running one refuses a .git the running agent made (unchecked until the "
+           "last session ends): nothing mounted from it", one_line_refusal(joined) and "changed" in joined.stderr
+           and "dotfiles" not in recorded, joined.stderr)

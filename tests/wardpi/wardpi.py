@@ -258,7 +258,8 @@ fi
     report("ward-pi --reset: the project's volume deleted, and ward-pi's files for it",
            p.returncode == 0 and p.stdout.splitlines()[0] == f"docker volume rm -f {vol_a} "
            f"{vol_a.replace('ward-pi-', 'ward-pi-home-', 1)}"
-           and p.stdout.splitlines()[1] == f"rm -rf {home}/.cache/ward-pi/{vol_a}", p.stdout + p.stderr)
+           and p.stdout.splitlines()[1] == f"find {home}/.cache/ward-pi/{vol_a} -mindepth 1 -maxdepth 1 ! -name lock "
+           "-exec rm -rf {} +", p.stdout + p.stderr)
     run(proj_a, "--reset", "--yes", "--engine", "docker")
     recorded = open(log).read().split("\n") if os.path.exists(log) else []
     report("ward-pi --reset runs the engine's volume rm, for the state and the agent's home",
@@ -307,8 +308,9 @@ fi
     report("ward-pi --reset at a terminal, answered no: nothing deleted", rc == 0 and "[y/N]" in p and
            "nothing deleted" in p and os.path.exists(state_b), p)
     p = run(proj_b, "--reset", "--yes", "--engine", "docker")
-    report("ward-pi --reset deletes ward-pi's files for the project (the agent's git, the lock, the copies)",
-           p.returncode == 0 and os.path.isdir(cache) and not os.path.exists(state_b), p.stderr + state_b)
+    report("ward-pi --reset deletes ward-pi's files for the project (the agent's git, the copies, the marks; the "
+           "lock file stays, another ward-pi may wait on it)",
+           p.returncode == 0 and os.path.isdir(cache) and os.listdir(state_b) == ["lock"], p.stderr + state_b)
     report("ward-pi: the words reach the engine as built (run, not printed)",
            recorded[:3] == ["run", "--rm", "--pull=never"] and recorded[-3:-1] == ["--mode", "rpc"], recorded[:6])
     with open(os.path.join(agent, "mcp.json"), "w") as f:
@@ -331,6 +333,7 @@ fi
     day_cases(wp, work, run, dry, log)
     session_cases.extras_cases(wp, work, run, dry, log, home)
     session_cases.sessions_cases(wp, work, run, dry, log, calls, home)
+    session_cases.hardening_cases(wp, work, run, dry, log, home)
     sock = os.path.join(work, "own-model.sock")
     import socket
     lsock = socket.socket(socket.AF_UNIX)
