@@ -249,8 +249,11 @@ def host_trust(label, slug, person, wp, d, full, engine=()):
     check(f"{label}: ward-pi's files on the host are the person's alone (0700), the copy gone after the session",
           (os.stat(cache).st_mode & 0o777) == 0o700 and not left, f"{oct(os.stat(cache).st_mode)} {left}")
     r = ward_pi(repo, "--reset", "--yes")
-    check(f"{label}: --reset deletes ward-pi's files for the project", r.returncode == 0 and not [
-        n for n in os.listdir(cache) if n.startswith("ward-pi-repo-")], r.stdout + r.stderr)
+    # (the lock file stays: another ward-pi may be waiting on it)
+    kept = [os.path.relpath(os.path.join(dp, f), cache) for dp, _, fs in os.walk(cache) for f in fs
+            if os.path.relpath(dp, cache).startswith("ward-pi-repo-")]
+    check(f"{label}: --reset deletes ward-pi's files for the project (all but its lock file)", r.returncode == 0
+          and [os.path.basename(k) for k in kept] == ["lock"], f"{r.stdout}{r.stderr} {kept}")
 
 
 def packages_trust(label, slug, person, wp, d, at_pty_person):
