@@ -10,6 +10,14 @@
 # ("?" when the engine cannot say: counted as running, never as none)
 running() { "$engine" ps -q --filter "label=org.ward.pi.${2:-project}=${1:-$hash}" 9>&- 2>/dev/null || echo "?"; }
 
+# a session that ended unchecked (its marks are there)
+pending_any() {
+	for f in "$pstate"/sessions/*/pending; do
+		[ ! -e "$f" ] || return 0
+	done
+	return 1
+}
+
 # what the project's .git is (none, or its device, inode and kind): a
 # session that joins others takes git only from the .git they started
 # with, never from one a running agent made since (unchecked until the
