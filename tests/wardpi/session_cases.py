@@ -290,3 +290,28 @@ def hardening_cases(wp, work, run, dry, log, home):
     report("ward-pi: a session joining a running one refuses a .git the running agent made (unchecked until the "
            "last session ends): nothing mounted from it", one_line_refusal(joined) and "changed" in joined.stderr
            and "dotfiles" not in recorded, joined.stderr)
+
+
+def orphan_cases(wp, work, run, log):
+    """A container of a session whose ward-pi was killed may still run, its
+    agent still writing: no session starts then. The engine is asked only
+    when such a session's directory is left (each is made before its
+    container starts, removed once none of it runs)."""
+    proj = os.path.join(work, "src", "orphan")
+    os.makedirs(proj)
+    p = run(proj, "--dry-run", "--reset", "--engine", "docker")
+    pstate = p.stdout.splitlines()[1].split()[1] if p.returncode == 0 else ""
+    dead = os.path.join(pstate, "sessions", "1.killed")
+    os.makedirs(dead)
+    with open(os.path.join(dead, "pending"), "w") as f:
+        f.write("0\nnone\n\n")
+    p = run(proj, "--engine", "docker", "run", "--", "true", extra={"STANDIN_PS": "c0ffee"})
+    report("ward-pi: a container of a session whose ward-pi was killed still runs: nothing started, one line "
+           "naming it", one_line_refusal(p) and "still runs" in p.stderr and os.path.isdir(dead), p.stderr)
+    p = run(proj, "--engine", "docker", "run", "--", "true")
+    report("ward-pi: once it is gone, the next start checks what that session's agent left first, then runs",
+           p.returncode == 0 and "was not finished" in p.stderr and not os.path.exists(dead), p.stderr)
+    open(log, "w").close()
+    p = run(proj, "--engine", "docker", "run", "--", "true", extra={"STANDIN_PS": "c0ffee"})
+    report("ward-pi: with no session's directory left, the engine is not asked for such a container (the start "
+           "saves its command)", p.returncode == 0, p.stderr)

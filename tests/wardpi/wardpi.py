@@ -176,7 +176,7 @@ def cases(wp, work):
         with open(os.path.join(bin_dir, engine), "w") as f:
             f.write(f"""#!/bin/sh
 # (no container of a session runs: ward-pi asks before and after each)
-[ "$1" = ps ] && exit 0
+[ "$1" = ps ] && {{ [ -z "${{STANDIN_PS:-}}" ] || echo "$STANDIN_PS"; exit 0; }}
 case "$*" in *ward-pi-epilogue.mjs*)
 	# the epilogue: recorded apart, answers nothing (no quarantine, no git)
 	for a in "$@"; do printf '%s\\n' "$a"; done > {log}.epilogue
@@ -334,6 +334,7 @@ fi
     session_cases.extras_cases(wp, work, run, dry, log, home)
     session_cases.sessions_cases(wp, work, run, dry, log, calls, home)
     session_cases.hardening_cases(wp, work, run, dry, log, home)
+    session_cases.orphan_cases(wp, work, run, log)
     sock = os.path.join(work, "own-model.sock")
     import socket
     lsock = socket.socket(socket.AF_UNIX)
