@@ -204,6 +204,17 @@ static int token(const char *s)
 	return 1;
 }
 
+/* r->err (what interpolate() said) prefixed with the server's name. */
+static int named(struct mcp_result *r, const char *name)
+{
+	char why[sizeof r->err];
+
+	if (strcmp(r->err, "out of memory") == 0)
+		return -1;
+	snprintf(why, sizeof why, "%s", r->err);
+	return fail(r, "server %s: %s", name, why);
+}
+
 /* Moves every secret of one HTTP server into a route and points its URL at
  * the bridge. */
 static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, unsigned port)
@@ -264,7 +275,7 @@ static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, un
 				explicit_bzero(v, strlen(v));
 			free(v);
 			free_lines(lines, n);
-			return v ? fail(r, "out of memory") : -1;
+			return v ? fail(r, "out of memory") : named(r, name);
 		}
 		explicit_bzero(v, strlen(v));
 		free(v);
@@ -277,7 +288,7 @@ static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, un
 			tok = interpolate(json_string_value(json_object_get(srv, "bearerToken")), r);
 			if (!tok) {
 				free_lines(lines, n);
-				return -1;
+				return named(r, name);
 			}
 		} else {
 			const char *var = json_string_value(json_object_get(srv, "bearerTokenEnv"));
@@ -330,11 +341,25 @@ static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, un
 	return 0;
 }
 
+/* The server r->err names is left out: noted, removed from the copy. */
+static void skip(struct mcp_result *r, json_t *servers, const char *name)
+{
+	if (r->n_skipped < MCP_MAX_SKIPPED) {
+		_Static_assert(sizeof r->skipped[0].why == sizeof r->err, "a skip keeps err whole");
+		memcpy(r->skipped[r->n_skipped].why, r->err, sizeof r->err);
+		r->skipped[r->n_skipped].why[sizeof r->err - 1] = '\0';
+	}
+	r->n_skipped++;
+	r->err[0] = '\0';
+	json_object_del(servers, name); /* (name is the key's: last) */
+}
+
 int mcp_rewrite(const char *text, size_t len, unsigned first_port, struct mcp_result *r)
 {
 	json_error_t jerr;
 	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr), *servers, *srv;
 	const char *name;
+	void *next;
 	unsigned port = first_port;
 
 	memset(r, 0, sizeof *r);
@@ -352,7 +377,7 @@ int mcp_rewrite(const char *text, size_t len, unsigned first_port, struct mcp_re
 		json_decref(root); /* after: the message names its keys */
 		return -1;
 	}
-	json_object_foreach(servers, name, srv) {
+	json_object_foreach_safe(servers, next, name, srv) {
 		if (!server_name_ok(name)) {
 			/* not repeated: it may hold a line break */
 			fail(r, "a server name is not 1-64 letters, digits, _ and -");
@@ -370,18 +395,21 @@ int mcp_rewrite(const char *text, size_t len, unsigned first_port, struct mcp_re
 				json_decref(root); /* after: the message names its keys */
 				return -1;
 			}
-			if (bridge_server(r, name, srv, port++) != 0) {
-				json_decref(root);
-				return -1;
+			if (bridge_server(r, name, srv, port) != 0) {
+				if (strcmp(r->err, "out of memory") == 0) {
+					json_decref(root);
+					return -1;
+				}
+				skip(r, servers, name);
+				continue;
 			}
+			port++;
 		} else if (json_object_get(srv, "socket")) {
 			fail(r, "server %s: a host unix socket cannot be reached from the sandbox; give it a url", name);
-			json_decref(root); /* after: the message names its keys */
-			return -1;
+			skip(r, servers, name);
 		} else if (!json_is_string(json_object_get(srv, "command"))) {
 			fail(r, "server %s: neither url nor command", name);
-			json_decref(root); /* after: the message names its keys */
-			return -1;
+			skip(r, servers, name);
 		}
 		/* stdio servers run inside the sandbox: passed through as they are */
 	}
@@ -415,4 +443,5 @@ void mcp_result_free(struct mcp_result *r)
 	r->routes = NULL;
 	r->text = NULL;
 	r->n_routes = 0;
+	r->n_skipped = 0;
 }

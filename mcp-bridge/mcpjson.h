@@ -20,6 +20,13 @@ struct mcp_route {
 };
 
 #define MCP_MAX_VARS 64
+#define MCP_MAX_SKIPPED 32
+
+/* A server ward cannot serve, left out of the agent's copy (and so of
+ * Pi's reach: nothing of its entry, secrets included, is in the copy). */
+struct mcp_skipped {
+	char why[512]; /* "server NAME: why" (what err said) */
+};
 
 struct mcp_result {
 	char err[512];
@@ -30,12 +37,20 @@ struct mcp_result {
 	 * bearerTokenEnv from (secrets: the agent must not be passed them) */
 	char *vars[MCP_MAX_VARS];
 	int n_vars;
+	/* the servers left out, each with why (the first MCP_MAX_SKIPPED;
+	 * n_skipped counts them all) */
+	struct mcp_skipped skipped[MCP_MAX_SKIPPED];
+	int n_skipped;
 };
 
 /* Rewrites the JSON (Pi's built-in format and pi-mcp-adapter's: both
- * {"mcpServers":{...}}): each url server gets port first_port + i. stdio
- * servers and keys ward does not know stay as they are. 0, or -1 with
- * r->err. The fuzzable core. */
+ * {"mcpServers":{...}}): each url server it can serve gets the next port
+ * from first_port. stdio servers and keys ward does not know stay as they
+ * are. A server it cannot serve (OAuth, a !command header, legacy SSE, a
+ * host socket, a URL it cannot pin...) is left out of the copy and noted
+ * in r->skipped; the others still work. 0, or -1 with r->err when the
+ * file itself is wrong (not JSON, no mcpServers object, a bad name) or
+ * memory runs out. The fuzzable core. */
 int mcp_rewrite(const char *text, size_t len, unsigned first_port, struct mcp_result *r);
 
 /* The routes of a result, once taken from it. */

@@ -94,6 +94,13 @@ static int read_mcp(struct privfiles *pf, const struct ward_config *cfg)
 		log_error("%s:%d: [mcp] source %s: %s", cfg->path, cfg->mcp_line, cfg->mcp_source, res->err);
 		return 2;
 	}
+	/* a server ward cannot serve costs only itself: one line each, the
+	 * others work (one OAuth server in the person's mcp.json would
+	 * otherwise mean no Pi at all) */
+	for (i = 0; i < res->n_skipped && i < MCP_MAX_SKIPPED; i++)
+		log_warn("mcp: %s: left out of the agent's MCP servers (the others work)", res->skipped[i].why);
+	if (res->n_skipped > MCP_MAX_SKIPPED)
+		log_warn("mcp: %d more servers left out", res->n_skipped - MCP_MAX_SKIPPED);
 	/* a secret the bridge adds must not reach the agent by its environment */
 	for (i = 0; i < res->n_vars; i++)
 		for (j = 0; j < cfg->n_env_pass; j++)

@@ -183,9 +183,17 @@ def check_mcp_case(a, work):
     report("--check --json lists the [mcp] server as a route, its header value hidden",
            rc == 0 and '"mcp-paseo"' in out and "check-secret" not in out, f"rc {rc}: {err}")
     with open(src, "w") as f:
-        f.write('{"mcpServers":{"paseo":{"url":"http://127.0.0.1:6767/x","oauth":{"clientSecret":"s"}}}}')
+        f.write('{"mcpServers":{"paseo":{"url":"http://127.0.0.1:6767/x","oauth":{"clientSecret":"s"}},'
+                '"ok":{"url":"http://127.0.0.1:6768/y"}}}')
     rc, out, err = run(17881)
-    report("--check with an mcp.json a start refuses (OAuth): exit 2", rc == 2 and err and "oauth" in err[-1].lower(),
+    report("--check with an mcp.json holding a server ward cannot serve (OAuth): exit 0, one warning naming it and "
+           "why, left out; the other server listed", rc == 0 and any(
+               "server paseo: OAuth" in l and "left out" in l for l in err) and "mcp-ok" in out
+           and "mcp-paseo" not in out, f"rc {rc}: {out[-300:]!r} {err}")
+    with open(src, "w") as f:
+        f.write('{"mcpServers":{"paseo":')
+    rc, out, err = run(17881)
+    report("--check with an mcp.json that is not JSON: exit 2, one line", rc == 2 and err and "line 1" in err[-1],
            f"rc {rc}: {err}")
     rc, out, err = run(17881, source="fd:7")
     report("--check with [mcp] source = fd:N: exit 0, a note that it is checked at start",

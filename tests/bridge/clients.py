@@ -154,7 +154,7 @@ listen = 127.0.0.1:17850
     marker = os.path.join(work, "started")
     for label, text, want in [
         ("invalid JSON", "{\"mcpServers\":", "line 1"),
-        ("a URL that cannot be bridged", '{"mcpServers":{"x":{"url":"ws://h/x"}}}', "cannot be bridged"),
+        ("a file with no mcpServers object", '{"servers":{}}', "mcpServers"),
         ("an unwritable target", '{"mcpServers":{"x":{"url":"http://h/x"}}}', "target directory"),
     ]:
         with open(src, "w") as f:
@@ -171,6 +171,26 @@ listen = 127.0.0.1:17850
         okr = p.returncode == 2 and err and want in err[-1] and not os.path.exists(marker)
         report(f"[mcp] with {label}: exit 2, one clear line, agent not started", okr,
                f"rc {p.returncode}: {err[-1] if err else ''}")
+
+    # a server ward cannot serve costs only itself: left out, one line
+    # naming it, the agent started with the others
+    with open(src, "w") as f:
+        f.write('{"mcpServers":{"x":{"url":"ws://h/x","headers":{"A":"left-out-secret"}},'
+                '"y":{"url":"http://h/y"}}}')
+    # (the agent's status is ward's: `exit 42` ran only if the agent started)
+    c = open(conf).read().replace("source = fd:5", f"source = {src}")
+    c = c[:c.index("command = ")] + "command = sh -c 'exit 42'\n" + c[c.index("cwd = "):]
+    with open(conf + ".skip", "w") as f:
+        f.write(c)
+    p = subprocess.run([a.ward, "-c", conf + ".skip"], capture_output=True, timeout=20)
+    err = p.stderr.decode().strip().splitlines()
+    copy = open(target).read() if os.path.exists(target) else ""
+    report("[mcp] with one server ward cannot serve beside one it can: the agent started, one warning naming the "
+           "server and why, nothing of its entry in the agent's copy, the other there",
+           p.returncode == 42 and any(
+               "server x: its url cannot be bridged" in l and "left out" in l for l in err)
+           and '"y"' in copy and '"x"' not in copy and "left-out-secret" not in copy,
+           f"rc {p.returncode}: {err[-3:]} copy {copy[:200]!r}")
 
     # a config error found after the copy was written (a writable
     # directory no Landlock rule covers): the copy is removed again
