@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "mcp-bridge/mcpjson.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +15,7 @@
 
 #include "common/envref.h"
 #include "mcp-bridge/http.h"
+#include "mcp-bridge/resolve.h"
 
 static int fail(struct mcp_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -49,31 +51,58 @@ static int note_cb(void *ctx, const char *name)
 	return note_var(ctx, name);
 }
 
+/* pi-mcp-adapter's other spellings of a variable, $env:NAME and
+ * {env:NAME} (NAME of letters, digits and _, as its \\w+), written as
+ * ${NAME}: what the adapter would send, ward sends. A new string, or NULL
+ * (out of memory). */
+static char *adapter_spellings(const char *v)
+{
+	static const char word[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_";
+	size_t n = strlen(v), o = 0, w;
+	char *out = malloc(n + 1); /* each spelling is longer than the ${N} it becomes */
+
+	if (!out)
+		return NULL;
+	while (*v) {
+		if (strncmp(v, "$env:", 5) == 0 && (w = strspn(v + 5, word)) > 0) {
+			o += (size_t)sprintf(out + o, "${%.*s}", (int)w, v + 5);
+			v += 5 + w;
+		} else if (strncmp(v, "{env:", 5) == 0 && (w = strspn(v + 5, word)) > 0 && v[5 + w] == '}') {
+			o += (size_t)sprintf(out + o, "${%.*s}", (int)w, v + 5);
+			v += 6 + w;
+		} else {
+			out[o++] = *v++;
+		}
+	}
+	out[o] = '\0';
+	return out;
+}
+
 /* ${NAME} from ward's own environment (common/envref.h): the host hands
  * secrets to ward, not to the agent. */
-static char *interpolate(const char *v, struct mcp_result *r)
+static char *interpolate(const char *given, struct mcp_result *r)
 {
 	const char *why = NULL;
-	char err[256], *out;
+	char err[256], *out, *v;
 
-	if (strstr(v, "$env:")) {
-		/* pi-mcp-adapter's other spelling: sent as it is, it would reach
-		 * the server literally */
-		fail(r, "a header value uses $env:NAME; ward expands ${NAME} only");
-		return NULL;
-	}
-	if (v[0] == '!') {
+	if (given[0] == '!') {
 		/* pi-mcp-adapter runs "!command" for the value; ward runs nothing */
 		fail(r, "a header value is a !command; ward runs no command: give the value or ${NAME}");
+		return NULL;
+	}
+	if (!(v = adapter_spellings(given))) {
+		fail(r, "out of memory");
 		return NULL;
 	}
 	if (envref_names(v, note_cb, r, &why) != 0) {
 		if (why)
 			fail(r, "%s in a header value", why);
-		return NULL;
-	}
-	if (!(out = envref_expand(v, err, sizeof err)))
+		out = NULL;
+	} else if (!(out = envref_expand(v, err, sizeof err))) {
 		fail(r, "header value %s", err);
+	}
+	explicit_bzero(v, strlen(v));
+	free(v);
 	return out;
 }
 
@@ -107,16 +136,17 @@ static int authority_ok(const char *a)
 	return *end == '\0' && v >= 1 && v <= 65535;
 }
 
-/* http://HOST[:PORT]/PATH?QUERY -> authority and target. */
-static int split_url(const char *url, char *authority, size_t asize, char *target, size_t tsize)
+/* http[s]://HOST[:PORT]/PATH?QUERY -> authority and target; *tls for
+ * https. */
+static int split_url(const char *url, char *authority, size_t asize, char *target, size_t tsize, int *tls)
 {
 	const char *p, *slash;
 	size_t alen;
 
 	if (strncasecmp(url, "http://", 7) == 0)
-		p = url + 7;
+		p = url + 7, *tls = 0;
 	else if (strncasecmp(url, "https://", 8) == 0)
-		p = url + 8;
+		p = url + 8, *tls = 1;
 	else
 		return -1;
 	slash = p + strcspn(p, "/?#");
@@ -148,7 +178,7 @@ static int split_url(const char *url, char *authority, size_t asize, char *targe
 }
 
 static int add_route(struct mcp_result *r, const char *server, unsigned port, const char *authority,
-		     const char *target, struct header *headers, int n_headers)
+		     const char *target, const struct upstream *up, struct header *headers, int n_headers)
 {
 	struct mcp_route *nv = realloc(r->routes, (size_t)(r->n_routes + 1) * sizeof *nv);
 
@@ -173,7 +203,59 @@ static int add_route(struct mcp_result *r, const char *server, unsigned port, co
 	}
 	nv->headers = headers;
 	nv->n_headers = n_headers;
+	if (up) {
+		nv->up = *up;
+		nv->has_up = 1;
+	}
 	r->n_routes++;
+	return 0;
+}
+
+/* The host part of an authority (HOST of HOST:PORT, V6 of [V6]:PORT) into
+ * host, and its port (def when none). */
+static void authority_parts(const char *a, char *host, size_t size, unsigned *port, unsigned def)
+{
+	const char *colon = a[0] == '[' ? strchr(a, ']') : a, *end;
+
+	colon = colon ? strchr(colon, ':') : NULL;
+	end = colon ? colon : a + strlen(a);
+	snprintf(host, size, "%.*s", (int)(end - a), a);
+	*port = colon ? (unsigned)strtoul(colon + 1, NULL, 10) : def;
+}
+
+/* Where a server's URL says its requests go (struct mcp_where's by_url).
+ * 0, or -1 with r->err. */
+static int url_upstream(struct mcp_result *r, const char *name, const char *authority, int tls,
+			const struct mcp_where *where, struct upstream *up)
+{
+	char host[256], spec[400];
+	unsigned char v4[4];
+	const char *why = NULL;
+	unsigned port;
+
+	authority_parts(authority, host, sizeof host, &port, tls ? 443 : 80);
+	/* the host's loopback: inside the sandbox 127.0.0.1 is the agent's
+	 * own, where it could listen and be sent the headers; only a relay
+	 * of that one port, made by whoever starts ward, reaches the host's */
+	if (strcasecmp(host, "localhost") == 0 || strcmp(host, "[::1]") == 0 ||
+	    (inet_pton(AF_INET, host, v4) == 1 && (v4[0] == 127 || v4[0] == 0))) {
+		if (tls)
+			return fail(r, "server %s: https on the host's loopback: the relay carries http://; write "
+				    "http://127.0.0.1:%u/...", name, port);
+		if (!where->loopback)
+			return fail(r, "server %s: it is on the host's loopback (port %u), and nothing relays that "
+				    "here ([mcp] loopback unset; ward-pi sets it)", name, port);
+		if (snprintf(spec, sizeof spec, "unix:%s/%u.sock", where->loopback, port) >= (int)sizeof spec)
+			return fail(r, "server %s: [mcp] loopback's socket path is too long", name);
+	} else if (host[0] == '[') {
+		return fail(r, "server %s: an IPv6 address in its url: give the server's name", name);
+	} else {
+		if (inet_pton(AF_INET, host, v4) == 1 && (why = resolver_refuses(AF_INET, v4, 0)))
+			return fail(r, "server %s: its url's address is %s: not one the bridge connects to", name, why);
+		snprintf(spec, sizeof spec, "%s:%s:%u", tls ? "tls" : "tcp", host, port);
+	}
+	if (upstream_parse(spec, up, &why) != 0)
+		return fail(r, "server %s: its url's host cannot be an upstream: %s", name, why);
 	return 0;
 }
 
@@ -217,15 +299,17 @@ static int named(struct mcp_result *r, const char *name)
 
 /* Moves every secret of one HTTP server into a route and points its URL at
  * the bridge. */
-static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, unsigned port)
+static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, unsigned port,
+			 const struct mcp_where *where)
 {
 	json_t *url = json_object_get(srv, "url"), *headers = json_object_get(srv, "headers");
 	json_t *type = json_object_get(srv, "type");
 	char authority[256], target[4096], *local = NULL;
 	struct header *lines = NULL;
+	struct upstream up;
 	const char *key;
 	json_t *val;
-	int n = 0;
+	int n = 0, tls = 0;
 
 	if (json_is_string(type) && strcmp(json_string_value(type), "sse") == 0)
 		return fail(r, "server %s: legacy SSE cannot be bridged (two paths); use streamable HTTP", name);
@@ -246,10 +330,12 @@ static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, un
 		if (strcasecmp(key, "headers") == 0 && strcmp(key, "headers") != 0)
 			return fail(r, "server %s: \"%s\": write headers, lower case (ward would leave it in the "
 				    "agent's copy, unsent)", name, key);
-	if (split_url(json_string_value(url), authority, sizeof authority, target, sizeof target) != 0)
+	if (split_url(json_string_value(url), authority, sizeof authority, target, sizeof target, &tls) != 0)
 		/* the URL itself is not repeated: it may carry a password or a token */
 		return fail(r, "server %s: its url cannot be bridged (want http[s]://host[:port]/path[?query], "
 			    "no user, no fragment)", name);
+	if (where && where->by_url && url_upstream(r, name, authority, tls, where, &up) != 0)
+		return -1;
 	if (headers && !json_is_object(headers))
 		return fail(r, "server %s: headers must be an object", name);
 	lines = calloc(json_object_size(headers) + 2, sizeof *lines);
@@ -325,7 +411,7 @@ static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, un
 		if (made)
 			n++;
 	}
-	if (add_route(r, name, port, authority, target, lines, n) != 0) {
+	if (add_route(r, name, port, authority, target, where && where->by_url ? &up : NULL, lines, n) != 0) {
 		free_lines(lines, n);
 		return fail(r, "out of memory");
 	}
@@ -354,7 +440,8 @@ static void skip(struct mcp_result *r, json_t *servers, const char *name)
 	json_object_del(servers, name); /* (name is the key's: last) */
 }
 
-int mcp_rewrite(const char *text, size_t len, unsigned first_port, struct mcp_result *r)
+int mcp_rewrite(const char *text, size_t len, unsigned first_port, const struct mcp_where *where,
+		struct mcp_result *r)
 {
 	json_error_t jerr;
 	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr), *servers, *srv;
@@ -395,7 +482,7 @@ int mcp_rewrite(const char *text, size_t len, unsigned first_port, struct mcp_re
 				json_decref(root); /* after: the message names its keys */
 				return -1;
 			}
-			if (bridge_server(r, name, srv, port) != 0) {
+			if (bridge_server(r, name, srv, port, where) != 0) {
 				if (strcmp(r->err, "out of memory") == 0) {
 					json_decref(root);
 					return -1;

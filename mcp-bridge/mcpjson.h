@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "common/header.h"
+#include "mcp-bridge/upstream.h"
 
 struct mcp_route {
 	char *name; /* "mcp-<server>" */
@@ -17,6 +18,22 @@ struct mcp_route {
 	char *path; /* the URL's exact path?query */
 	struct header *headers; /* values final: ${VAR} resolved from ward's environment */
 	int n_headers;
+	/* where its URL says (struct mcp_where's by_url), or unset (kind
+	 * and desc zero: [mcp] upstream's, the one endpoint of a daemon) */
+	int has_up;
+	struct upstream up;
+};
+
+/* Where the servers' requests go: NULL, every one to [mcp] upstream (a
+ * daemon's single endpoint, which serves them all); by_url, each where
+ * its URL says: https://NAME[:PORT] by name over TLS, http://NAME[:PORT]
+ * over TCP, and the host's loopback (127.0.0.1, localhost, [::1]: inside
+ * the sandbox that would be the agent's own) to the relay socket
+ * LOOPBACK/PORT.sock that whoever starts ward provides for that port
+ * alone (NULL: such a server is left out). */
+struct mcp_where {
+	int by_url;
+	const char *loopback;
 };
 
 #define MCP_MAX_VARS 64
@@ -45,13 +62,14 @@ struct mcp_result {
 
 /* Rewrites the JSON (Pi's built-in format and pi-mcp-adapter's: both
  * {"mcpServers":{...}}): each url server it can serve gets the next port
- * from first_port. stdio servers and keys ward does not know stay as they
+ * from first_port, and its upstream by where (NULL: [mcp] upstream). stdio servers and keys ward does not know stay as they
  * are. A server it cannot serve (OAuth, a !command header, legacy SSE, a
  * host socket, a URL it cannot pin...) is left out of the copy and noted
  * in r->skipped; the others still work. 0, or -1 with r->err when the
  * file itself is wrong (not JSON, no mcpServers object, a bad name) or
  * memory runs out. The fuzzable core. */
-int mcp_rewrite(const char *text, size_t len, unsigned first_port, struct mcp_result *r);
+int mcp_rewrite(const char *text, size_t len, unsigned first_port, const struct mcp_where *where,
+		struct mcp_result *r);
 
 /* The routes of a result, once taken from it. */
 void mcp_routes_free(struct mcp_route *v, int n);

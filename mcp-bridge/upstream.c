@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -108,6 +109,14 @@ int upstream_parse(const char *spec, struct upstream *u, const char **why)
 		return 0;
 	}
 	return *why = "expected unix:PATH, tcp:HOST:PORT, tls:HOST:PORT or vsock:CID:PORT", -1;
+}
+
+int upstream_unix_absent(const struct upstream *u)
+{
+	struct stat st;
+
+	return u->kind == UP_UNIX && (stat(((const struct sockaddr_un *)&u->addr)->sun_path, &st) != 0 ||
+				      !S_ISSOCK(st.st_mode));
 }
 
 int upstream_name_ok(const char *s, size_t n)

@@ -41,6 +41,10 @@ int host_server_name(const char *host, char *name, size_t size);
  * (so 10.1 or 0x7f.1 is never read as a name). 1 if it is one. */
 int upstream_name_ok(const char *s, size_t n);
 
+/* A unix: upstream whose path is not a socket now (its connects would
+ * fail: a daemon's endpoint not up, a relay nobody made). 1 if so. */
+int upstream_unix_absent(const struct upstream *u);
+
 /* A non-blocking connect to an upstream by address (not by name); returns
  * the fd (connecting or connected) or -1. */
 int upstream_connect(const struct upstream *u);

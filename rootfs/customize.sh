@@ -54,6 +54,8 @@ install -m 0644 "$ROOTFS_SRC/agent/pi-agent.mjs" "$R/usr/local/lib/ward/pi-agent
 # ward-pi's epilogue: what the agent left in the project, read in a container
 # after the session (a repository it changed quarantined, its git as a bundle)
 install -m 0644 "$ROOTFS_SRC/agent/ward-pi-epilogue.mjs" "$R/usr/local/lib/ward/ward-pi-epilogue.mjs"
+# ward-pi's relay of the host's loopback ports for mcp.json's servers there
+install -m 0644 "$ROOTFS_SRC/agent/ward-pi-relay.mjs" "$R/usr/local/lib/ward/ward-pi-relay.mjs"
 # the settings again, for an agent dir no runtime seeded (a Kubernetes claim
 # starts empty: pi-agent.mjs copies them in when the dir has none)
 install -m 0644 "$ROOTFS_SRC/agent/settings.json" "$R/usr/local/lib/ward/settings.json"

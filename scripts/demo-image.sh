@@ -31,14 +31,17 @@ echo "== building the image"
 "$ROOT/rootfs/build-image.sh" "$WARD" "$ROOT/build/image" 2>&1 | sed 's/^/   /'
 
 echo "== host side: model server and MCP server on unix sockets (bridge user 999 only)"
+# the MCP server of mcp.json's http://127.0.0.1:6767/mcp, on the relay socket
+# the image's [mcp] reaches the host's loopback port 6767 by
+mkdir -p "$RUN/host"
 "$NODE" "$ROOT/tests/node/fake-openai.mjs" "$RUN/model.sock" 2>/dev/null & MODEL=$!
 MCP_TOKEN=demo-token MCP_ALLOWED_HOSTS=127.0.0.1:6767 \
-	"$NODE" "$ROOT/tests/node/mcp-server.mjs" "$RUN/mcp.sock" /mcp 2>/dev/null & MCP=$!
-for s in model mcp; do
+	"$NODE" "$ROOT/tests/node/mcp-server.mjs" "$RUN/host/6767.sock" /mcp 2>/dev/null & MCP=$!
+for s in model host/6767; do
 	i=0; until [ -S "$RUN/$s.sock" ]; do i=$((i+1)); [ $i -lt 100 ] || exit 1; sleep 0.05; done
 	chown 999:999 "$RUN/$s.sock"; chmod 0600 "$RUN/$s.sock"
 done
-# the host's MCP config, as Paseo would write it (the token comes from ward's environment)
+# the host's MCP config (the token comes from ward's environment)
 cat > "$RUN/mcp.json" <<'JSON'
 {"mcpServers":{"fixture":{"url":"http://127.0.0.1:6767/mcp","headers":{"Authorization":"Bearer ${DEMO_MCP_TOKEN}"},"exposure":"direct"}}}
 JSON

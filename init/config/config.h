@@ -130,7 +130,9 @@ struct ward_config {
 	int has_mcp, mcp_line;
 	char *mcp_source, *mcp_target;
 	struct upstream mcp_up;
-	int mcp_has_up;
+	int mcp_has_up;	   /* upstream set (and not to ""): every server to it; else each by its URL */
+	char *mcp_tls_ca;  /* the roots of the https servers by URL (NULL: the system's) */
+	char *mcp_loopback; /* the directory of the host's loopback relays (PORT.sock), or NULL */
 	unsigned mcp_port; /* first bridge port for mcp.json servers */
 	int mcp_optional;  /* required = no: a missing source file means no MCP */
 

@@ -206,12 +206,20 @@ void config_print(const struct ward_config *cfg, FILE *out)
 				r->headers[h].source ? "@" : "",
 				r->headers[h].source ? r->headers[h].source : "(value hidden)");
 	}
-	if (cfg->has_mcp)
-		fprintf(out, "\n[mcp]\nsource = %s\ntarget = %s\nupstream = %s\nlisten = 127.0.0.1:%u\nrequired = %s\n",
-			cfg->mcp_source, cfg->mcp_target, cfg->mcp_up.desc, cfg->mcp_port,
-			cfg->mcp_optional ? "no" : "yes");
-	else
+	if (cfg->has_mcp) {
+		fprintf(out, "\n[mcp]\nsource = %s\ntarget = %s\n", cfg->mcp_source, cfg->mcp_target);
+		if (cfg->mcp_has_up)
+			fprintf(out, "upstream = %s\n", cfg->mcp_up.desc);
+		else
+			fprintf(out, "; no upstream: each server where its URL says\n");
+		if (cfg->mcp_tls_ca)
+			fprintf(out, "tls_ca = %s\n", cfg->mcp_tls_ca);
+		if (cfg->mcp_loopback)
+			fprintf(out, "loopback = %s\n", cfg->mcp_loopback);
+		fprintf(out, "listen = 127.0.0.1:%u\nrequired = %s\n", cfg->mcp_port, cfg->mcp_optional ? "no" : "yes");
+	} else {
 		fputs("\n; [mcp] absent: no MCP config materialisation\n", out);
+	}
 	if (cfg->proxy.has) {
 		char rule[UPSTREAM_NAME_MAX + 32];
 		fprintf(out, "\n[proxy]\nlisten = 127.0.0.1:%u\n", cfg->proxy.port);

@@ -62,6 +62,8 @@ void config_free(struct ward_config *cfg)
 	free(cfg->bridge_user);
 	free(cfg->mcp_source);
 	free(cfg->mcp_target);
+	free(cfg->mcp_tls_ca);
+	free(cfg->mcp_loopback);
 	for (i = 0; i < cfg->n_files; i++) {
 		free(cfg->files[i].name);
 		free(cfg->files[i].source);

@@ -812,9 +812,30 @@ static int set_mcp(struct parse_ctx *ctx, const char *k, const char *v, const ch
 		free(cfg->mcp_target);
 		cfg->mcp_target = strdup(v);
 	} else if (strcmp(k, "upstream") == 0) {
-		if (upstream_parse(v, &cfg->mcp_up, why) != 0)
+		/* ${NAME} alone: a daemon names its endpoint at run time, and
+		 * unset (or none) every server goes where its URL says */
+		char from[ENVREF_NAME_MAX];
+		const char *val = config_env_ref(v, from, sizeof from);
+		if (!*val || strcmp(val, "none") == 0)
+			return 0;
+		if (upstream_parse(val, &cfg->mcp_up, why) != 0) {
+			if (from[0]) {
+				snprintf(ctx->why, sizeof ctx->why, "${%s}: %s", from, *why);
+				*why = ctx->why;
+			}
 			return -1;
+		}
 		cfg->mcp_has_up = 1;
+	} else if (strcmp(k, "tls_ca") == 0) {
+		if (!plain_file_path(v))
+			return *why = "expected an absolute, normalised file path (a PEM bundle)", -1;
+		free(cfg->mcp_tls_ca);
+		cfg->mcp_tls_ca = strdup(v);
+	} else if (strcmp(k, "loopback") == 0) {
+		if (!plain_file_path(v) || strlen(v) > 80)
+			return *why = "expected an absolute, normalised directory path of at most 80 characters", -1;
+		free(cfg->mcp_loopback);
+		cfg->mcp_loopback = strdup(v);
 	} else if (strcmp(k, "required") == 0) {
 		int b;
 		if (parse_bool(v, &b, why) != 0)
@@ -866,6 +887,8 @@ const struct key_def config_keys[] = {
 	{ SEC_MCP, "upstream", set_mcp, 0, 0 },
 	{ SEC_MCP, "listen", set_mcp, 0, 0 },
 	{ SEC_MCP, "required", set_mcp, 0, 0 },
+	{ SEC_MCP, "tls_ca", set_mcp, 0, 0 },
+	{ SEC_MCP, "loopback", set_mcp, 0, 0 },
 	/* route keys may repeat across routes; set_route refuses repeats in one */
 	{ SEC_ROUTE, "listen", set_route, 1, 0 },
 	{ SEC_ROUTE, "upstream", set_route, 1, 0 },

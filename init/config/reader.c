@@ -408,8 +408,7 @@ static void validate(struct parse_ctx *ctx)
 		}
 	}
 	if (cfg->has_mcp) {
-		const char *missing = !cfg->mcp_source ? "source" : !cfg->mcp_target ? "target"
-				    : !cfg->mcp_has_up ? "upstream" : NULL;
+		const char *missing = !cfg->mcp_source ? "source" : !cfg->mcp_target ? "target" : NULL;
 		if (missing) {
 			config_fail(ctx, cfg->mcp_line, "[mcp]: %s is required", missing);
 			return;

@@ -15,6 +15,7 @@
 #include "init/config/names.h"
 #include "init/report/json.h"
 #include "mcp-bridge/http.h"
+#include "mcp-bridge/tls.h"
 
 
 /* A JSON string even for bytes that are not UTF-8 (jansson refuses those,
@@ -421,6 +422,16 @@ static json_t *weak_settings(const struct confine *agent, const struct ll_rulese
 			warn(w, "[route %s] path = /: every path of the upstream is reachable; give the endpoint's "
 				"path", r->name);
 	}
+	/* mcp.json's servers: those left out, and a socket not there (a
+	 * daemon's endpoint, a loopback relay nobody made) */
+	for (i = 0; i < routes->n_skipped; i++)
+		warn(w, "mcp: %s: left out of the agent's MCP servers (the others work)", routes->skipped[i].why);
+	if (routes->n_skipped_all > routes->n_skipped)
+		warn(w, "mcp: %d more servers left out", routes->n_skipped_all - routes->n_skipped);
+	for (i = 0; i < routes->n; i++)
+		if (routes->v[i].from_mcp && upstream_unix_absent(routes->v[i].up))
+			warn(w, "[mcp] server %s: its upstream %s is not a socket here: its calls fail until it is",
+			     routes->v[i].name + 4, routes->v[i].up->desc);
 	for (i = 0; i < cfg->n_files; i++)
 		if (cfg->files[i].mode & 044)
 			warn(w, "[file %s] mode %04o: readable by other users; 0600 keeps it private",
@@ -445,7 +456,11 @@ json_t *report_policy(const struct confine *agent, const struct ll_ruleset *ll, 
 		mcp = json_object();
 		json_object_set_new(mcp, "source", jstr(cfg->mcp_source));
 		json_object_set_new(mcp, "target", jstr(cfg->mcp_target));
-		json_object_set_new(mcp, "upstream", jstr(cfg->mcp_up.desc));
+		json_object_set_new(mcp, "upstream", jstr(cfg->mcp_has_up ? cfg->mcp_up.desc : "each server's own URL"));
+		if (!cfg->mcp_has_up) {
+			json_object_set_new(mcp, "tls_ca", jstr(cfg->mcp_tls_ca ? cfg->mcp_tls_ca : TLS_DEFAULT_CA));
+			json_object_set_new(mcp, "loopback", cfg->mcp_loopback ? jstr(cfg->mcp_loopback) : json_null());
+		}
 		snprintf(port, sizeof port, "%u", cfg->mcp_port);
 		json_object_set_new(mcp, "first_port", jstr(port));
 		json_object_set_new(mcp, "required", json_boolean(!cfg->mcp_optional));

@@ -12,6 +12,7 @@
 #include "common/source.h"
 #include "init/sandbox/privwrite.h"
 #include "mcp-bridge/http.h"
+#include "mcp-bridge/tls.h"
 
 /* One fd:N the config names: open now, and named once. */
 static int fd_named(const struct ward_config *cfg, int line, const char *what, const char *spec, int *seen,
@@ -68,12 +69,37 @@ int privfiles_check_fds(const struct ward_config *cfg)
 	return rc;
 }
 
+/* At start, each server's route, one line each, and a warning for an
+ * upstream that cannot be reached as things are: a socket not there (a
+ * daemon's endpoint, a loopback relay nobody made). (--check's report
+ * says the same in its table and warnings.) */
+static void say_routes(const struct ward_config *cfg, const struct mcp_result *res)
+{
+	int i;
+
+	if (cfg->mcp_has_up && res->n_routes && upstream_unix_absent(&cfg->mcp_up))
+		log_warn("mcp: [mcp] upstream %s is not a socket here: every server's calls fail until it is",
+			 cfg->mcp_up.desc);
+	for (i = 0; i < res->n_routes; i++) {
+		const struct mcp_route *m = &res->routes[i];
+		const struct upstream *u = m->has_up ? &m->up : &cfg->mcp_up;
+		log_info("mcp: server %s: 127.0.0.1:%u%s -> %s%s%s%s", m->name + 4, m->port, m->path, u->desc,
+			 u->kind == UP_TLS ? " (TLS verified: " : "",
+			 u->kind == UP_TLS ? (cfg->mcp_tls_ca ? cfg->mcp_tls_ca : TLS_DEFAULT_CA) : "",
+			 u->kind == UP_TLS ? ")" : "");
+		if (m->has_up && upstream_unix_absent(u))
+			log_warn("mcp: server %s: its relay %s is not a socket here: its calls fail until it is",
+				 m->name + 4, u->desc + 5);
+	}
+}
+
 /* The host's mcp.json -> its servers' routes and the agent's copy, kept
  * in pf (the routes until the route table takes them, the copy until
  * privfiles_write). */
-static int read_mcp(struct privfiles *pf, const struct ward_config *cfg)
+static int read_mcp(struct privfiles *pf, const struct ward_config *cfg, int check)
 {
 	struct mcp_result *res = &pf->mcp_res;
+	struct mcp_where where = { .by_url = 1 };
 	char err[1024], *text = NULL;
 	size_t len = 0;
 	int rc, i, j;
@@ -87,7 +113,8 @@ static int read_mcp(struct privfiles *pf, const struct ward_config *cfg)
 		log_error("%s:%d: [mcp] %s", cfg->path, cfg->mcp_line, err);
 		return 2;
 	}
-	rc = mcp_rewrite(text, len, cfg->mcp_port, res);
+	where.loopback = cfg->mcp_loopback;
+	rc = mcp_rewrite(text, len, cfg->mcp_port, cfg->mcp_has_up ? NULL : &where, res);
 	explicit_bzero(text, len);
 	free(text);
 	if (rc != 0) {
@@ -97,10 +124,12 @@ static int read_mcp(struct privfiles *pf, const struct ward_config *cfg)
 	/* a server ward cannot serve costs only itself: one line each, the
 	 * others work (one OAuth server in the person's mcp.json would
 	 * otherwise mean no Pi at all) */
-	for (i = 0; i < res->n_skipped && i < MCP_MAX_SKIPPED; i++)
+	for (i = 0; !check && i < res->n_skipped && i < MCP_MAX_SKIPPED; i++)
 		log_warn("mcp: %s: left out of the agent's MCP servers (the others work)", res->skipped[i].why);
-	if (res->n_skipped > MCP_MAX_SKIPPED)
+	if (!check && res->n_skipped > MCP_MAX_SKIPPED)
 		log_warn("mcp: %d more servers left out", res->n_skipped - MCP_MAX_SKIPPED);
+	if (!check)
+		say_routes(cfg, res);
 	/* a secret the bridge adds must not reach the agent by its environment */
 	for (i = 0; i < res->n_vars; i++)
 		for (j = 0; j < cfg->n_env_pass; j++)
@@ -111,6 +140,7 @@ static int read_mcp(struct privfiles *pf, const struct ward_config *cfg)
 				return 2;
 			}
 	pf->mcp = 1;
+	pf->mcp_servers = res->n_routes;
 	return 0;
 }
 
@@ -138,7 +168,7 @@ int privfiles_check_mcp(struct privfiles *pf, const struct ward_config *cfg)
 		log_info("mcp: %s is not a regular file: its servers are checked at start", cfg->mcp_source);
 		return 0;
 	}
-	return read_mcp(pf, cfg);
+	return read_mcp(pf, cfg, 1);
 }
 
 int privfiles_read(struct privfiles *pf, const struct ward_config *cfg)
@@ -161,7 +191,7 @@ int privfiles_read(struct privfiles *pf, const struct ward_config *cfg)
 			log_error("%s:%d: [file %s] %s", cfg->path, cfg->files[i].line, cfg->files[i].name, err);
 			return 2;
 		}
-	return cfg->has_mcp ? read_mcp(pf, cfg) : 0;
+	return cfg->has_mcp ? read_mcp(pf, cfg, 0) : 0;
 }
 
 int privfiles_write(struct privfiles *pf, const struct ward_config *cfg, uid_t uid, gid_t gid)
@@ -186,7 +216,7 @@ int privfiles_write(struct privfiles *pf, const struct ward_config *cfg, uid_t u
 		}
 		pf->written++;
 		log_info("mcp: %s -> %s: %d server(s) through the bridge", cfg->mcp_source, cfg->mcp_target,
-			 pf->mcp_res.n_routes);
+			 pf->mcp_servers);
 	}
 	return 0;
 }

@@ -16,6 +16,7 @@ struct privfiles {
 	size_t *len;
 	int n;
 	int mcp;     /* the agent's copy of mcp.json is in mcp_res.text */
+	int mcp_servers; /* its servers through the bridge (the route table takes their routes) */
 	int written; /* targets written so far: files in order, then mcp.json */
 	struct mcp_result mcp_res;
 };

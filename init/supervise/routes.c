@@ -32,6 +32,14 @@ int routes_build(struct route_table *t, const struct ward_config *cfg, struct mc
 		t->n_mcp = mcp->n_routes;
 		mcp->routes = NULL;
 		mcp->n_routes = 0;
+		t->n_skipped_all = mcp->n_skipped;
+		t->n_skipped = mcp->n_skipped < MCP_MAX_SKIPPED ? mcp->n_skipped : MCP_MAX_SKIPPED;
+		if (t->n_skipped && !(t->skipped = malloc((size_t)t->n_skipped * sizeof *t->skipped))) {
+			log_error("out of memory");
+			return 3;
+		}
+		if (t->n_skipped)
+			memcpy(t->skipped, mcp->skipped, (size_t)t->n_skipped * sizeof *t->skipped);
 	}
 	t->v = calloc((size_t)cfg->n_routes + (size_t)n_mcp + 2, sizeof *t->v);
 	if (!t->v) {
@@ -57,7 +65,8 @@ int routes_build(struct route_table *t, const struct ward_config *cfg, struct mc
 			return 2;
 		}
 		t->v[t->n++] = (struct route){
-			.name = m->name, .line = cfg->mcp_line, .port = m->port, .up = &cfg->mcp_up,
+			.name = m->name, .line = cfg->mcp_line, .port = m->port, .up = m->has_up ? &m->up : &cfg->mcp_up,
+			.tls_ca = m->has_up && m->up.kind == UP_TLS ? cfg->mcp_tls_ca : NULL,
 			.methods = HTTP_DEFAULT_METHODS, .path = m->path, .host = m->host,
 			.exact = 1, /* an MCP server's URL is one endpoint, "/" or "/mcp/" too */
 			.from_mcp = 1, .headers = m->headers, .n_headers = m->n_headers,
@@ -82,6 +91,7 @@ int routes_build(struct route_table *t, const struct ward_config *cfg, struct mc
 void routes_free(struct route_table *t)
 {
 	free(t->v);
+	free(t->skipped);
 	mcp_routes_free(t->mcp, t->n_mcp);
 	memset(t, 0, sizeof *t);
 }

@@ -35,6 +35,9 @@ struct route_table {
 	int n;
 	struct mcp_route *mcp; /* mcp.json's servers, which its routes point into */
 	int n_mcp;
+	/* the servers left out, each with why (--check's warnings name them) */
+	struct mcp_skipped *skipped;
+	int n_skipped, n_skipped_all;
 };
 
 /* Builds t from cfg's [route]s, then mcp's servers (its routes are taken

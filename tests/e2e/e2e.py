@@ -215,15 +215,20 @@ def drive(rt, cmd, ws, ward_pid_fn, env=None, host_uid=AGENT_UID):
 
 def host_side(d, a, name="run", bridge_uid=BRIDGE_UID):
     """The model and MCP servers on unix sockets owned by the bridge's uid as
-    the host sees it (shifted for a rootless container)."""
+    the host sees it (shifted for a rootless container): model.sock, and
+    host/6767.sock for mcp.json's http://127.0.0.1:6767/mcp."""
     run = os.path.join(d, name)
     os.makedirs(run)
     node = a.node
     procs = [serve_unix([node, os.path.join(a.tests, "node", "fake-openai.mjs"), f"{run}/model.sock"],
                         f"{run}/model.sock", bridge_uid)]
+    # a server on the host's loopback, as the image's [mcp] reaches one: by
+    # the relay socket /run/ward/host/PORT.sock (ward-pi makes one per port;
+    # here the server listens on it itself)
     env = dict(os.environ, MCP_TOKEN=TOKEN, MCP_ALLOWED_HOSTS="127.0.0.1:6767")
-    procs.append(serve_unix([node, os.path.join(a.tests, "node", "mcp-server.mjs"), f"{run}/mcp.sock", "/mcp"],
-                            f"{run}/mcp.sock", bridge_uid, env=env))
+    os.makedirs(f"{run}/host")
+    procs.append(serve_unix([node, os.path.join(a.tests, "node", "mcp-server.mjs"), f"{run}/host/6767.sock", "/mcp"],
+                            f"{run}/host/6767.sock", bridge_uid, env=env))
     with open(f"{run}/mcp.json", "w") as f:
         json.dump({"mcpServers": {"fixture": {"url": "http://127.0.0.1:6767/mcp",
                                               "headers": {"Authorization": "Bearer ${E2E_MCP_TOKEN}"},

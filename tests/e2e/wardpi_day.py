@@ -4,10 +4,13 @@ the command form with their exit status, installs into the agent's home
 that persist and go with --reset, the person's variables and paths, the
 agent's note of its session, the host's git identity on the agent's commit,
 two sessions of one project at once, and export then import resuming Pi's
-session. Called by wardpi_engines.docker.
+session, and an MCP server on the host's loopback through its relay.
+Called by wardpi_engines.docker.
 """
 import glob
+import json
 import os
+import socket
 import subprocess
 import threading
 import time
@@ -281,6 +284,60 @@ def export_import(wp, d, wenv, workspace, sock):
                        timeout=60)
     check("ward-pi import of a file that is not an export: one line, exit 2, nothing imported",
           r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr)
+
+
+def host_mcp(wp, d, wenv, workspace, sock, node, tests):
+    """The person's MCP server on the host's loopback (TCP 127.0.0.1:PORT,
+    demanding a token that mcp.json names as $env:NAME): ward-pi relays that
+    port alone and passes the variable to ward by name; Pi's MCP adapter
+    calls a tool of it through the bridge, and the token is nowhere the
+    agent can read; the relay ends with the session."""
+    proj = workspace(d, "wp-hostmcp")
+    port = 17421
+    log = os.path.join(d, "wp-hostmcp.jsonl")
+    token = "host-mcp-token-never-inside"
+    srv = subprocess.Popen([node, os.path.join(tests, "node", "mcp-server.mjs"), str(port), "/mcp"],
+                           env=dict(os.environ, MCP_TOKEN=token, MCP_ALLOWED_HOSTS=f"127.0.0.1:{port}", MCP_LOG=log),
+                           stderr=subprocess.DEVNULL)
+    cfg = os.path.join(d, "wp-hostmcp-config")
+    os.makedirs(cfg)
+    mcp = os.path.join(cfg, "mcp.json")
+    with open(mcp, "w") as f:
+        json.dump({"mcpServers": {"tools": {"url": f"http://127.0.0.1:{port}/mcp", "exposure": "direct",
+                                            "headers": {"Authorization": "Bearer $env:WP_MCP_TOKEN"}}}}, f)
+    env = dict(wenv, WP_MCP_TOKEN=token)
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        p = subprocess.run([wp, "--engine", "docker", "--mcp", mcp, "--model-socket", sock, "-p",
+                            'CALL mcp__tools__echo {"text": "across the relay"}'], cwd=proj, env=env,
+                           capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+        wire = [json.loads(l) for l in open(log)] if os.path.exists(log) else []
+        check("ward-pi --mcp under docker: a server on the host's loopback, its token a $env: header: Pi's MCP "
+              "adapter calls its tool through the bridge and the port's relay, the token added by the bridge",
+              p.returncode == 0 and "echo: across the relay" in p.stdout and bool(wire)
+              and all(w.get("auth") == "present" for w in wire),
+              f"rc {p.returncode} out {p.stdout[-300:]!r} err {p.stderr[-600:]!r} server saw {len(wire)}")
+        look = subprocess.run([wp, "--engine", "docker", "--mcp", mcp, "run", "--", "sh", "-c",
+                               "env; cat /var/lib/pi/agent/mcp.json; cat /proc/1/environ; ls /run/ward/host; "
+                               "grep -rl never-inside /var/lib/pi /home/pi 2>/dev/null; echo looked"],
+                              cwd=proj, env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+        check("ward-pi --mcp under docker: the token is nowhere the agent reads (its environment, its copy of "
+              "mcp.json, its files, ward's environment, the relays' directory)",
+              look.returncode == 0 and "looked" in look.stdout and token not in look.stdout
+              and '"url": "http://127.0.0.1:7800/mcp"' in look.stdout and "Bearer" not in look.stdout,
+              f"rc {look.returncode} out {look.stdout[-800:]!r} err {look.stderr[-300:]!r}")
+        left = subprocess.run(["docker", "ps", "-aq", "--filter", "label=org.ward.pi.relay"], env=wenv,
+                              capture_output=True, text=True).stdout.split()
+        check("ward-pi --mcp under docker: the relay ended with its session (no container of it left)",
+              not left, left)
+    finally:
+        srv.terminate()
+        srv.wait(timeout=10)
 
 
 def all_cases(wp, d, wenv, workspace, sock):

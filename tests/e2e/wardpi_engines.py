@@ -181,6 +181,7 @@ def docker(a, d, env, run, Session, workspace):
 
     day(wp, d, wenv, workspace)
     wardpi_day.all_cases(wp, d, wenv, workspace, sock)
+    wardpi_day.host_mcp(wp, d, wenv, workspace, sock, a.node, a.tests)
 
     # an RPC session in a linked worktree: a commit the main repository has
     main = workspace(d, "wp-repo")

@@ -205,7 +205,31 @@ static void test_errors(void)
 	CHECK(ok("[agent]\nuser = 65534\n[seccomp]\ndeny = udp\nallow = newer-syscalls\n"));
 	CHECK(err("[seccomp]\nallow = clone3\n", "ward: t.conf:2: allow: 'clone3': cannot be allowed: a filter cannot see its flags"));
 	CHECK(err("[mcp]\n", "ward: t.conf:1: [mcp]: source is required"));
-	CHECK(err("[mcp]\nsource = fd:3\ntarget = /t/mcp.json\n", "ward: t.conf:1: [mcp]: upstream is required"));
+	/* no upstream: each server where its URL says; ${NAME} alone names a
+	 * daemon's endpoint at run time, unset or none meaning the same */
+	{
+		struct ward_config c;
+		unsetenv("WARD_TEST_UP");
+		CHECK(load(&c, "[agent]\nuser = 65534\n[mcp]\nsource = fd:3\ntarget = /t/mcp.json\n"
+			  "tls_ca = /t/ca.pem\nloopback = /run/ward/host\n") == 0 &&
+		      !c.mcp_has_up && strcmp(c.mcp_tls_ca, "/t/ca.pem") == 0 && strcmp(c.mcp_loopback, "/run/ward/host") == 0);
+		config_free(&c);
+		CHECK(load(&c, "[agent]\nuser = 65534\n[mcp]\nsource = fd:3\ntarget = /t/mcp.json\nupstream = ${WARD_TEST_UP}\n") == 0 &&
+		      !c.mcp_has_up);
+		config_free(&c);
+		setenv("WARD_TEST_UP", "unix:/run/ward/mcp.sock", 1);
+		CHECK(load(&c, "[agent]\nuser = 65534\n[mcp]\nsource = fd:3\ntarget = /t/mcp.json\nupstream = ${WARD_TEST_UP}\n") == 0 &&
+		      c.mcp_has_up && strcmp(c.mcp_up.desc, "unix:/run/ward/mcp.sock") == 0);
+		config_free(&c);
+		CHECK(load(&c, "[agent]\nuser = 65534\n[mcp]\nsource = fd:3\ntarget = /t/mcp.json\nupstream = none\n") == 0 &&
+		      !c.mcp_has_up);
+		config_free(&c);
+		setenv("WARD_TEST_UP", "relative.sock", 1);
+		CHECK(err("[mcp]\nupstream = ${WARD_TEST_UP}\n", "ward: t.conf:2: upstream: '${WARD_TEST_UP}': ${WARD_TEST_UP}: expected unix:"));
+		unsetenv("WARD_TEST_UP");
+	}
+	CHECK(err("[mcp]\nloopback = run/ward\n", "ward: t.conf:2: loopback: 'run/ward': expected an absolute"));
+	CHECK(err("[mcp]\ntls_ca = ca.pem\n", "ward: t.conf:2: tls_ca: 'ca.pem': expected an absolute"));
 	CHECK(err("[mcp]\nsource = fd:1\n", "ward: t.conf:2: source: 'fd:1': expected fd:N with N >= 3"));
 	CHECK(err("[mcp]\nsource = rel.json\n", "ward: t.conf:2: source: 'rel.json': expected fd:N or an absolute path"));
 	CHECK(err("[mcp]\ntarget = /dir/\n", "ward: t.conf:2: target: '/dir/': expected an absolute, normalised file path"));

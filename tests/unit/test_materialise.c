@@ -11,7 +11,7 @@
 
 static int rewrite(const char *text, struct mcp_result *r)
 {
-	return mcp_rewrite(text, strlen(text), 7800, r);
+	return mcp_rewrite(text, strlen(text), 7800, NULL, r);
 }
 
 static json_t *server(const struct mcp_result *r, const char *name)
@@ -220,10 +220,10 @@ static void test_refusals(void)
 		      "!command"));
 	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"Headers\":{\"A\":\"S3CRET\"}}}}",
 		      "lower case") && !said("S3CRET"));
-	/* $env:NAME would reach the server as written */
-	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":{\"A\":\"Bearer $env:T\"}}}}",
-		      "${NAME} only"));
-	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"bearerToken\":\"$env:T\"}}}", "${NAME} only"));
+	/* $env:NAME of a variable ward's environment lacks: as ${NAME} */
+	unsetenv("WARD_TEST_NOT_SET");
+	CHECK(refused("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":{\"A\":\"Bearer "
+		      "$env:WARD_TEST_NOT_SET\"}}}}", "WARD_TEST_NOT_SET"));
 	/* hosts that are no Host line, and paths a client would send otherwise */
 	{
 		static const char *const bad[] = {
@@ -298,8 +298,83 @@ static void test_source_size(void)
 	rmdir(dir);
 }
 
+/* pi-mcp-adapter's $env:NAME and {env:NAME}: the same ${NAME}, sent as the
+ * adapter would have sent it, and noted as the variable it is. */
+static void test_adapter_spellings(void)
+{
+	struct mcp_result r;
+
+	setenv("WARD_TEST_TOKEN", "s3cret", 1);
+	CHECK(rewrite("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"bearerToken\":\"{env:WARD_TEST_TOKEN}\"}}}", &r) == 0);
+	CHECK(r.n_routes == 1 && r.routes[0].n_headers == 1);
+	CHECK_STR(hline(&r.routes[0].headers[0]), "Authorization: Bearer s3cret");
+	mcp_result_free(&r);
+	CHECK(rewrite("{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":{\"A\":\"Bearer $env:WARD_TEST_TOKEN\","
+		      "\"B\":\"x{env:WARD_TEST_TOKEN}y\",\"C\":\"$env: {env:} $${WARD_TEST_TOKEN}\"}}}}", &r) == 0);
+	CHECK(r.n_routes == 1 && r.routes[0].n_headers == 3);
+	CHECK_STR(hline(&r.routes[0].headers[0]), "A: Bearer s3cret");
+	CHECK_STR(hline(&r.routes[0].headers[1]), "B: xs3crety");
+	/* what no spelling is stays as it is */
+	CHECK_STR(hline(&r.routes[0].headers[2]), "C: $env: {env:} $s3cret");
+	CHECK(r.n_vars == 1 && strcmp(r.vars[0], "WARD_TEST_TOKEN") == 0);
+	CHECK(!strstr(r.text, "s3cret") && !strstr(r.text, "WARD_TEST_TOKEN"));
+	mcp_result_free(&r);
+}
+
+/* [mcp] without upstream: each server where its URL says. */
+static void test_by_url(void)
+{
+	static const struct mcp_where where = { .by_url = 1, .loopback = "/run/ward/host" };
+	static const struct mcp_where no_relay = { .by_url = 1 };
+	struct mcp_result r;
+	const char *text = "{\"mcpServers\":{"
+			   "\"linear\":{\"url\":\"https://mcp.linear.app/mcp\"},"
+			   "\"mine\":{\"url\":\"https://mcp.example.com:8443/v1/mcp?team=a\"},"
+			   "\"plain\":{\"url\":\"http://10.0.0.7:8080/mcp\"},"
+			   "\"local\":{\"url\":\"http://127.0.0.1:3000/mcp\"},"
+			   "\"named\":{\"url\":\"http://localhost/mcp\"},"
+			   "\"six\":{\"url\":\"http://[::1]:4000/mcp\"},"
+			   "\"any\":{\"url\":\"http://0.0.0.0:5000/mcp\"},"
+			   "\"tlslocal\":{\"url\":\"https://127.0.0.1:3001/mcp\"},"
+			   "\"meta\":{\"url\":\"http://169.254.169.254/mcp\"},"
+			   "\"v6\":{\"url\":\"https://[2001:db8::1]/mcp\"}}}";
+
+	CHECK(mcp_rewrite(text, strlen(text), 7800, &where, &r) == 0);
+	CHECK(r.n_routes == 7);
+	CHECK(r.routes[0].has_up && r.routes[0].up.kind == UP_TLS && strcmp(r.routes[0].up.name, "mcp.linear.app") == 0 &&
+	      r.routes[0].up.port == 443);
+	CHECK_STR(r.routes[0].host, "mcp.linear.app");
+	CHECK(r.routes[1].up.kind == UP_TLS && strcmp(r.routes[1].up.name, "mcp.example.com") == 0 &&
+	      r.routes[1].up.port == 8443);
+	CHECK_STR(r.routes[1].path, "/v1/mcp?team=a");
+	CHECK(r.routes[2].up.kind == UP_TCP && !r.routes[2].up.name[0] && r.routes[2].up.port == 8080);
+	/* the host's loopback, however written: its relay, port by port */
+	CHECK_STR(r.routes[3].up.desc, "unix:/run/ward/host/3000.sock");
+	CHECK_STR(r.routes[3].host, "127.0.0.1:3000");
+	CHECK_STR(r.routes[4].up.desc, "unix:/run/ward/host/80.sock");
+	CHECK_STR(r.routes[5].up.desc, "unix:/run/ward/host/4000.sock");
+	CHECK_STR(r.routes[6].up.desc, "unix:/run/ward/host/5000.sock");
+	CHECK(r.n_skipped == 3 && strstr(r.skipped[0].why, "server tlslocal: https on the host's loopback") &&
+	      strstr(r.skipped[1].why, "server meta: its url's address is link-local") &&
+	      strstr(r.skipped[2].why, "server v6: an IPv6 address"));
+	mcp_result_free(&r);
+
+	/* nothing relays the host's loopback: those servers are left out */
+	CHECK(mcp_rewrite(text, strlen(text), 7800, &no_relay, &r) == 0);
+	CHECK(r.n_routes == 3 && r.n_skipped == 7 && strstr(r.skipped[0].why, "server local: it is on the host's loopback") &&
+	      strstr(r.skipped[0].why, "[mcp] loopback unset"));
+	mcp_result_free(&r);
+
+	/* [mcp] upstream: every server to it, as before */
+	CHECK(mcp_rewrite(text, strlen(text), 7800, NULL, &r) == 0);
+	CHECK(r.n_routes == 10 && !r.routes[0].has_up && !r.routes[3].has_up);
+	mcp_result_free(&r);
+}
+
 int main(void)
 {
+	test_adapter_spellings();
+	test_by_url();
 	test_builtin();
 	test_adapter();
 	test_interpolation();

@@ -1,0 +1,127 @@
+# shellcheck shell=sh disable=SC2154
+# ward-pi: the person's MCP servers (sourced by ward-pi; POSIX sh). ward reads
+# the mcp.json once, as root, and sends each server where its URL says (the
+# image's [mcp]); what ward-pi adds on the host:
+# - the file chosen, and never one the agent could have written;
+# - the variables its headers name (${NAME}, $env:NAME, {env:NAME},
+#   bearerTokenEnv), passed by name to ward, whose bridge alone holds them;
+# - a relay of each port on the host's loopback its servers use (inside the
+#   container 127.0.0.1 is the agent's own): ward-pi-relay.mjs, in a
+#   container of its own on the host's network, as the bridge's user, on a
+#   socket the session mounts at /run/ward/host/PORT.sock.
+# ward judges the file itself: a server it cannot serve is left out with one
+# line saying why, the others work.
+
+mcp_vars="" mcp_ports="" mcp_remote="" mcp_relay_pid=""
+
+# mcp_pick: the file (--mcp, else ~/.pi/agent/mcp.json when there), as a
+# real path, or none. What the agent could write (the project, a path lent
+# read-write) is refused: a header naming ${ANY_VAR} would hand that host
+# variable to a server of the agent's choosing.
+mcp_pick() {
+	[ -n "$mcp" ] || { [ -f "${HOME:-/nonexistent}/.pi/agent/mcp.json" ] && mcp="$HOME/.pi/agent/mcp.json"; } || return 0
+	[ -f "$mcp" ] || die "--mcp: '$mcp' is not a file"
+	mcp=$(readlink -f -- "$mcp") || die "--mcp: '$mcp' cannot be resolved"
+	mcp_writable "$project"
+	oldifs=$IFS
+	IFS=:
+	set -f
+	for w in $extra_rw; do
+		mcp_writable "$w"
+	done
+	set +f
+	IFS=$oldifs
+	mcp_scan
+}
+
+mcp_writable() {
+	case "$mcp/" in "$1"/*) die "--mcp: '$mcp' is in $1, which the agent can write: it would choose the servers and the variables they are sent; keep the MCP config outside (~/.pi/agent/mcp.json)" ;; esac
+}
+
+# mcp_scan: the variables and loopback ports the file names (the file is the
+# person's; ward parses it, this only looks for names and ports)
+mcp_scan() {
+	names=$(LC_ALL=C grep -oE '\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$env:[A-Za-z0-9_]+|\{env:[A-Za-z0-9_]+\}|"bearerTokenEnv"[[:space:]]*:[[:space:]]*"[A-Za-z0-9_]+"' -- "$mcp" |
+		sed -e 's/^"bearerTokenEnv".*:[[:space:]]*"//' -e 's/"$//' -e 's/^[$]{//' -e 's/}$//' -e 's/^[$]env://' -e 's/^{env://' | sort -u)
+	for n in $names; do
+		case "$n" in
+		# ward's own settings, its C library's and resolver's, the image's
+		WARD_* | LD_* | GLIBC_TUNABLES | MALLOC_* | LOCALDOMAIN | RES_OPTIONS | HOSTALIASES | LOCPATH | GCONV_PATH | NLSPATH | TZDIR)
+			say "mcp: \${$n} in $mcp is not passed (ward's own setting or its C library's): a server whose header needs it is left out"
+			continue ;;
+		esac
+		case " $EXTRA_IMAGE_NAMES " in
+		*" $n "*)
+			say "mcp: \${$n} in $mcp is not passed (the image sets it): a server whose header needs it is left out"
+			continue ;;
+		esac
+		eval "set=\${$n+x}"
+		[ -z "$set" ] || mcp_vars="$mcp_vars $n"
+	done
+	# "url": "http://127.0.0.1:PORT/...", localhost, [::1], 0.0.0.0: the
+	# host's loopback (https there is refused by ward: the relay carries
+	# http); the port 80 when none
+	# a server by name or address elsewhere: the session needs a network
+	# (the bridge's alone: the agent's sockets reach only ward's ports)
+	# shellcheck disable=SC2034  # (ward-pi's)
+	mcp_remote=$(LC_ALL=C grep -oiE '"url"[[:space:]]*:[[:space:]]*"https?://[^"/?:]*' -- "$mcp" |
+		LC_ALL=C grep -viE '//(127\.[0-9.]+|localhost|\[|0\.0\.0\.0)$' | head -n 1)
+	mcp_ports=$(LC_ALL=C grep -oiE '"url"[[:space:]]*:[[:space:]]*"http://(127\.[0-9.]+|localhost|\[::1\]|0\.0\.0\.0)(:[0-9]{1,5})?[/?"]' -- "$mcp" |
+		sed -E 's/.*\/\/(\[::1\]|[^:/?"]+)(:([0-9]+))?.*/\3/; s/^$/80/' | sort -un | head -n 32 | tr '\n' ' ')
+}
+
+# mcp_words: the engine's words for the session (newline-separated): the
+# file, the variables by name, the relays' directory
+mcp_words() {
+	[ -n "$mcp" ] || return 0
+	printf '%s\n' -v "$mcp:/run/ward/mcp.json:ro"
+	# (called as $(mcp_words) with IFS a line break: the names are blank-separated)
+	IFS=' '
+	for n in $mcp_vars; do
+		printf '%s\n' -e "$n"
+	done
+	[ -z "$mcp_ports" ] || printf '%s\n' -v "$state/relay:/run/ward/host"
+}
+
+# mcp_relay_start: the relay of the loopback ports, when there are any; its
+# stdin is a pipe ward-pi holds (fd 7) until it ends. Every socket there
+# before the session starts, or one line naming the ports that are not.
+mcp_relay_start() {
+	[ -n "$mcp" ] && [ -n "$mcp_ports" ] || return 0
+	# the bridge's user writes its sockets here: the directory is inside
+	# the session's own (the person's alone), sticky so none replaces another
+	mkdir -m 1777 "$state/relay"
+	chmod 1777 "$state/relay"
+	mkfifo -m 0600 "$state/relay.in"
+	# the bridge's uid 999 as the session's container maps it
+	userns=""
+	[ "$engine" = podman ] && [ "$(id -u)" -ne 0 ] && userns=--userns=keep-id:uid=1000,gid=1000
+	# shellcheck disable=SC2086
+	"$engine" run --rm -i --pull=never $userns --network host --user 999:999 --cap-drop ALL \
+		--security-opt no-new-privileges --read-only --label "org.ward.pi.relay=$hash" \
+		-v "$state/relay:/run/ward/host" --entrypoint /usr/local/bin/node "$image" \
+		/usr/local/lib/ward/ward-pi-relay.mjs /run/ward/host $mcp_ports \
+		< "$state/relay.in" > /dev/null 2> "$state/relay.err" 7>&- 8>&- 9>&- &
+	mcp_relay_pid=$!
+	exec 7> "$state/relay.in"
+	i=0
+	while [ "$i" -lt 100 ]; do
+		missing=""
+		for p in $mcp_ports; do
+			[ -S "$state/relay/$p.sock" ] || missing="$missing $p"
+		done
+		[ -n "$missing" ] || return 0
+		kill -0 "$mcp_relay_pid" 2>/dev/null || break
+		sleep 0.1
+		i=$((i + 1))
+	done
+	say "mcp: the relay of the host's loopback port(s)$missing did not start ($(head -c 300 "$state/relay.err" 2>/dev/null | tr '\n' ' ')): those servers' calls fail"
+}
+
+# mcp_relay_stop: its stdin closed, it ends (and the engine removes it)
+mcp_relay_stop() {
+	[ -n "$mcp_relay_pid" ] || return 0
+	exec 7>&-
+	wait "$mcp_relay_pid" 2>/dev/null || :
+	mcp_relay_pid=""
+}
