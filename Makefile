@@ -29,7 +29,7 @@ ASAN_UNIT  := $(patsubst tests/unit/%.c,$(B)/asan/tests/%,$(wildcard tests/unit/
 DYN_OBJS   := $(INIT_SRCS:%.c=$(B)/dyn/%.o) $(B)/dyn/filters.o
 
 .PHONY: all check check-build check-streams check-stream-runtimes check-stream-host check-wardpi check-unit check-behaviour check-sandbox check-bridge check-vm check-asan check-valgrind check-fuzz fuzz fuzz-report \
-        check-e2e check-docs check-lint image bench clean demo demo-init install uninstall order
+        check-e2e check-docs check-lint image bench behaviour-report clean demo demo-init install uninstall order
 all: $(B)/ward
 
 HEADERS  := $(wildcard common/*.h landlock/*.h seccomp/*.h child/*.h mcp-bridge/*.h init/*/*.h)
@@ -134,6 +134,13 @@ check-unit: $(UNIT_TESTS)
 	@tests/run-unit $(UNIT_TESTS)
 
 check-behaviour: $(B)/ward $(HELPERS)
+	/usr/bin/python3 tests/behaviour/behave.py --ward $(B)/ward --helper $(B)/tests/helper --inits ward
+
+# The same cases against ward and the anchors (tini-static, dumb-init,
+# catatonit), the table of who passes what in build/behaviour-report.md:
+# with the benchmarks (make bench), not in check (the anchors' answers are
+# Debian's packages', the same every run, and only ward's decide a check).
+behaviour-report: $(B)/ward $(HELPERS)
 	/usr/bin/python3 tests/behaviour/behave.py --ward $(B)/ward --helper $(B)/tests/helper \
 		--report $(B)/behaviour-report.md
 
@@ -216,6 +223,7 @@ $(SRT): tests/bench/srt/package.json tests/bench/srt/package-lock.json
 bench: $(B)/ward $(HELPERS) $(PI_CLI) $(B)/bench/seccomp-load $(B)/bench/bare-relay $(B)/bench/connect-lat $(B)/bench/notify-floor $(SRT)
 	scripts/install-deps.sh bench image test
 	$(MAKE) image $(NODE22)
+	$(MAKE) behaviour-report
 	/usr/bin/python3 tests/bench/init_bench.py --ward $(B)/ward --helper $(B)/tests/helper \
 		--seccomp-load $(B)/bench/seccomp-load --out docs/benchmarks.md --json $(B)/bench/init.json
 	/usr/bin/python3 tests/bench/bridge_bench.py --ward $(B)/ward --bare-relay $(B)/bench/bare-relay \
@@ -239,7 +247,16 @@ bench: $(B)/ward $(HELPERS) $(PI_CLI) $(B)/bench/seccomp-load $(B)/bench/bare-re
 # The reference image (rootfs/): build/image/ward-pi.tar (docker-archive) and
 # build/image/oci (OCI layout).
 image: $(B)/ward
-	rootfs/build-image.sh $(B)/ward $(B)/image
+	rootfs/build-image.sh $(B)/ward $(IMAGE_OUT)
+
+# The image the suites use, built once with everything else (check-build),
+# before the suites start: e2e (its demo, every runtime) and the doc tests
+# (which rebuild it elsewhere and compare) share it.
+IMAGE_OUT ?= $(B)/image
+IMAGE_INPUTS := $(B)/ward $(wildcard rootfs/*.sh rootfs/ward.conf rootfs/agent/* rootfs/pi/package.json rootfs/pi/package-lock.json)
+$(B)/image/ward-pi.tar: $(IMAGE_INPUTS)
+	@rootfs/build-image.sh $(B)/ward $(B)/image > $(B)/image.log 2>&1 || { tail -n 40 $(B)/image.log; exit 1; }
+	@tail -n 2 $(B)/image.log
 
 # The main job: the image running a real sandboxed Pi session (docker).
 demo: $(B)/ward $(NODE22)
@@ -249,10 +266,10 @@ demo: $(B)/ward $(NODE22)
 demo-init: $(B)/ward
 	scripts/demo.sh $(B)/ward
 
-# End to end: the main job (it builds the image), then the image in every
+# End to end: the main job (on the image check-build made), then the image in every
 # runtime here: docker, runc, crun, podman (tests/e2e/e2e.py).
-check-e2e: $(B)/ward $(NODE22) $(HELPERS)
-	@if scripts/demo-image.sh $(B)/ward > $(B)/e2e.log 2>&1; then \
+check-e2e: $(B)/ward $(NODE22) $(HELPERS) $(B)/image/ward-pi.tar
+	@if WARD_IMAGE_BUILT=1 scripts/demo-image.sh $(B)/ward > $(B)/e2e.log 2>&1; then \
 		tail -n 3 $(B)/e2e.log; echo "e2e-demo: 1 passed, 0 failed"; \
 	else tail -n 40 $(B)/e2e.log; echo "e2e-demo: 0 passed, 1 failed"; exit 1; fi
 	python3 tests/e2e/e2e.py --image-dir $(B)/image --node $(NODE22) --tests tests --probe $(B)/tests/escape
@@ -330,26 +347,29 @@ clean:
 # and NODE22, PI_CLI and FUZZERS are defined above.)
 #
 # Two streams at once (2 cores), of about the same length: the runtimes'
-# (the image, containers, a VM: mostly waiting on docker, runc, podman and
-# QEMU), then valgrind and the fuzzers (no ports); and the host's (the
-# suites on loopback ports, ASan); each stream's suites one after another,
-# each suite's output kept whole (--output-sync; -j1: a stream never runs
-# two of its suites at once, which share ports). The doc tests come last:
-# they use the image check-e2e built and rebuild it.
+# (containers, a VM: mostly waiting on docker, runc, podman and QEMU); and
+# the host's (the suites on loopback ports, ASan, the fuzzers, valgrind,
+# then the doc tests); each stream's suites one after another, each suite's
+# output kept whole (--output-sync; -j1: a stream never runs two of its
+# suites at once, which share ports). The image is built before either
+# starts (check-build); the doc tests rebuild it into build/image-doctest
+# and compare.
 # check-build: everything the suites run, built (dev.sh builds it with -j2).
 check-build: all $(UNIT_TESTS) $(ASAN_UNIT) $(B)/asan/ward $(B)/dyn/ward $(HELPERS) $(NODE22) $(PI_CLI) $(FUZZERS) \
-       $(B)/tests/vmtest
+       $(B)/tests/vmtest $(B)/image/ward-pi.tar
 
 check: check-build
-	@tests/summary $(B)/check.log $(MAKE) -k --no-print-directory check-streams check-docs
+	@tests/summary $(B)/check.log $(MAKE) -k --no-print-directory check-streams
 
 check-streams:
 	@$(MAKE) -k -j2 --output-sync=target --no-print-directory check-stream-runtimes check-stream-host
 
 check-stream-runtimes:
-	@$(MAKE) -j1 -k --no-print-directory check-e2e check-vm check-valgrind
+	@$(MAKE) -j1 -k --no-print-directory check-e2e check-vm
 
-# (the fuzzers here: the runtimes' stream, e2e above all, is the longer)
+# (the fuzzers, valgrind and the doc tests here: the runtimes' stream, e2e
+# above all, is the longer; the doc tests rebuild the image elsewhere,
+# IMAGE_OUT, and compare, so e2e's goes on unchanged beside them)
 check-stream-host:
 	@$(MAKE) -j1 -k --no-print-directory check-unit check-behaviour check-lint check-wardpi check-sandbox check-bridge \
-		check-asan check-fuzz
+		check-asan check-fuzz check-valgrind check-docs

@@ -236,9 +236,11 @@ static int url_upstream(struct mcp_result *r, const char *name, const char *auth
 	authority_parts(authority, host, sizeof host, &port, tls ? 443 : 80);
 	/* the host's loopback: inside the sandbox 127.0.0.1 is the agent's
 	 * own, where it could listen and be sent the headers; only a relay
-	 * of that one port, made by whoever starts ward, reaches the host's */
-	if (strcasecmp(host, "localhost") == 0 || strcmp(host, "[::1]") == 0 ||
-	    (inet_pton(AF_INET, host, v4) == 1 && (v4[0] == 127 || v4[0] == 0))) {
+	 * of that one port, made by whoever starts ward, reaches the host's
+	 * (on 127.0.0.1: another loopback address is refused, the relay would
+	 * carry it to a server that is not the one named) */
+	if (strcasecmp(host, "localhost") == 0 || strcasecmp(host, "localhost.") == 0 ||
+	    strcmp(host, "127.0.0.1") == 0 || strcmp(host, "0.0.0.0") == 0) {
 		if (tls)
 			return fail(r, "server %s: https on the host's loopback: the relay carries http://; write "
 				    "http://127.0.0.1:%u/...", name, port);
@@ -248,7 +250,11 @@ static int url_upstream(struct mcp_result *r, const char *name, const char *auth
 		if (snprintf(spec, sizeof spec, "unix:%s/%u.sock", where->loopback, port) >= (int)sizeof spec)
 			return fail(r, "server %s: [mcp] loopback's socket path is too long", name);
 	} else if (host[0] == '[') {
-		return fail(r, "server %s: an IPv6 address in its url: give the server's name", name);
+		return fail(r, "server %s: an IPv6 address in its url: give the server's name (on the host's "
+			    "loopback, http://127.0.0.1:%u)", name, port);
+	} else if (inet_pton(AF_INET, host, v4) == 1 && v4[0] == 127) {
+		return fail(r, "server %s: a loopback address other than 127.0.0.1: the relay reaches the host's "
+			    "127.0.0.1:%u only", name, port);
 	} else {
 		if (inet_pton(AF_INET, host, v4) == 1 && (why = resolver_refuses(AF_INET, v4, 0)))
 			return fail(r, "server %s: its url's address is %s: not one the bridge connects to", name, why);
@@ -256,6 +262,7 @@ static int url_upstream(struct mcp_result *r, const char *name, const char *auth
 	}
 	if (upstream_parse(spec, up, &why) != 0)
 		return fail(r, "server %s: its url's host cannot be an upstream: %s", name, why);
+	up->dns_only = 1;
 	return 0;
 }
 

@@ -467,7 +467,12 @@ int resolver_init(struct resolver *r, const struct bridge_routes *routes, char *
 		r->v[i].port = u->port;
 		r->v[i].fqdn = u->fqdn;
 		r->v[i].public_only = u->public_only;
-		hosts_entry(ch, &r->v[i]);
+		/* an mcp.json server's name: /etc/hosts lists the sandbox's own
+		 * names (localhost's variants, its hostname), whose addresses
+		 * are judged by nothing and where the agent could listen: DNS
+		 * answers only, each judged */
+		if (!u->dns_only)
+			hosts_entry(ch, &r->v[i]);
 	}
 	for (i = 0; i < routes->n; i++)
 		if (routes->v[i].proxy && proxy_hosts(r, ch, routes->v[i].proxy) != 0) {

@@ -48,6 +48,7 @@ struct name {
 	unsigned lookups; /* lookups started, for the debug line */
 	int fqdn;	  /* looked up as written, no search domain (upstream.h) */
 	int public_only;  /* a provider's public host: private answers refused too */
+	int dns_only;	  /* its /etc/hosts line not taken (upstream.h) */
 	unsigned refused; /* addresses of the last answer not taken (resolver_refuses) */
 	char refused_what[96]; /* the first of them, and why: ward's log only */
 	const char *refused_class; /* its class ("link-local"): what a refusal says */

@@ -22,6 +22,7 @@ struct upstream {
 	char name[UPSTREAM_NAME_MAX + 1];   /* tcp:/tls: by name, or "" (an address) */
 	int fqdn;			    /* written with a final dot: looked up as is, no search domain */
 	int public_only;		    /* a provider's API host: private answers refused too (resolve.h) */
+	int dns_only;			    /* /etc/hosts not taken: a name mcp.json gave, not the operator (resolve.h) */
 	char desc[300];			    /* as written */
 	char default_host[UPSTREAM_NAME_MAX + 8]; /* Host when the route sets none */
 };

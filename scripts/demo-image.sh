@@ -27,8 +27,13 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-echo "== building the image"
-"$ROOT/rootfs/build-image.sh" "$WARD" "$ROOT/build/image" 2>&1 | sed 's/^/   /'
+# (make check builds the image once, with everything else, and says so)
+if [ "${WARD_IMAGE_BUILT:-}" = 1 ] && [ -f "$ROOT/build/image/ward-pi.tar" ]; then
+	echo "== the image: build/image, built by make check-build"
+else
+	echo "== building the image"
+	"$ROOT/rootfs/build-image.sh" "$WARD" "$ROOT/build/image" 2>&1 | sed 's/^/   /'
+fi
 
 echo "== host side: model server and MCP server on unix sockets (bridge user 999 only)"
 # the MCP server of mcp.json's http://127.0.0.1:6767/mcp, on the relay socket

@@ -21,21 +21,38 @@ mcp_vars="" mcp_ports="" mcp_remote="" mcp_relay_pid=""
 mcp_pick() {
 	[ -n "$mcp" ] || { [ -f "${HOME:-/nonexistent}/.pi/agent/mcp.json" ] && mcp="$HOME/.pi/agent/mcp.json"; } || return 0
 	[ -f "$mcp" ] || die "--mcp: '$mcp' is not a file"
+	# as given (made absolute, no link followed), then where it leads: a
+	# link the agent planted in the project points anywhere
+	case "$mcp" in /*) given=$mcp ;; *) given=$(pwd)/$mcp ;; esac
 	mcp=$(readlink -f -- "$mcp") || die "--mcp: '$mcp' cannot be resolved"
-	mcp_writable "$project"
-	oldifs=$IFS
-	IFS=:
-	set -f
-	for w in $extra_rw; do
-		mcp_writable "$w"
+	# one engine word: no line break (ward-pi's words are split on them),
+	# no ':' (docker's -v separator)
+	case "$given$mcp" in
+	*"
+"* | *:*) die "--mcp: the file's path holds a line break or a ':': refused (give it a plain path)" ;;
+	esac
+	for m in "$given" "$mcp"; do
+		mcp_writable "$m" "$project"
+		oldifs=$IFS
+		IFS=:
+		set -f
+		for w in $extra_rw; do
+			mcp_writable "$m" "$w"
+		done
+		set +f
+		IFS=$oldifs
+		# what other agents write: ward-pi's own state (sessions' git,
+		# what others lent), the engines' volumes
+		for w in "$cache" /var/lib/docker /var/lib/containers "${XDG_DATA_HOME:-${HOME:-/nonexistent}/.local/share}/containers"; do
+			mcp_writable "$m" "$w"
+		done
 	done
-	set +f
-	IFS=$oldifs
 	mcp_scan
 }
 
+# mcp_writable PATH DIR: refused when PATH is in DIR
 mcp_writable() {
-	case "$mcp/" in "$1"/*) die "--mcp: '$mcp' is in $1, which the agent can write: it would choose the servers and the variables they are sent; keep the MCP config outside (~/.pi/agent/mcp.json)" ;; esac
+	case "$1/" in "$2"/*) die "--mcp: '$1' is in $2, which an agent can write: it would choose the servers and the variables they are sent; keep the MCP config outside (~/.pi/agent/mcp.json)" ;; esac
 }
 
 # mcp_scan: the variables and loopback ports the file names (the file is the
@@ -58,16 +75,16 @@ mcp_scan() {
 		eval "set=\${$n+x}"
 		[ -z "$set" ] || mcp_vars="$mcp_vars $n"
 	done
-	# "url": "http://127.0.0.1:PORT/...", localhost, [::1], 0.0.0.0: the
-	# host's loopback (https there is refused by ward: the relay carries
-	# http); the port 80 when none
 	# a server by name or address elsewhere: the session needs a network
 	# (the bridge's alone: the agent's sockets reach only ward's ports)
 	# shellcheck disable=SC2034  # (ward-pi's)
 	mcp_remote=$(LC_ALL=C grep -oiE '"url"[[:space:]]*:[[:space:]]*"https?://[^"/?:]*' -- "$mcp" |
-		LC_ALL=C grep -viE '//(127\.[0-9.]+|localhost|\[|0\.0\.0\.0)$' | head -n 1)
-	mcp_ports=$(LC_ALL=C grep -oiE '"url"[[:space:]]*:[[:space:]]*"http://(127\.[0-9.]+|localhost|\[::1\]|0\.0\.0\.0)(:[0-9]{1,5})?[/?"]' -- "$mcp" |
-		sed -E 's/.*\/\/(\[::1\]|[^:/?"]+)(:([0-9]+))?.*/\3/; s/^$/80/' | sort -un | head -n 32 | tr '\n' ' ')
+		LC_ALL=C grep -viE '//(127\.[0-9.]+|localhost\.?|\[|0\.0\.0\.0)$' | head -n 1)
+	# "url": "http://127.0.0.1:PORT/...", localhost, 0.0.0.0: the host's
+	# loopback as ward sends it to a relay (https there, ::1 and other
+	# 127/8 addresses ward refuses); the port 80 when none, as a number
+	mcp_ports=$(LC_ALL=C grep -oiE '"url"[[:space:]]*:[[:space:]]*"http://(127\.0\.0\.1|localhost\.?|0\.0\.0\.0)(:[0-9]{1,5})?[/?"]' -- "$mcp" |
+		sed -E 's/.*\/\/[^:/?"]+(:([0-9]+))?.*/\2/; s/^0+//; s/^$/80/' | sort -un | head -n 32 | tr '\n' ' ')
 }
 
 # mcp_words: the engine's words for the session (newline-separated): the
@@ -80,7 +97,9 @@ mcp_words() {
 	for n in $mcp_vars; do
 		printf '%s\n' -e "$n"
 	done
-	[ -z "$mcp_ports" ] || printf '%s\n' -v "$state/relay:/run/ward/host"
+	# read-only: the sockets are connected to, and nothing in the session
+	# (the agent's uid may own the directory) can put or remove one
+	[ -z "$mcp_ports" ] || printf '%s\n' -v "$state/relay:/run/ward/host:ro"
 }
 
 # mcp_relay_start: the relay of the loopback ports, when there are any; its

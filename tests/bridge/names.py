@@ -270,7 +270,10 @@ def mcp_by_url(a, work, certs, dns, check):
         json.dump({"mcpServers": {
             "remote": {"url": "https://mcp.test:8443/mcp", "headers": {"Authorization": "Bearer $env:WARD_TEST_MCP"}},
             "local": {"url": "http://127.0.0.1:3000/mcp"},
-            "oauthy": {"url": "https://oauth.test/mcp", "auth": "oauth"}}}, f)
+            "oauthy": {"url": "https://oauth.test/mcp", "auth": "oauth"},
+            # a name the sandbox's /etc/hosts lists (its own names are
+            # there): not taken for a server mcp.json names
+            "hostsfile": {"url": "http://hosted.test:8080/mcp", "headers": {"X-T": "${WARD_TEST_MCP}"}}}}, f)
     home = os.path.join(work, "home-by-url")
     os.makedirs(home, exist_ok=True)
     os.chown(home, AGENT_UID, AGENT_UID)
@@ -311,6 +314,16 @@ listen = 127.0.0.1:17860
               and bool(wire_r) and all(w.get("auth") == "present" and w.get("host") == "mcp.test:8443" for w in wire_r)
               and bool(wire_l) and all(w.get("host") == "127.0.0.1:3000" for w in wire_l),
               f"rc {p.returncode} out {out[-600:]!r} err {p.stderr[-1500:]!r} remote {len(wire_r)} local {len(wire_l)}")
+        w2 = subprocess.Popen([a.ward, "-c", conf, "--", "sleep", "60"], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        try:
+            wait_port(17862)
+            r = exchange(17862, req("POST", "/mcp", body=b'{"x":1}'), timeout=15)
+        finally:
+            stop_all(w2, [])
+        check(f"{name}: a server named by mcp.json that only /etc/hosts lists (as the sandbox's own names are): "
+              "not taken from there (a DNS answer only, judged), 502 naming it, the token sent nowhere",
+              status(r) == 502 and b"hosted.test" in r and MCP_TOKEN.encode() not in r, r[-250:])
         copy = open(target).read() if os.path.exists(target) else ""
         agent_env = open(f"{home}/env.txt").read() if os.path.exists(f"{home}/env.txt") else None
         leaked = subprocess.run(["grep", "-rl", MCP_TOKEN, home], capture_output=True, text=True).stdout.strip()

@@ -332,42 +332,48 @@ static void test_by_url(void)
 			   "\"mine\":{\"url\":\"https://mcp.example.com:8443/v1/mcp?team=a\"},"
 			   "\"plain\":{\"url\":\"http://10.0.0.7:8080/mcp\"},"
 			   "\"local\":{\"url\":\"http://127.0.0.1:3000/mcp\"},"
-			   "\"named\":{\"url\":\"http://localhost/mcp\"},"
-			   "\"six\":{\"url\":\"http://[::1]:4000/mcp\"},"
+			   "\"named\":{\"url\":\"http://LocalHost./mcp\"},"
 			   "\"any\":{\"url\":\"http://0.0.0.0:5000/mcp\"},"
+			   "\"six\":{\"url\":\"http://[::1]:4000/mcp\"},"
+			   "\"other\":{\"url\":\"http://127.0.0.2:4001/mcp\"},"
 			   "\"tlslocal\":{\"url\":\"https://127.0.0.1:3001/mcp\"},"
 			   "\"meta\":{\"url\":\"http://169.254.169.254/mcp\"},"
+			   "\"zero\":{\"url\":\"http://0.1.2.3/mcp\"},"
 			   "\"v6\":{\"url\":\"https://[2001:db8::1]/mcp\"}}}";
 
 	CHECK(mcp_rewrite(text, strlen(text), 7800, &where, &r) == 0);
-	CHECK(r.n_routes == 7);
+	CHECK(r.n_routes == 6);
 	CHECK(r.routes[0].has_up && r.routes[0].up.kind == UP_TLS && strcmp(r.routes[0].up.name, "mcp.linear.app") == 0 &&
 	      r.routes[0].up.port == 443);
+	/* a name mcp.json gave: DNS answers only, never the sandbox's /etc/hosts */
+	CHECK(r.routes[0].up.dns_only);
 	CHECK_STR(r.routes[0].host, "mcp.linear.app");
 	CHECK(r.routes[1].up.kind == UP_TLS && strcmp(r.routes[1].up.name, "mcp.example.com") == 0 &&
 	      r.routes[1].up.port == 8443);
 	CHECK_STR(r.routes[1].path, "/v1/mcp?team=a");
 	CHECK(r.routes[2].up.kind == UP_TCP && !r.routes[2].up.name[0] && r.routes[2].up.port == 8080);
-	/* the host's loopback, however written: its relay, port by port */
+	/* the host's loopback: its relay, port by port */
 	CHECK_STR(r.routes[3].up.desc, "unix:/run/ward/host/3000.sock");
 	CHECK_STR(r.routes[3].host, "127.0.0.1:3000");
 	CHECK_STR(r.routes[4].up.desc, "unix:/run/ward/host/80.sock");
-	CHECK_STR(r.routes[5].up.desc, "unix:/run/ward/host/4000.sock");
-	CHECK_STR(r.routes[6].up.desc, "unix:/run/ward/host/5000.sock");
-	CHECK(r.n_skipped == 3 && strstr(r.skipped[0].why, "server tlslocal: https on the host's loopback") &&
-	      strstr(r.skipped[1].why, "server meta: its url's address is link-local") &&
-	      strstr(r.skipped[2].why, "server v6: an IPv6 address"));
+	CHECK_STR(r.routes[5].up.desc, "unix:/run/ward/host/5000.sock");
+	CHECK(r.n_skipped == 6 && strstr(r.skipped[0].why, "server six: an IPv6 address") &&
+	      strstr(r.skipped[1].why, "server other: a loopback address other than 127.0.0.1") &&
+	      strstr(r.skipped[2].why, "server tlslocal: https on the host's loopback") &&
+	      strstr(r.skipped[3].why, "server meta: its url's address is link-local") &&
+	      strstr(r.skipped[4].why, "server zero: its url's address is unspecified") &&
+	      strstr(r.skipped[5].why, "server v6: an IPv6 address"));
 	mcp_result_free(&r);
 
 	/* nothing relays the host's loopback: those servers are left out */
 	CHECK(mcp_rewrite(text, strlen(text), 7800, &no_relay, &r) == 0);
-	CHECK(r.n_routes == 3 && r.n_skipped == 7 && strstr(r.skipped[0].why, "server local: it is on the host's loopback") &&
+	CHECK(r.n_routes == 3 && r.n_skipped == 9 && strstr(r.skipped[0].why, "server local: it is on the host's loopback") &&
 	      strstr(r.skipped[0].why, "[mcp] loopback unset"));
 	mcp_result_free(&r);
 
 	/* [mcp] upstream: every server to it, as before */
 	CHECK(mcp_rewrite(text, strlen(text), 7800, NULL, &r) == 0);
-	CHECK(r.n_routes == 10 && !r.routes[0].has_up && !r.routes[3].has_up);
+	CHECK(r.n_routes == 12 && !r.routes[0].has_up && !r.routes[3].has_up);
 	mcp_result_free(&r);
 }
 
