@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "common/version.h"
 #include "init/config/config.h"
+#include "init/host/mcpcmds.h"
 #include "init/start/start.h"
 #include "init/supervise/vm.h"
 #include "landlock/landlock.h"
@@ -41,6 +42,9 @@ static void usage(FILE *out)
 	      "      --explain WHAT why the agent may or may not reach WHAT: a path, a TCP port\n"
 	      "                     (tcp:N) or a system call, and the line that would allow it\n"
 	      "      --evidence     print what is in force (JSON) on stderr before the agent execs\n"
+	      "      --mcp-commands FILE DIR\n"
+	      "                     for ward-pi on the host: each !COMMAND header value of\n"
+	      "                     the mcp.json FILE written to DIR/WARD_MCP_CMD_..., exit\n"
 	      "  -V, --version      print the versions (ward, its libraries, kernel Landlock ABI)\n"
 	      "  -h, --help         print this help\n"
 	      "\n"
@@ -115,6 +119,13 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->ini = 1;
 		} else if (strcmp(a, "--evidence") == 0) {
 			o->evidence = 1;
+		} else if (strcmp(a, "--mcp-commands") == 0) {
+			/* ward-pi's, on the host: nothing of PID 1's runs */
+			if (i + 2 >= argc) {
+				log_error("%s: needs FILE and DIR", a);
+				return 1000 + EXIT_USAGE;
+			}
+			return 1000 + mcp_commands_main(argv[i + 1], argv[i + 2]);
 		} else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
 			version();
 			return 1000;

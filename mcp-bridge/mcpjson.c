@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <mbedtls/sha256.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,12 +86,31 @@ static char *interpolate(const char *given, struct mcp_result *r)
 	const char *why = NULL;
 	char err[256], *out, *v;
 
-	if (given[0] == '!') {
-		/* pi-mcp-adapter runs "!command" for the value; ward runs nothing */
-		fail(r, "a header value is a !command; ward runs no command: give the value or ${NAME}");
-		return NULL;
+	if (given[0] == '!' && given[1] != '!') {
+		/* pi-mcp-adapter runs "!command" for the value; ward runs nothing
+		 * in the sandbox: whoever starts it ran the command on the host
+		 * and passed what it printed by a name of the command's */
+		char name[MCP_CMD_VAR_SIZE];
+		const char *val;
+		mcp_command_var(given + 1, name);
+		if (!(val = getenv(name)) || !*val) {
+			fail(r, "a header value is a !command: ward runs none in the sandbox, and %s (its output, "
+			     "which ward-pi passes when it ran the command on the host) is not set", name);
+			return NULL;
+		}
+		for (out = (char *)val; *out; out++)
+			if (((unsigned char)*out < 0x20 && *out != '\t') || *out == 0x7f) {
+				fail(r, "%s (a !command's output) holds a control character", name);
+				return NULL;
+			}
+		if (note_var(r, name) != 0)
+			return NULL;
+		if (!(out = strdup(val)))
+			fail(r, "out of memory");
+		return out;
 	}
-	if (!(v = adapter_spellings(given))) {
+	/* "!!": the adapter's escaped '!', a literal one */
+	if (!(v = adapter_spellings(given[0] == '!' ? given + 1 : given))) {
 		fail(r, "out of memory");
 		return NULL;
 	}
@@ -104,6 +124,52 @@ static char *interpolate(const char *given, struct mcp_result *r)
 	explicit_bzero(v, strlen(v));
 	free(v);
 	return out;
+}
+
+void mcp_command_var(const char *command, char *name)
+{
+	unsigned char h[32];
+
+	if (mbedtls_sha256_ret((const unsigned char *)command, strlen(command), h, 0) != 0)
+		memset(h, 0, sizeof h); /* (SHA-256 in software does not fail) */
+	snprintf(name, MCP_CMD_VAR_SIZE, "WARD_MCP_CMD_%02x%02x%02x%02x%02x%02x%02x%02x", h[0], h[1], h[2], h[3], h[4],
+		 h[5], h[6], h[7]);
+}
+
+/* "!COMMAND" (not "!!"): its COMMAND to visit. */
+static int command_of(const json_t *v, int (*visit)(void *ctx, const char *command), void *ctx)
+{
+	const char *s = json_string_value(v);
+
+	return s && s[0] == '!' && s[1] != '!' && s[1] ? visit(ctx, s + 1) : 0;
+}
+
+int mcp_commands(const char *text, size_t len, int (*visit)(void *ctx, const char *command), void *ctx,
+		 char *err, size_t errsize)
+{
+	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL), *servers, *srv, *v;
+	const char *name, *key;
+	int rc = 0;
+
+	servers = json_object_get(root, "mcpServers");
+	if (!json_is_object(servers)) {
+		snprintf(err, errsize, "want JSON: an object with an \"mcpServers\" object");
+		json_decref(root);
+		return -1;
+	}
+	json_object_foreach(servers, name, srv) {
+		if (!json_is_string(json_object_get(srv, "url")))
+			continue;
+		json_object_foreach(json_object_get(srv, "headers"), key, v)
+			if (!rc)
+				rc = command_of(v, visit, ctx);
+		if (!rc)
+			rc = command_of(json_object_get(srv, "bearerToken"), visit, ctx);
+		if (rc)
+			break;
+	}
+	json_decref(root);
+	return rc;
 }
 
 /* HOST, HOST:PORT, [V6] or [V6]:PORT: a name of letters, digits, '-', '.',

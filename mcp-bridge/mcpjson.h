@@ -71,6 +71,23 @@ struct mcp_result {
 int mcp_rewrite(const char *text, size_t len, unsigned first_port, const struct mcp_where *where,
 		struct mcp_result *r);
 
+/* A header value "!COMMAND" (pi-mcp-adapter runs COMMAND by the shell and
+ * sends what it prints): ward runs nothing, and takes the value from
+ * ward's environment under the name this gives, WARD_MCP_CMD_ and the
+ * first 16 hex digits of COMMAND's SHA-256 (ward-pi runs the command on the
+ * host and passes its output by that name). name: at least
+ * MCP_CMD_VAR_SIZE. */
+#define MCP_CMD_VAR_SIZE 30
+void mcp_command_var(const char *command, char *name);
+
+/* Each COMMAND of a "!COMMAND" header value or bearerToken of the file's
+ * url servers (not "!!", the adapter's escaped '!'), to visit(ctx,
+ * COMMAND); nothing else of the file is visited (a stdio server's args
+ * are never a command to run). 0, visit's first non-zero, or -1 with err
+ * (not JSON, no mcpServers object). Pure. */
+int mcp_commands(const char *text, size_t len, int (*visit)(void *ctx, const char *command), void *ctx,
+		 char *err, size_t errsize);
+
 /* The routes of a result, once taken from it. */
 void mcp_routes_free(struct mcp_route *v, int n);
 

@@ -128,8 +128,6 @@ static int read_mcp(struct privfiles *pf, const struct ward_config *cfg, int che
 		log_warn("mcp: %s: left out of the agent's MCP servers (the others work)", res->skipped[i].why);
 	if (!check && res->n_skipped > MCP_MAX_SKIPPED)
 		log_warn("mcp: %d more servers left out", res->n_skipped - MCP_MAX_SKIPPED);
-	if (!check)
-		say_routes(cfg, res);
 	/* a secret the bridge adds must not reach the agent by its environment */
 	for (i = 0; i < res->n_vars; i++)
 		for (j = 0; j < cfg->n_env_pass; j++)
@@ -139,6 +137,8 @@ static int read_mcp(struct privfiles *pf, const struct ward_config *cfg, int che
 					  cfg->path, cfg->mcp_line, cfg->mcp_source, res->vars[i]);
 				return 2;
 			}
+	if (!check)
+		say_routes(cfg, res);
 	pf->mcp = 1;
 	pf->mcp_servers = res->n_routes;
 	return 0;

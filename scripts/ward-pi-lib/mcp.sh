@@ -75,6 +75,7 @@ mcp_scan() {
 		eval "set=\${$n+x}"
 		[ -z "$set" ] || mcp_vars="$mcp_vars $n"
 	done
+	mcp_commands
 	# a server by name or address elsewhere: the session needs a network
 	# (the bridge's alone: the agent's sockets reach only ward's ports)
 	# shellcheck disable=SC2034  # (ward-pi's)
@@ -85,6 +86,55 @@ mcp_scan() {
 	# 127/8 addresses ward refuses); the port 80 when none, as a number
 	mcp_ports=$(LC_ALL=C grep -oiE '"url"[[:space:]]*:[[:space:]]*"http://(127\.0\.0\.1|localhost\.?|0\.0\.0\.0)(:[0-9]{1,5})?[/?"]' -- "$mcp" |
 		sed -E 's/.*\/\/[^:/?"]+(:([0-9]+))?.*/\2/; s/^0+//; s/^$/80/' | sort -un | head -n 32 | tr '\n' ' ')
+}
+
+# mcp_commands: a header "!COMMAND" (pi-mcp-adapter runs it for the value)
+# runs here, on the host, as the adapter would run it (by the shell, no
+# stdin, at most 10 s, what it prints trimmed), and its output goes to ward
+# by the name ward looks it up under. Which values are commands, ward itself
+# says (ward --mcp-commands: the same parser as its start; a stdio server's
+# args are never one); without ward here, those servers are left out.
+mcp_commands() {
+	LC_ALL=C grep -q '"!' -- "$mcp" || return 0
+	ward=${WARD_PI_WARD:-}
+	for w in "$here/../sbin/ward" "$here/../build/ward" "$(command -v ward 2>/dev/null || :)"; do
+		[ -n "$ward" ] || { [ -n "$w" ] && [ -x "$w" ] && ward=$w; } || :
+	done
+	if [ -z "$ward" ]; then
+		say "mcp: $mcp has !command headers, and ward (which says which values are commands) is not installed here: those servers are left out (make install)"
+		return 0
+	fi
+	cmds=$(mktemp -d "${TMPDIR:-/tmp}/ward-pi-mcp.XXXXXX") || die "mcp: cannot make a temporary directory"
+	if ! "$ward" --mcp-commands "$mcp" "$cmds" 2> "$cmds.err"; then
+		say "mcp: $(head -c 300 "$cmds.err" | tr -d '\n'): its !command headers are not run"
+		rm -rf "$cmds" "$cmds.err"
+		return 0
+	fi
+	rm -f "$cmds.err"
+	for f in "$cmds"/WARD_MCP_CMD_*; do
+		[ -f "$f" ] || continue
+		n=${f##*/}
+		# --dry-run runs nothing: the name alone says what would be passed
+		if [ -n "$dry" ]; then
+			mcp_vars="$mcp_vars $n"
+			continue
+		fi
+		rc=0
+		out=$(timeout 10 sh -c "$(cat "$f")" < /dev/null 2> /dev/null) || rc=$?
+		# trimmed as the adapter trims (blanks and line breaks at both ends)
+		out=$(printf '%s' "$out" | sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//')
+		if [ "$rc" -ne 0 ] || [ -z "$out" ]; then
+			say "mcp: a !command header of $mcp ($n) $([ "$rc" -eq 124 ] && echo "took over 10 s" || echo "exited $rc or printed nothing"): its server is left out"
+			continue
+		fi
+		case "$out" in
+		*"
+"*) say "mcp: a !command header of $mcp ($n) printed more than one line: its server is left out"; continue ;;
+		esac
+		export "$n=$out"
+		mcp_vars="$mcp_vars $n"
+	done
+	rm -rf "$cmds"
 }
 
 # mcp_words: the engine's words for the session (newline-separated): the

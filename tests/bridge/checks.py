@@ -186,10 +186,13 @@ def check_mcp_case(a, work):
         f.write('{"mcpServers":{"paseo":{"url":"http://127.0.0.1:6767/x","oauth":{"clientSecret":"s"}},'
                 '"ok":{"url":"http://127.0.0.1:6768/y"}}}')
     rc, out, err = run(17881)
-    report("--check with an mcp.json holding a server ward cannot serve (OAuth): exit 0, one warning naming it and "
-           "why, left out; the other server listed", rc == 0 and any(
-               "server paseo: OAuth" in l and "left out" in l for l in err) and "mcp-ok" in out
-           and "mcp-paseo" not in out, f"rc {rc}: {out[-300:]!r} {err}")
+    report("--check with an mcp.json holding a server ward cannot serve (OAuth): exit 0, a warning of the report "
+           "naming it and why, left out; the other server listed, and a warning that its upstream (a socket not "
+           "there) cannot be reached", rc == 0 and any(
+               "warning: mcp: server paseo: OAuth" in l and "left out" in l for l in out.splitlines())
+           and "mcp-ok" in out and "mcp-paseo" not in out
+           and "warning: [mcp] server ok: its upstream unix:/nonexistent2.sock is not a socket here" in out,
+           f"rc {rc}: {out[-400:]!r} {err}")
     with open(src, "w") as f:
         f.write('{"mcpServers":{"paseo":')
     rc, out, err = run(17881)

@@ -7,6 +7,7 @@ machine's for what runs there: a DNS server of the test's (tests/lib/
 dnsserver.py) on 127.0.0.1:53, TLS servers with certificates of a test CA on
 other loopback addresses, and ward. The cases run in that child
 (`bridge.py --names-child`), which prints its results as JSON."""
+import hashlib
 import json
 import os
 import shutil
@@ -273,14 +274,17 @@ def mcp_by_url(a, work, certs, dns, check):
             "oauthy": {"url": "https://oauth.test/mcp", "auth": "oauth"},
             # a name the sandbox's /etc/hosts lists (its own names are
             # there): not taken for a server mcp.json names
-            "hostsfile": {"url": "http://hosted.test:8080/mcp", "headers": {"X-T": "${WARD_TEST_MCP}"}}}}, f)
+            "hostsfile": {"url": "http://hosted.test:8080/mcp", "headers": {"X-T": "${WARD_TEST_MCP}"}},
+            # a !command header: ward runs nothing; its output comes by the
+            # command's name, as ward-pi passes it after running it on the host
+            "cmdsrv": {"url": "https://mcp.test:8443/mcp", "headers": {"Authorization": "!pass show mcp-token"}}}}, f)
     home = os.path.join(work, "home-by-url")
     os.makedirs(home, exist_ok=True)
     os.chown(home, AGENT_UID, AGENT_UID)
     target = os.path.join(home, "mcp.json")
     client = f"node {NODE_DIR}/mcp-client.mjs --config {target}"
     with open(os.path.join(home, "run.sh"), "w") as f:
-        f.write(f"{client} remote && {client} local; s=$?; env > {home}/env.txt; exit $s\n")
+        f.write(f"{client} remote && {client} local && {client} cmdsrv; s=$?; env > {home}/env.txt; exit $s\n")
     conf = os.path.join(work, "by-url.conf")
     with open(conf, "w") as f:
         f.write(f"""[agent]
@@ -293,7 +297,8 @@ tls_ca = {certs['ca']}
 loopback = {relays}
 listen = 127.0.0.1:17860
 """)
-    env = dict(os.environ, WARD_TEST_MCP=MCP_TOKEN)
+    cmd_var = "WARD_MCP_CMD_" + hashlib.sha256(b"pass show mcp-token").hexdigest()[:16]
+    env = dict(os.environ, WARD_TEST_MCP=MCP_TOKEN, **{cmd_var: f"Bearer {MCP_TOKEN}"})
     try:
         chk = subprocess.run([a.ward, "--check", "-c", conf], capture_output=True, text=True, timeout=60, env=env)
         out = chk.stdout
@@ -308,9 +313,10 @@ listen = 127.0.0.1:17860
         wire_r = [json.loads(l) for l in open(remote_log)] if os.path.exists(remote_log) else []
         wire_l = [json.loads(l) for l in open(local_log)] if os.path.exists(local_log) else []
         check(f"{name}: the agent's SDK client calls a tool of the server by name (TLS verified against the "
-              "test CA; the $env: header's token, which the server demands, added by the bridge) and of the "
-              "one on the host's loopback (through its relay)",
-              p.returncode == 0 and out.count("slow_count -> counted to 3") == 2
+              "test CA; the $env: header's token, which the server demands, added by the bridge), of the "
+              "one on the host's loopback (through its relay), and of a server whose header is a !command "
+              "(its output by the command's name, as ward-pi passes it)",
+              p.returncode == 0 and out.count("slow_count -> counted to 3") == 3
               and bool(wire_r) and all(w.get("auth") == "present" and w.get("host") == "mcp.test:8443" for w in wire_r)
               and bool(wire_l) and all(w.get("host") == "127.0.0.1:3000" for w in wire_l),
               f"rc {p.returncode} out {out[-600:]!r} err {p.stderr[-1500:]!r} remote {len(wire_r)} local {len(wire_l)}")

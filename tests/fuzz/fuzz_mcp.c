@@ -1,4 +1,5 @@
-/* libFuzzer target: mcp.json materialisation (jansson parse and rewrite). */
+/* libFuzzer target: mcp.json materialisation (jansson parse and rewrite), by
+ * [mcp] upstream or by URL, and the list of its !command headers. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -9,6 +10,15 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	setenv("FUZZ_TOKEN", "tok", 1);
+	return 0;
+}
+
+static int count(void *ctx, const char *command)
+{
+	char name[MCP_CMD_VAR_SIZE];
+
+	mcp_command_var(command, name);
+	(*(int *)ctx)++;
 	return 0;
 }
 
@@ -26,5 +36,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	(void)mcp_rewrite((const char *)data, size, 7800, NULL, &r);
 	mcp_result_free(&r);
+	/* ward-pi's list of !command headers, from the same text */
+	{
+		char err[128];
+		int n = 0;
+		(void)mcp_commands((const char *)data, size, count, &n, err, sizeof err);
+	}
 	return 0;
 }

@@ -1,6 +1,7 @@
 /* Unit tests for mcp-bridge/mcpjson.c and init/sandbox/privwrite.c: both mcp.json flavours, what
  * passes through, where secrets go, every refusal. */
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -321,6 +322,60 @@ static void test_adapter_spellings(void)
 	mcp_result_free(&r);
 }
 
+static int seen_commands(void *ctx, const char *command)
+{
+	char *all = ctx;
+	size_t n = strlen(all);
+
+	snprintf(all + n, 256 - n, "%s|", command);
+	return 0;
+}
+
+/* "!COMMAND": ward runs nothing; the value is what ward-pi's run of it on
+ * the host printed, by the command's own name; "!!" is a literal '!'. */
+static void test_commands(void)
+{
+	struct mcp_result r;
+	char name[MCP_CMD_VAR_SIZE], all[256] = "", err[128];
+	const char *text = "{\"mcpServers\":{\"a\":{\"url\":\"http://h/x\",\"headers\":{\"A\":\"!pass show t\","
+			   "\"B\":\"!!literal\"},\"bearerToken\":\"!op read x\"},"
+			   "\"s\":{\"command\":\"npx\",\"args\":[\"!rm -rf x\"],\"env\":{\"E\":\"!id\"}}}}";
+
+	/* the name: WARD_MCP_CMD_ and 16 hex digits of SHA-256("pass show t") */
+	mcp_command_var("pass show t", name);
+	CHECK(strlen(name) == 29 && strncmp(name, "WARD_MCP_CMD_", 13) == 0);
+	CHECK_STR(name, "WARD_MCP_CMD_f2b87b90f4e2bd4d");
+	/* what ward-pi runs: the url servers' header values and bearerToken,
+	 * never "!!", never a stdio server's args or env */
+	CHECK(mcp_commands(text, strlen(text), seen_commands, all, err, sizeof err) == 0);
+	CHECK_STR(all, "pass show t|op read x|");
+	CHECK(mcp_commands("[]", 2, seen_commands, all, err, sizeof err) == -1 && strstr(err, "mcpServers"));
+
+	/* not run on the host (nothing under its name): the server left out */
+	unsetenv(name);
+	CHECK(rewrite(text, &r) == 0 && r.n_routes == 0 && r.n_skipped == 1 && strstr(r.skipped[0].why, name));
+	mcp_result_free(&r);
+	/* run: its output is the header, "!!" a literal '!' */
+	setenv(name, "tok-from-pass", 1);
+	mcp_command_var("op read x", name);
+	setenv(name, "bearer-from-op", 1);
+	CHECK(rewrite(text, &r) == 0 && r.n_routes == 1 && r.routes[0].n_headers == 3);
+	CHECK_STR(hline(&r.routes[0].headers[0]), "A: tok-from-pass");
+	CHECK_STR(hline(&r.routes[0].headers[1]), "B: !literal");
+	CHECK_STR(hline(&r.routes[0].headers[2]), "Authorization: Bearer bearer-from-op");
+	/* the variables noted, for the env_pass check */
+	CHECK(r.n_vars == 2);
+	CHECK(!strstr(r.text, "tok-from-pass") && !strstr(r.text, "pass show"));
+	mcp_result_free(&r);
+	/* an output with a control character: left out */
+	setenv(name, "bearer\x1b[2J", 1);
+	CHECK(rewrite(text, &r) == 0 && r.n_routes == 0 && strstr(r.skipped[0].why, "control character"));
+	mcp_result_free(&r);
+	unsetenv(name);
+	mcp_command_var("pass show t", name);
+	unsetenv(name);
+}
+
 /* [mcp] without upstream: each server where its URL says. */
 static void test_by_url(void)
 {
@@ -381,6 +436,7 @@ int main(void)
 {
 	test_adapter_spellings();
 	test_by_url();
+	test_commands();
 	test_builtin();
 	test_adapter();
 	test_interpolation();

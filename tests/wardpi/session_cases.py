@@ -2,6 +2,7 @@
 sessions (#44), against the stand-in engines of wardpi.py: --env and
 --env-file judged by name before anything runs, --ro and --rw judged by
 path, the session's note, export and import, two sessions at once."""
+import hashlib
 import json
 import os
 import shlex
@@ -375,6 +376,36 @@ def mcp_cases(wp, work, run, dry, log, home):
         report(f"ward-pi --mcp of a file {why}: one line, exit 2 (the agent would choose the servers and the "
                "variables sent to them)", p.returncode == 2 and p.stderr.count("\n") == 1 and "agent can write"
                in p.stderr, p.stderr)
+    # !command headers: run here, on the host, as pi-mcp-adapter runs them;
+    # which values are commands, ward says (never a stdio server's args)
+    marker = os.path.join(work, "args-ran")
+    cmdfile = os.path.join(cfgdir, "commands.json")
+    ran = os.path.join(work, "cmd-ran")
+    with open(cmdfile, "w") as f:
+        json.dump({"mcpServers": {
+            "c": {"url": "https://c.example.com/mcp",
+                  "headers": {"A": f"!touch {ran}; printf '  tok-from-cmd\\n'", "B": "!!lit"}},
+            "bad": {"url": "https://bad.example.com/mcp", "headers": {"A": "!false"}},
+            "s": {"command": "npx", "args": [f"!touch {marker}"]}}}, f)
+    var = "WARD_MCP_CMD_" + hashlib.sha256(f"touch {ran}; printf '  tok-from-cmd\\n'".encode()).hexdigest()[:16]
+    p = run(proj, "--dry-run", "--engine", "docker", "--rpc", "--mcp", cmdfile)
+    w = shlex.split(p.stdout) if p.returncode == 0 else []
+    report("ward-pi --dry-run --mcp with !command headers: the names ward would read their output under, and "
+           "no command run", p.returncode == 0 and var in w and not os.path.exists(ran), f"rc {p.returncode} "
+           f"{p.stderr[-300:]!r} {' '.join(w)[-300:]}")
+    seen = os.path.join(work, "seen-mcp-env")
+    if os.path.exists(seen):
+        os.unlink(seen)
+    p = subprocess.run([wp, "--engine", "docker", "--rpc", "--mcp", cmdfile], cwd=proj, capture_output=True,
+                       text=True, stdin=subprocess.DEVNULL, timeout=60,
+                       env={"PATH": os.path.join(work, "bin") + ":/usr/bin:/bin", "HOME": home})
+    got = open(seen).read() if os.path.exists(seen) else ""
+    report("ward-pi --mcp with !command headers: each run on the host as pi-mcp-adapter runs it (its output "
+           "trimmed), passed to ward by that name (-e NAME, never by value on the command line); a failing "
+           "one named on stderr, its server left out; a stdio server's args never run",
+           p.returncode == 0 and f"{var}=tok-from-cmd\n" in got and "exited 1" in p.stderr
+           and not os.path.exists(marker) and os.path.exists(ran),
+           f"rc {p.returncode} {p.stderr[-400:]!r} seen {got!r}")
     p = run(proj, "--dry-run", "--engine", "docker", "--rpc", "--mcp", nl)
     report("ward-pi --mcp of a path with a line break: one line, exit 2 (it would be more than one engine word)",
            p.returncode == 2 and "line break" in p.stderr and "--privileged" not in p.stdout, p.stderr)

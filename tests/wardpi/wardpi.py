@@ -206,6 +206,8 @@ if [ "$1" = run ]; then
 	for a in "$@"; do case "$a" in *:/usr/local/share/ward-pi/host-agent:ro)
 		rm -rf {work}/seen-agent; cp -a "${{a%%:*}}" {work}/seen-agent ;;
 	*:/run/ward/ward-pi-note.md:ro) cp "${{a%%:*}}" {work}/seen-note ;; esac; done
+	# what a !command header's run gave ward-pi to pass (-e NAME reads it here)
+	env | grep '^WARD_MCP_CMD_' > {work}/seen-mcp-env || :
 	# a session that runs until the test lets it end
 	[ -z "${{STANDIN_STARTED:-}}" ] || : > "$STANDIN_STARTED"
 	if [ -n "${{STANDIN_WAIT:-}}" ]; then while [ ! -e "$STANDIN_WAIT" ]; do sleep 0.05; done; fi
