@@ -1,12 +1,10 @@
 #define _GNU_SOURCE
 #include "mcp-bridge/mcpjson.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <mbedtls/sha256.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +14,6 @@
 
 #include "common/envref.h"
 #include "mcp-bridge/http.h"
-#include "mcp-bridge/resolve.h"
 
 static int fail(struct mcp_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -126,123 +123,6 @@ static char *interpolate(const char *given, struct mcp_result *r)
 	return out;
 }
 
-void mcp_command_var(const char *command, char *name)
-{
-	unsigned char h[32];
-
-	if (mbedtls_sha256_ret((const unsigned char *)command, strlen(command), h, 0) != 0)
-		memset(h, 0, sizeof h); /* (SHA-256 in software does not fail) */
-	snprintf(name, MCP_CMD_VAR_SIZE, "WARD_MCP_CMD_%02x%02x%02x%02x%02x%02x%02x%02x", h[0], h[1], h[2], h[3], h[4],
-		 h[5], h[6], h[7]);
-}
-
-/* "!COMMAND" (not "!!"): its COMMAND to visit. */
-static int command_of(const json_t *v, int (*visit)(void *ctx, const char *command), void *ctx)
-{
-	const char *s = json_string_value(v);
-
-	return s && s[0] == '!' && s[1] != '!' && s[1] ? visit(ctx, s + 1) : 0;
-}
-
-int mcp_commands(const char *text, size_t len, int (*visit)(void *ctx, const char *command), void *ctx,
-		 char *err, size_t errsize)
-{
-	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL), *servers, *srv, *v;
-	const char *name, *key;
-	int rc = 0;
-
-	servers = json_object_get(root, "mcpServers");
-	if (!json_is_object(servers)) {
-		snprintf(err, errsize, "want JSON: an object with an \"mcpServers\" object");
-		json_decref(root);
-		return -1;
-	}
-	json_object_foreach(servers, name, srv) {
-		if (!json_is_string(json_object_get(srv, "url")))
-			continue;
-		json_object_foreach(json_object_get(srv, "headers"), key, v)
-			if (!rc)
-				rc = command_of(v, visit, ctx);
-		if (!rc)
-			rc = command_of(json_object_get(srv, "bearerToken"), visit, ctx);
-		if (rc)
-			break;
-	}
-	json_decref(root);
-	return rc;
-}
-
-/* HOST, HOST:PORT, [V6] or [V6]:PORT: a name of letters, digits, '-', '.',
- * '_' and '~', or an IPv6 literal in brackets; the port 1-65535. It
- * becomes the Host line upstream (and the TLS name). */
-static int authority_ok(const char *a)
-{
-	const char *p = a, *port;
-	char *end;
-	unsigned long v;
-
-	if (*p == '[') {
-		p++;
-		p += strspn(p, "0123456789abcdefABCDEF:.");
-		if (*p != ']' || p == a + 1)
-			return 0;
-		port = p + 1;
-	} else {
-		while (*p && (isalnum((unsigned char)*p) || strchr("-._~", *p)))
-			p++;
-		if (p == a)
-			return 0;
-		port = p;
-	}
-	if (*port == '\0')
-		return 1;
-	if (*port != ':' || !isdigit((unsigned char)port[1]))
-		return 0;
-	v = strtoul(port + 1, &end, 10);
-	return *end == '\0' && v >= 1 && v <= 65535;
-}
-
-/* http[s]://HOST[:PORT]/PATH?QUERY -> authority and target; *tls for
- * https. */
-static int split_url(const char *url, char *authority, size_t asize, char *target, size_t tsize, int *tls)
-{
-	const char *p, *slash;
-	size_t alen;
-
-	if (strncasecmp(url, "http://", 7) == 0)
-		p = url + 7, *tls = 0;
-	else if (strncasecmp(url, "https://", 8) == 0)
-		p = url + 8, *tls = 1;
-	else
-		return -1;
-	slash = p + strcspn(p, "/?#");
-	alen = (size_t)(slash - p);
-	if (alen == 0 || alen >= asize)
-		return -1;
-	memcpy(authority, p, alen);
-	authority[alen] = '\0';
-	if (!authority_ok(authority))
-		return -1;
-	if (strchr(slash, '#'))
-		return -1;
-	if (snprintf(target, tsize, "%s%s", *slash == '?' ? "/" : "", *slash ? slash : "/") >= (int)tsize)
-		return -1;
-	/* What the agent's client sends must be the route's path byte for
-	 * byte: a WHATWG URL parser (Node's) percent-encodes these, in the
-	 * path and in the query, and maps \ to / in the path. Non-ASCII is
-	 * refused in requests. */
-	{
-		const char *q = strchr(target, '?');
-		for (p = target; *p; p++)
-			if ((unsigned char)*p >= 0x80 || strchr(q && p > q ? "\"<>'" : "\"<>`{}^\\", *p))
-				return -1;
-	}
-	/* a path the bridge would refuse */
-	if (!http_target_ok(target))
-		return -1;
-	return 0;
-}
-
 static int add_route(struct mcp_result *r, const char *server, unsigned port, const char *authority,
 		     const char *target, const struct upstream *up, struct header *headers, int n_headers)
 {
@@ -274,61 +154,6 @@ static int add_route(struct mcp_result *r, const char *server, unsigned port, co
 		nv->has_up = 1;
 	}
 	r->n_routes++;
-	return 0;
-}
-
-/* The host part of an authority (HOST of HOST:PORT, V6 of [V6]:PORT) into
- * host, and its port (def when none). */
-static void authority_parts(const char *a, char *host, size_t size, unsigned *port, unsigned def)
-{
-	const char *colon = a[0] == '[' ? strchr(a, ']') : a, *end;
-
-	colon = colon ? strchr(colon, ':') : NULL;
-	end = colon ? colon : a + strlen(a);
-	snprintf(host, size, "%.*s", (int)(end - a), a);
-	*port = colon ? (unsigned)strtoul(colon + 1, NULL, 10) : def;
-}
-
-/* Where a server's URL says its requests go (struct mcp_where's by_url).
- * 0, or -1 with r->err. */
-static int url_upstream(struct mcp_result *r, const char *name, const char *authority, int tls,
-			const struct mcp_where *where, struct upstream *up)
-{
-	char host[256], spec[400];
-	unsigned char v4[4];
-	const char *why = NULL;
-	unsigned port;
-
-	authority_parts(authority, host, sizeof host, &port, tls ? 443 : 80);
-	/* the host's loopback: inside the sandbox 127.0.0.1 is the agent's
-	 * own, where it could listen and be sent the headers; only a relay
-	 * of that one port, made by whoever starts ward, reaches the host's
-	 * (on 127.0.0.1: another loopback address is refused, the relay would
-	 * carry it to a server that is not the one named) */
-	if (strcasecmp(host, "localhost") == 0 || strcasecmp(host, "localhost.") == 0 ||
-	    strcmp(host, "127.0.0.1") == 0 || strcmp(host, "0.0.0.0") == 0) {
-		if (tls)
-			return fail(r, "server %s: https on the host's loopback: the relay carries http://; write "
-				    "http://127.0.0.1:%u/...", name, port);
-		if (!where->loopback)
-			return fail(r, "server %s: it is on the host's loopback (port %u), and nothing relays that "
-				    "here ([mcp] loopback unset; ward-pi sets it)", name, port);
-		if (snprintf(spec, sizeof spec, "unix:%s/%u.sock", where->loopback, port) >= (int)sizeof spec)
-			return fail(r, "server %s: [mcp] loopback's socket path is too long", name);
-	} else if (host[0] == '[') {
-		return fail(r, "server %s: an IPv6 address in its url: give the server's name (on the host's "
-			    "loopback, http://127.0.0.1:%u)", name, port);
-	} else if (inet_pton(AF_INET, host, v4) == 1 && v4[0] == 127) {
-		return fail(r, "server %s: a loopback address other than 127.0.0.1: the relay reaches the host's "
-			    "127.0.0.1:%u only", name, port);
-	} else {
-		if (inet_pton(AF_INET, host, v4) == 1 && (why = resolver_refuses(AF_INET, v4, 0)))
-			return fail(r, "server %s: its url's address is %s: not one the bridge connects to", name, why);
-		snprintf(spec, sizeof spec, "%s:%s:%u", tls ? "tls" : "tcp", host, port);
-	}
-	if (upstream_parse(spec, up, &why) != 0)
-		return fail(r, "server %s: its url's host cannot be an upstream: %s", name, why);
-	up->dns_only = 1;
 	return 0;
 }
 
@@ -377,7 +202,7 @@ static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, un
 {
 	json_t *url = json_object_get(srv, "url"), *headers = json_object_get(srv, "headers");
 	json_t *type = json_object_get(srv, "type");
-	char authority[256], target[4096], *local = NULL;
+	char authority[256], target[4096], why[400], *local = NULL;
 	struct header *lines = NULL;
 	struct upstream up;
 	const char *key;
@@ -403,12 +228,12 @@ static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, un
 		if (strcasecmp(key, "headers") == 0 && strcmp(key, "headers") != 0)
 			return fail(r, "server %s: \"%s\": write headers, lower case (ward would leave it in the "
 				    "agent's copy, unsent)", name, key);
-	if (split_url(json_string_value(url), authority, sizeof authority, target, sizeof target, &tls) != 0)
+	if (mcp_url_split(json_string_value(url), authority, sizeof authority, target, sizeof target, &tls) != 0)
 		/* the URL itself is not repeated: it may carry a password or a token */
 		return fail(r, "server %s: its url cannot be bridged (want http[s]://host[:port]/path[?query], "
 			    "no user, no fragment)", name);
-	if (where && where->by_url && url_upstream(r, name, authority, tls, where, &up) != 0)
-		return -1;
+	if (where && where->by_url && mcp_url_upstream(authority, tls, where, &up, why, sizeof why) != 0)
+		return fail(r, "server %s: %s", name, why);
 	if (headers && !json_is_object(headers))
 		return fail(r, "server %s: headers must be an object", name);
 	lines = calloc(json_object_size(headers) + 2, sizeof *lines);

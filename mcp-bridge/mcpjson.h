@@ -9,6 +9,8 @@
 #include <sys/types.h>
 
 #include "common/header.h"
+#include "mcp-bridge/mcpcmd.h"
+#include "mcp-bridge/mcpurl.h"
 #include "mcp-bridge/upstream.h"
 
 struct mcp_route {
@@ -24,17 +26,6 @@ struct mcp_route {
 	struct upstream up;
 };
 
-/* Where the servers' requests go: NULL, every one to [mcp] upstream (a
- * daemon's single endpoint, which serves them all); by_url, each where
- * its URL says: https://NAME[:PORT] by name over TLS, http://NAME[:PORT]
- * over TCP, and the host's loopback (127.0.0.1, localhost, [::1]: inside
- * the sandbox that would be the agent's own) to the relay socket
- * LOOPBACK/PORT.sock that whoever starts ward provides for that port
- * alone (NULL: such a server is left out). */
-struct mcp_where {
-	int by_url;
-	const char *loopback;
-};
 
 #define MCP_MAX_VARS 64
 #define MCP_MAX_SKIPPED 32
@@ -70,23 +61,6 @@ struct mcp_result {
  * memory runs out. The fuzzable core. */
 int mcp_rewrite(const char *text, size_t len, unsigned first_port, const struct mcp_where *where,
 		struct mcp_result *r);
-
-/* A header value "!COMMAND" (pi-mcp-adapter runs COMMAND by the shell and
- * sends what it prints): ward runs nothing, and takes the value from
- * ward's environment under the name this gives, WARD_MCP_CMD_ and the
- * first 16 hex digits of COMMAND's SHA-256 (ward-pi runs the command on the
- * host and passes its output by that name). name: at least
- * MCP_CMD_VAR_SIZE. */
-#define MCP_CMD_VAR_SIZE 30
-void mcp_command_var(const char *command, char *name);
-
-/* Each COMMAND of a "!COMMAND" header value or bearerToken of the file's
- * url servers (not "!!", the adapter's escaped '!'), to visit(ctx,
- * COMMAND); nothing else of the file is visited (a stdio server's args
- * are never a command to run). 0, visit's first non-zero, or -1 with err
- * (not JSON, no mcpServers object). Pure. */
-int mcp_commands(const char *text, size_t len, int (*visit)(void *ctx, const char *command), void *ctx,
-		 char *err, size_t errsize);
 
 /* The routes of a result, once taken from it. */
 void mcp_routes_free(struct mcp_route *v, int n);
