@@ -20,6 +20,7 @@
 #include "mcp-bridge/conn.h"
 #include "mcp-bridge/dial.h"
 #include "mcp-bridge/ending.h"
+#include "mcp-bridge/refresh.h"
 #include "mcp-bridge/stream.h"
 #include "mcp-bridge/tunnel.h"
 
@@ -42,6 +43,7 @@ static int shortage(int err)
 }
 
 static void connect_upstream(struct loop *l, struct conn *c);
+static struct conn *conn_add(struct loop *l, const struct bridge_route *r, int fd);
 
 static void accept_one(struct loop *l, const struct bridge_route *r)
 {
@@ -93,8 +95,26 @@ static void accept_one(struct loop *l, const struct bridge_route *r)
 		turn_away(r, fd, l->n_conns, "too many connections");
 		return;
 	}
+	c = conn_add(l, r, fd);
+	if (!c)
+		return;
+	if (r->stream) {
+		/* no head to wait for: the upstream at once, the client's
+		 * bytes left in its socket until it is ready (only a hangup
+		 * is heard of it meanwhile) */
+		conn_watch(l, c, 0, EPOLL_CTL_ADD, 0);
+		connect_upstream(l, c);
+		return;
+	}
+	conn_watch(l, c, 0, EPOLL_CTL_ADD, EPOLLIN);
+}
 
-	c = calloc(1, sizeof *c);
+/* A connection of route r on the client socket fd, in the loop's list;
+ * NULL (fd closed) without memory. */
+static struct conn *conn_add(struct loop *l, const struct bridge_route *r, int fd)
+{
+	struct conn *c = calloc(1, sizeof *c);
+
 	if (c) {
 		c->route = r;
 		if (r->stream ? stream_alloc(c) != 0 : !(c->head = malloc(HTTP_MAX_HEAD))) {
@@ -107,7 +127,7 @@ static void accept_one(struct loop *l, const struct bridge_route *r)
 	}
 	if (!c) {
 		close(fd);
-		return;
+		return NULL;
 	}
 	c->cfd = fd;
 	c->ufd = -1;
@@ -120,15 +140,7 @@ static void accept_one(struct loop *l, const struct bridge_route *r)
 	c->next = l->conns;
 	l->conns = c;
 	l->n_conns++;
-	if (r->stream) {
-		/* no head to wait for: the upstream at once, the client's
-		 * bytes left in its socket until it is ready (only a hangup
-		 * is heard of it meanwhile) */
-		conn_watch(l, c, 0, EPOLL_CTL_ADD, 0);
-		connect_upstream(l, c);
-		return;
-	}
-	conn_watch(l, c, 0, EPOLL_CTL_ADD, EPOLLIN);
+	return c;
 }
 
 /* The resolver's descriptor in the epoll set: tagged after the listeners
@@ -238,10 +250,83 @@ static void connect_upstream(struct loop *l, struct conn *c)
 	conn_rearm(l, c);
 }
 
+/* A credential's refresh socket in the epoll set: tagged after the
+ * resolver, by its route's index. */
+#define CRED_TAG(r, i) ((uint64_t)((r)->n + 2 + (i)) << 1)
+
+static void head_complete(struct loop *l, struct conn *c);
+
+/* The refresh of route ri's credential ended: the requests that waited
+ * for it go on with the new token, or get 502 saying what failed. */
+static void resume_waiters(struct loop *l, int ri)
+{
+	const struct bridge_route *r = &l->routes->v[ri];
+	struct conn *c = l->conns, *next;
+
+	for (; c; c = next) {
+		next = c->next; /* c may be closed (and moved to l->dead) */
+		if (c->state != C_CRED || c->route != r)
+			continue;
+		if (r->cred->failed[0]) {
+			snprintf(c->why, sizeof c->why, "the route's login could not be refreshed: %s", r->cred->failed);
+			refuse(l, c, 502, c->why);
+			continue;
+		}
+		c->state = C_HEAD;
+		c->cred_gen = r->cred->gen;
+		head_complete(l, c);
+	}
+}
+
+/* What the refresh of route ri's credential asked for: its token route's
+ * connection served, or its waiters resumed. */
+static void cred_step(struct loop *l, int ri, enum refresh_step step, int peer)
+{
+	const struct bridge_route *r = &l->routes->v[ri];
+	struct cred_route *cr = r->cred;
+
+	if (step == REFRESH_ASK) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = CRED_TAG(l->routes, ri) };
+		struct conn *t = NULL;
+
+		if (l->n_conns < l->max_conns)
+			t = conn_add(l, &l->routes->v[cr->token_route], peer);
+		else
+			close(peer);
+		log_debug("bridge: route=%s: its login's refresh: asking the token endpoint", r->name);
+		if (!t)
+			step = refresh_abandon(cr, "no connection to be had for the refresh");
+		else if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, cr->sock, &ev) != 0)
+			step = refresh_abandon(cr, "cannot wait for the token endpoint");
+		else
+			conn_watch(l, t, 0, EPOLL_CTL_ADD, EPOLLIN);
+	}
+	if (step == REFRESH_DONE)
+		resume_waiters(l, ri);
+}
+
+/* The request waits for its route's credential; the first to wait starts
+ * the refresh. Its client is polled for nothing but a hangup meanwhile. */
+static void wait_for_cred(struct loop *l, struct conn *c)
+{
+	struct cred_route *cr = c->route->cred;
+	int peer = -1;
+
+	enum refresh_step step;
+
+	c->state = C_CRED;
+	conn_rearm(l, c);
+	if (cr->state != R_IDLE)
+		return;
+	step = refresh_start(cr, now_ms(), &peer); /* before peer is read */
+	cred_step(l, (int)(c->route - l->routes->v), step, peer);
+}
+
 /* The whole head is in: check it, rewrite it, connect upstream. */
 static void head_complete(struct loop *l, struct conn *c)
 {
 	ssize_t n, h;
+	const char *extra = NULL; /* a credential's Authorization */
 
 	if (c->route->proxy) {
 		int status;
@@ -256,6 +341,22 @@ static void head_complete(struct loop *l, struct conn *c)
 		}
 		/* a plain http:// request: from here a route's, on its own route */
 	}
+	if (c->route->cred) {
+		struct cred_route *cr = c->route->cred;
+		/* a waiter resumed takes the token its refresh brought, fresh or not */
+		int k = c->cred_gen && c->cred_gen == cr->gen && cr->state == R_IDLE && !cr->failed[0]
+				? (extra = cr->line, 1)
+				: refresh_line(cr, now_ms(), &extra, &c->cred_gen);
+		if (k < 0) {
+			snprintf(c->why, sizeof c->why, "the route's login could not be refreshed: %s", cr->failed);
+			refuse(l, c, 502, c->why);
+			return;
+		}
+		if (k == 0) {
+			wait_for_cred(l, c);
+			return;
+		}
+	}
 	n = http_req_feed(&c->req, c->head, c->head_len);
 
 	if (n < 0 || (size_t)n < c->req.head_len) {
@@ -269,7 +370,7 @@ static void head_complete(struct loop *l, struct conn *c)
 		refuse(l, c, 503, "out of memory");
 		return;
 	}
-	h = http_req_upstream_head(&c->req, c->c2u, REQ_BUF);
+	h = http_req_upstream_head(&c->req, extra, c->c2u, REQ_BUF);
 	if (h < 0 || (size_t)h + (size_t)n - c->req.head_len > REQ_BUF) {
 		refuse(l, c, 431, "request head too large after rewriting");
 		return;
@@ -503,6 +604,8 @@ again:
 			}
 			if (used == 0)
 				break;
+			if (c->status == 401 && c->route->cred)
+				refresh_rejected(c->route->cred, c->cred_gen);
 			if (c->status == 101) {
 				refuse(l, c, 502, "upstream switched protocols (Upgrade is not allowed)");
 				return;
@@ -617,6 +720,14 @@ static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 	}
 	if (!upstream && c->state == C_HEAD) {
 		on_client_read(l, c);
+		return;
+	}
+	if (c->state == C_CRED) {
+		/* polled for nothing: only a client that went away is news */
+		if (!upstream && (ev & (EPOLLERR | EPOLLHUP))) {
+			c->req.why = "client went away while the route's login was refreshed";
+			close_conn(l, c);
+		}
 		return;
 	}
 	/* the client's side reset or fully closed (epoll always reports it): no
@@ -801,6 +912,38 @@ static void expire(struct loop *l)
 	}
 }
 
+/* The loop's wait, no longer than the next lock try or deadline of a
+ * credential's refresh. */
+static void cred_wait(const struct loop *l, int *wait)
+{
+	uint64_t now = now_ms();
+	int i;
+
+	for (i = 0; i < l->routes->n; i++) {
+		uint64_t due = l->routes->v[i].cred ? refresh_due(l->routes->v[i].cred) : 0;
+		int ms = !due ? -1 : due <= now ? 0 : due - now > 60000 ? 60000 : (int)(due - now);
+		if (ms >= 0 && (*wait < 0 || ms < *wait))
+			*wait = ms;
+	}
+}
+
+/* Each refresh whose lock try or deadline came. */
+static void cred_ticks(struct loop *l)
+{
+	uint64_t now = now_ms();
+	int i, peer;
+
+	for (i = 0; i < l->routes->n; i++) {
+		struct cred_route *cr = l->routes->v[i].cred;
+		if (cr && cr->state != R_IDLE && refresh_due(cr) <= now) {
+			enum refresh_step step;
+			peer = -1;
+			step = refresh_tick(cr, now, &peer); /* before peer is read */
+			cred_step(l, i, step, peer);
+		}
+	}
+}
+
 int bridge_run(const struct bridge_routes *r, struct resolver *res, int max_conns)
 {
 	struct loop l = { .max_conns = max_conns, .routes = r, .res = res };
@@ -815,7 +958,7 @@ int bridge_run(const struct bridge_routes *r, struct resolver *res, int max_conn
 		ev.events = EPOLLIN;
 		/* listeners are tagged with their route index + 1, below any heap pointer */
 		ev.data.u64 = (uint64_t)(i + 1) << 1;
-		if (epoll_ctl(l.epfd, EPOLL_CTL_ADD, r->v[i].lfd, &ev) != 0)
+		if (!r->v[i].hidden && epoll_ctl(l.epfd, EPOLL_CTL_ADD, r->v[i].lfd, &ev) != 0)
 			return -1;
 	}
 	/* the resolver's sockets, as one descriptor, tagged after the listeners */
@@ -833,6 +976,7 @@ int bridge_run(const struct bridge_routes *r, struct resolver *res, int max_conn
 
 		if (dns >= 0 && (wait < 0 || dns < wait))
 			wait = dns;
+		cred_wait(&l, &wait);
 
 		if (l.paused_until) {
 			uint64_t now = now_ms();
@@ -856,6 +1000,11 @@ int bridge_run(const struct bridge_routes *r, struct resolver *res, int max_conn
 				accept_one(&l, &r->v[(d >> 1) - 1]);
 				continue;
 			}
+			if (d >= CRED_TAG(r, 0) && d < CRED_TAG(r, r->n)) {
+				i = (int)(d >> 1) - r->n - 2;
+				cred_step(&l, i, refresh_readable(r->v[i].cred, now_ms()), -1);
+				continue;
+			}
 			conn_event(&l, (struct conn *)(uintptr_t)(d & ~(uint64_t)1), // NOLINT(performance-no-int-to-ptr)
 				   (int)(d & 1), evs[k].events);
 		}
@@ -866,6 +1015,7 @@ int bridge_run(const struct bridge_routes *r, struct resolver *res, int max_conn
 		while ((i = resolver_next(res)) >= 0)
 			name_answered(&l, i);
 		expire(&l);
+		cred_ticks(&l);
 		reap_dead(&l);
 	}
 }

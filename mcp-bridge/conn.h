@@ -41,7 +41,8 @@
  * answer, relayed; the client is reset once it has been sent all of it. */
 /* C_HELLO: a proxy tunnel told 200, its client's TLS ClientHello awaited
  * (tunnel.h). */
-enum conn_state { C_HEAD, C_RESOLVING, C_RETRY, C_CONNECTING, C_HANDSHAKE, C_RELAY, C_DRAIN, C_ABORT, C_STREAM, C_HELLO };
+/* C_CRED: its head is in, waiting for its route's credential (refresh.h). */
+enum conn_state { C_HEAD, C_CRED, C_RESOLVING, C_RETRY, C_CONNECTING, C_HANDSHAKE, C_RELAY, C_DRAIN, C_ABORT, C_STREAM, C_HELLO };
 #define RETRY_MS 10
 #define RETRY_MAX 200
 #define ACCEPT_PAUSE_MS 100 /* listeners rest when no client can be accepted */
@@ -86,6 +87,7 @@ struct conn {
 	struct name_addr addr;
 	int name_i;	    /* its name's resolver entry: the route's index, or a tunnel's (resolver_hold) */
 	struct tunnel *tun; /* a connection to the egress proxy (tunnel.h) */
+	unsigned cred_gen;  /* the credential's token generation it was sent with */
 	char why[1024]; /* a refusal's reason that is not a constant */
 	int shut_up, shut_client; /* a stream: the end passed on to each side */
 	int client_unpolled;	  /* a stream: the client is done both ways, out of the set */

@@ -483,7 +483,15 @@ static int injected(const struct http_route *r, const struct span *f)
 	return 0;
 }
 
-ssize_t http_req_upstream_head(const struct http_req *q, char *out, size_t size)
+/* Whether f is the header that line ("Name: value") sets. */
+static int named_by(const char *line, const struct span *f)
+{
+	const char *colon = line ? strchr(line, ':') : NULL;
+
+	return colon && f->n == (size_t)(colon - line) && strncasecmp(f->p, line, f->n) == 0;
+}
+
+ssize_t http_req_upstream_head(const struct http_req *q, const char *extra, char *out, size_t size)
 {
 	const struct http_route *r = q->route;
 	size_t n = 0;
@@ -500,7 +508,8 @@ ssize_t http_req_upstream_head(const struct http_req *q, char *out, size_t size)
 	PUT("%s %.*s HTTP/%u.%u\r\n", http_method_str(q->parser.method), (int)q->target.n, q->target.p,
 	    q->parser.http_major, q->parser.http_minor);
 	for (i = 0; i < q->n_fields; i++) {
-		if (hop_by_hop(&q->fields[i]) || retargets(&q->fields[i]) || injected(r, &q->fields[i]))
+		if (hop_by_hop(&q->fields[i]) || retargets(&q->fields[i]) || injected(r, &q->fields[i]) ||
+		    named_by(extra, &q->fields[i]))
 			continue;
 		PUT("%.*s: %.*s\r\n", (int)q->fields[i].n, q->fields[i].p, (int)q->values[i].n, q->values[i].p);
 	}
@@ -508,6 +517,8 @@ ssize_t http_req_upstream_head(const struct http_req *q, char *out, size_t size)
 		PUT("Host: %s\r\n", r->host);
 	for (i = 0; i < r->n_inject; i++)
 		PUT("%s\r\n", r->inject[i]);
+	if (extra)
+		PUT("%s\r\n", extra);
 	PUT("Connection: close\r\n\r\n");
 #undef PUT
 	return (ssize_t)n;

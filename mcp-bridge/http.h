@@ -88,9 +88,11 @@ int http_header_reserved(const char *name, size_t len);
 
 /* The head to send upstream: request line, the client's headers except
  * Host, Connection and hop-by-hop ones and those the route injects, then
- * Host, the injected lines, "Connection: close". Returns its length, or -1
- * if it does not fit. */
-ssize_t http_req_upstream_head(const struct http_req *q, char *out, size_t size);
+ * Host, the injected lines, extra (a "Name: value" line set now, such as
+ * a credential's Authorization, or NULL; the client's header of that name
+ * is dropped too), "Connection: close". Returns its length, or -1 if it
+ * does not fit. */
+ssize_t http_req_upstream_head(const struct http_req *q, const char *extra, char *out, size_t size);
 
 /* The JSON-RPC method of the body, for the audit line: each method of a
  * batch, comma-separated; "?" for a body it cannot tell (not JSON, no

@@ -14,6 +14,7 @@
 #include "common/fds.h"
 #include "common/log.h"
 #include "common/record.h"
+#include "mcp-bridge/refresh.h"
 #include "mcp-bridge/resolve.h"
 
 
@@ -43,7 +44,7 @@ static int conn_limit(int n_routes)
 void bridge_main(const struct bridge_start *s, int rfd, pid_t parent)
 {
 	const struct bridge_routes *r = s->routes;
-	int *keep = calloc((size_t)r->n + 3, sizeof *keep), nk = 0, i, max_conns, health_ok = 0;
+	int *keep = calloc(2 * (size_t)r->n + 3, sizeof *keep), nk = 0, i, max_conns, health_ok = 0;
 	struct resolver res;
 	char err[256];
 	sigset_t none;
@@ -52,8 +53,13 @@ void bridge_main(const struct bridge_start *s, int rfd, pid_t parent)
 	if (!keep)
 		_exit(3);
 	/* every listener, however many routes there are */
-	for (i = 0; i < r->n; i++)
-		keep[nk++] = r->v[i].lfd;
+	for (i = 0; i < r->n; i++) {
+		if (!r->v[i].hidden)
+			keep[nk++] = r->v[i].lfd;
+		/* a credential file, PID 1's open descriptor (refresh.h) */
+		if (r->v[i].cred)
+			keep[nk++] = r->v[i].cred->fd;
+	}
 	keep[nk++] = rfd;
 	keep[nk++] = log_fd();
 	if (s->ll_fd >= 0)

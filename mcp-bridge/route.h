@@ -11,6 +11,8 @@
 #include "mcp-bridge/tls.h"
 #include "mcp-bridge/upstream.h"
 
+struct cred_route;
+
 #define BRIDGE_MAX_CONNS 1024
 #define BRIDGE_HEAD_TIMEOUT_MS 10000 /* a request head must arrive in this time */
 
@@ -35,6 +37,8 @@ struct bridge_route {
 	int stream;	/* protocol = stream: no HTTP, bytes both ways (stream.c) */
 	struct tls_route *tls; /* tls: upstreams */
 	const struct proxy_policy *proxy; /* the egress proxy: each CONNECT names its upstream (tunnel.h) */
+	struct cred_route *cred; /* an OAuth credential's Authorization (refresh.h), or NULL */
+	int hidden;		 /* no listener: a credential's token route, whose client is the bridge */
 };
 
 struct bridge_routes {

@@ -605,6 +605,10 @@ static const char *const bridge_allow[] = {
 	"mprotect", "futex", "rt_sigprocmask", "rt_sigreturn", "exit", "exit_group", "getpid", "gettid",
 	"clock_gettime", "clock_nanosleep", "nanosleep", "getrandom", "restart_syscall", "fcntl",
 	"fstat", "newfstatat", "tgkill", "sched_yield", "sigaltstack", "pipe2", "splice",
+	/* a route's OAuth credential (mcp-bridge/refresh.h): the file PID 1
+	 * opened, locked, read and rewritten in place; the bridge opens none
+	 * (its Landlock has no file right) */
+	"flock", "pread64", "pwrite64", "ftruncate", "fsync",
 };
 
 /* Every call of names[] that this arch has: allowed. The number of rules
@@ -661,7 +665,11 @@ int sc_compile_bridge(struct sc_filter *f, int resolver, char *err, size_t errsi
 	 * With a resolver: DNS over UDP (Landlock does not govern UDP; the
 	 * servers are resolv.conf's) and TCP (port 53, in its Landlock rules),
 	 * and IPv6 TCP for an AAAA answer's addresses. */
+	/* and a unix socket pair: a credential's refresh, its own client */
 	if ((n = allow_socket(ctx, AF_UNIX, SOCK_STREAM, any, 1)) < 0 ||
+	    (f->n_rules += n, n = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socketpair), 2,
+						    cmp(0, SCMP_CMP_EQ, AF_UNIX, 0),
+						    cmp(1, SCMP_CMP_MASKED_EQ, 0xf, SOCK_STREAM)) ? -1 : 1) < 0 ||
 	    (f->n_rules += n, n = allow_socket(ctx, AF_INET, SOCK_STREAM, tcp, 2)) < 0 ||
 	    (f->n_rules += n, n = allow_socket(ctx, AF_VSOCK, SOCK_STREAM, any, 1)) < 0) {
 		snprintf(err, errsize, "seccomp: bridge rule for socket");

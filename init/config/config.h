@@ -26,6 +26,16 @@ enum forward_target { FORWARD_CHILD, FORWARD_GROUP };
  * agent to lo) or ports (Landlock's port rules only, on any address). */
 enum egress_mode { EGRESS_LOOPBACK, EGRESS_PORTS };
 
+/* [route NAME] credential: a subscription's OAuth login, Pi's auth.json
+ * (or ward-pi's copy of it), whose access token the bridge sends and
+ * refreshes (mcp-bridge/refresh.h). Its token endpoint is the preset's. */
+struct config_cred {
+	char *path;	     /* absolute, as resolved */
+	const char *entry;   /* its key in the file: the provider's name */
+	const char *client_id, *token_host, *token_path;
+	struct upstream up;  /* tls:TOKEN_HOST.:443, public addresses only */
+};
+
 /* [route NAME]: one loopback listener relayed to one upstream. */
 struct config_route {
 	char *name;
@@ -44,6 +54,8 @@ struct config_route {
 	char *tls_pin; /* "sha256:HEX" of the upstream's certificate */
 	char *provider;	    /* provider = NAME or ${VAR}, as written (providers.h) */
 	char *provider_url; /* provider_url = URL or ${VAR}: openai-compatible */
+	char *credential;   /* credential = PATH or ${VAR}, as written */
+	struct config_cred *cred; /* resolved by providers_apply, or NULL */
 };
 
 /* [file NAME]: a private file handed in by the host (fd:N or a path),

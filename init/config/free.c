@@ -24,6 +24,10 @@ void config_route_free(struct config_route *r)
 	free(r->tls_pin);
 	free(r->provider);
 	free(r->provider_url);
+	free(r->credential);
+	if (r->cred)
+		free(r->cred->path);
+	free(r->cred);
 	headers_free(r->headers, r->n_headers);
 }
 

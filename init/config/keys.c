@@ -624,6 +624,14 @@ static int set_route(struct parse_ctx *ctx, const char *k, const char *v, const 
 		if (!*v)
 			return *why = "expected a provider's name or ${VAR}", -1;
 		*dst = strdup(v);
+	} else if (strcmp(k, "credential") == 0) {
+		/* resolved with the provider (providers.c): a path or ${VAR} */
+		if (r->credential)
+			return *why = "set twice in this route", -1;
+		if (v[0] != '/' && strncmp(v, "${", 2) != 0)
+			return *why = "expected the absolute path of a login's credential file (Pi's auth.json) or "
+				      "${VAR}", -1;
+		r->credential = strdup(v);
 	} else if (strcmp(k, "tls_ca") == 0) {
 		if (r->tls_ca)
 			return *why = "set twice in this route", -1;
@@ -901,6 +909,7 @@ const struct key_def config_keys[] = {
 	{ SEC_ROUTE, "tls_pin", set_route, 1, 0 },
 	{ SEC_ROUTE, "provider", set_route, 1, 0 },
 	{ SEC_ROUTE, "provider_url", set_route, 1, 0 },
+	{ SEC_ROUTE, "credential", set_route, 1, 0 },
 	/* like route keys: set_file refuses repeats in one file */
 	{ SEC_FILE, "source", set_file, 1, 0 },
 	{ SEC_FILE, "target", set_file, 1, 0 },

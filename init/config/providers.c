@@ -14,18 +14,21 @@
  * provider code: the base URL each appends its paths to, the header the key
  * goes in). The route pins the path prefix; the bridge sends the key. */
 static const struct provider_preset presets[] = {
-	{ "anthropic", "api.anthropic.com", "/v1/", "", "x-api-key", "", "ANTHROPIC_API_KEY" },
-	{ "openai", "api.openai.com", "/v1/", "/v1", "Authorization", "Bearer ", "OPENAI_API_KEY" },
-	{ "openrouter", "openrouter.ai", "/api/v1/", "/api/v1", "Authorization", "Bearer ", "OPENROUTER_API_KEY" },
+	/* Claude Pro/Max: Pi 1.6's anthropic OAuth (its refresh: JSON to
+	 * platform.claude.com's token endpoint with Pi's client id) */
+	{ "anthropic", "api.anthropic.com", "/v1/", "", "x-api-key", "", "ANTHROPIC_API_KEY", "platform.claude.com",
+	  "/v1/oauth/token", "9d1c250a-e61b-44d9-88ed-5944d1962f5e" },
+	{ "openai", "api.openai.com", "/v1/", "/v1", "Authorization", "Bearer ", "OPENAI_API_KEY", NULL, NULL, NULL },
+	{ "openrouter", "openrouter.ai", "/api/v1/", "/api/v1", "Authorization", "Bearer ", "OPENROUTER_API_KEY", NULL, NULL, NULL },
 	{ "google", "generativelanguage.googleapis.com", "/v1beta/", "/v1beta", "x-goog-api-key", "",
-	  "GEMINI_API_KEY" },
-	{ "mistral", "api.mistral.ai", "/v1/", "", "Authorization", "Bearer ", "MISTRAL_API_KEY" },
-	{ "groq", "api.groq.com", "/openai/v1/", "/openai/v1", "Authorization", "Bearer ", "GROQ_API_KEY" },
-	{ "xai", "api.x.ai", "/v1/", "/v1", "Authorization", "Bearer ", "XAI_API_KEY" },
-	{ "deepseek", "api.deepseek.com", "/v1/", "/v1", "Authorization", "Bearer ", "DEEPSEEK_API_KEY" },
+	  "GEMINI_API_KEY", NULL, NULL, NULL },
+	{ "mistral", "api.mistral.ai", "/v1/", "", "Authorization", "Bearer ", "MISTRAL_API_KEY", NULL, NULL, NULL },
+	{ "groq", "api.groq.com", "/openai/v1/", "/openai/v1", "Authorization", "Bearer ", "GROQ_API_KEY", NULL, NULL, NULL },
+	{ "xai", "api.x.ai", "/v1/", "/v1", "Authorization", "Bearer ", "XAI_API_KEY", NULL, NULL, NULL },
+	{ "deepseek", "api.deepseek.com", "/v1/", "/v1", "Authorization", "Bearer ", "DEEPSEEK_API_KEY", NULL, NULL, NULL },
 	/* host and path from provider_url; a key of its own (an OpenAI key
 	 * must not go to another server by default), and only if it is set */
-	{ "openai-compatible", NULL, NULL, NULL, "Authorization", "Bearer ", "WARD_PROVIDER_KEY" },
+	{ "openai-compatible", NULL, NULL, NULL, "Authorization", "Bearer ", "WARD_PROVIDER_KEY", NULL, NULL, NULL },
 };
 
 const struct provider_preset *provider_find(const char *name)
@@ -150,11 +153,18 @@ static int fill(struct ward_config *cfg, struct config_route *r, const struct pr
 	if (!r->path || http_methods("POST GET", &r->methods) != 0)
 		return snprintf(err, errsize, "out of memory"), -1;
 	for (h = 0; h < r->n_headers; h++)
-		if (strcasecmp(r->headers[h].name, p->header) == 0)
+		if (strcasecmp(r->headers[h].name, p->header) == 0 ||
+		    (r->cred && strcasecmp(r->headers[h].name, "Authorization") == 0))
 			break;
+	if (r->cred && h < r->n_headers) {
+		snprintf(err, errsize, "[route %s]: header %s: with a credential the bridge sends the login's own "
+			 "Authorization", r->name, r->headers[h].name);
+		return -1;
+	}
 	/* openai-compatible: a server may need no key, and WARD_PROVIDER_KEY
-	 * is its own; any other preset's key is required */
-	if (h == r->n_headers && (p->host || getenv(p->key_var))) {
+	 * is its own; any other preset's key is required. A login sends its
+	 * own token instead (refresh.h). */
+	if (h == r->n_headers && !r->cred && (p->host || getenv(p->key_var))) {
 		/* the key, from ward's environment at start (a missing one stops it) */
 		snprintf(value, sizeof value, "%s${%s}", p->prefix, p->key_var);
 		nv = realloc(r->headers, (size_t)(r->n_headers + 1) * sizeof *nv);
@@ -168,10 +178,47 @@ static int fill(struct ward_config *cfg, struct config_route *r, const struct pr
 	/* what the agent's SDK is pointed at, nothing secret */
 	path[strlen(path) - 1] = '\0';
 	snprintf(base, sizeof base, "http://127.0.0.1:%u%s", r->port, p->host ? p->base : path);
-	if (config_agent_env(cfg, "WARD_PROVIDER", p->name) != 0 || config_agent_env(cfg, "WARD_PROVIDER_BASE_URL", base) != 0) {
+	if (config_agent_env(cfg, "WARD_PROVIDER", p->name) != 0 || config_agent_env(cfg, "WARD_PROVIDER_BASE_URL", base) != 0 ||
+	    (r->cred && config_agent_env(cfg, "WARD_PROVIDER_AUTH", "oauth") != 0)) {
 		snprintf(err, errsize, "[agent] env: no room for WARD_PROVIDER and WARD_PROVIDER_BASE_URL");
 		return -1;
 	}
+	return 0;
+}
+
+/* credential = PATH or ${VAR} (empty: none): the preset's login, its
+ * token endpoint by name like the API's. */
+static int credential(struct config_route *r, const struct provider_preset *p, char *err, size_t errsize)
+{
+	char from[128], spec[300];
+	const char *path = config_env_ref(r->credential, from, sizeof from), *why = NULL;
+
+	if (!*path)
+		return 0;
+	if (!p->token_host) {
+		snprintf(err, errsize, "[route %s]: credential: provider %s has no login ward can refresh (anthropic "
+			 "has: a Claude subscription)", r->name, p->name);
+		return -1;
+	}
+	if (path[0] != '/') {
+		snprintf(err, errsize, "[route %s]: credential%s%s%s: expected an absolute path", r->name,
+			 from[0] ? " (${" : "", from, from[0] ? "})" : "");
+		return -1;
+	}
+	r->cred = calloc(1, sizeof *r->cred);
+	if (!r->cred || !(r->cred->path = strdup(path)))
+		return snprintf(err, errsize, "out of memory"), -1;
+	r->cred->entry = p->name;
+	r->cred->client_id = p->client_id;
+	r->cred->token_host = p->token_host;
+	r->cred->token_path = p->token_path;
+	snprintf(spec, sizeof spec, "tls:%s.:443", p->token_host);
+	if (upstream_parse(spec, &r->cred->up, &why) != 0) {
+		snprintf(err, errsize, "[route %s]: credential: %s", r->name, why);
+		return -1;
+	}
+	r->cred->up.public_only = 1;
+	snprintf(r->cred->up.desc, sizeof r->cred->up.desc, "tls:%s:443", p->token_host);
 	return 0;
 }
 
@@ -190,6 +237,11 @@ int providers_apply(struct ward_config *cfg, char *err, size_t errsize, int *lin
 		if (!r->provider) {
 			if (r->provider_url) {
 				snprintf(err, errsize, "[route %s]: provider_url needs provider = openai-compatible", r->name);
+				return -1;
+			}
+			if (r->credential) {
+				snprintf(err, errsize, "[route %s]: credential needs provider = anthropic (the login's "
+					 "token endpoint is the preset's)", r->name);
 				return -1;
 			}
 			continue;
@@ -217,7 +269,8 @@ int providers_apply(struct ward_config *cfg, char *err, size_t errsize, int *lin
 				 r->name, shown(url, url_from, named, sizeof named), p->name);
 			return -1;
 		}
-		if (fill(cfg, r, p, url, url_from, err, errsize) != 0)
+		if ((r->credential && credential(r, p, err, errsize) != 0) ||
+		    fill(cfg, r, p, url, url_from, err, errsize) != 0)
 			return -1;
 		first = r->name;
 	}

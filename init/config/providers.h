@@ -21,6 +21,9 @@ struct provider_preset {
 	const char *header;  /* the key's header */
 	const char *prefix;  /* before the key in it ("Bearer "), or "" */
 	const char *key_var; /* the provider's usual variable */
+	/* its subscription login (Pi's /login), when ward can refresh it:
+	 * the OAuth token endpoint (TLS, 443) and Pi's client id; NULL: none */
+	const char *token_host, *token_path, *client_id;
 };
 
 /* The preset of that name, or NULL. */

@@ -17,6 +17,7 @@
 #include "common/envref.h"
 #include "common/source.h"
 #include "init/config/names.h"
+#include "mcp-bridge/refresh.h"
 
 /* "@PATH" or "@fd:N": read once, as root; a trailing newline is dropped.
  * NULL with err when it cannot be read or is not one line. */
@@ -39,14 +40,86 @@ static char *read_secret(const char *src, char *err, size_t errsize)
 	return buf;
 }
 
+/* A route's login (config_cred): its file opened read-write and checked
+ * now, as root (a file that is no login stops the start, before anything
+ * runs); its token route appended to the bridge's routes, without a
+ * listener. */
+static int build_cred(struct bridgeproc *b, int i, const struct route *c, const struct ward_config *cfg)
+{
+	const struct config_cred *k = c->cred;
+	struct bridge_route *r = &b->routes.v[i], *tr = &b->routes.v[b->routes.n];
+	struct cred_route *cr;
+	struct cred_tokens tok;
+	struct stat st;
+	char why[300], *buf = NULL;
+	ssize_t got = 0;
+	int fd = open(k->path, O_RDWR | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (off_t)CRED_MAX_FILE) {
+		log_error("%s:%d: [route %s] credential %s: %s", cfg->path, c->line, c->name, k->path,
+			  fd < 0 ? strerror(errno) : "not a regular file of at most 256 KiB");
+		if (fd >= 0)
+			close(fd);
+		return 2;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (buf)
+		got = pread(fd, buf, (size_t)st.st_size, 0);
+	if (!buf || got < 0 || cred_parse_file(buf, (size_t)got, k->entry, &tok, why, sizeof why) != 0) {
+		log_error("%s:%d: [route %s] credential %s: %s", cfg->path, c->line, c->name, k->path,
+			  buf && got >= 0 ? why : "cannot read it");
+		if (buf)
+			explicit_bzero(buf, (size_t)st.st_size);
+		free(buf);
+		close(fd);
+		return 2;
+	}
+	explicit_bzero(buf, (size_t)st.st_size);
+	explicit_bzero(&tok, sizeof tok);
+	free(buf);
+	cr = calloc(1, sizeof *cr);
+	if (!cr) {
+		close(fd);
+		return 3;
+	}
+	*cr = (struct cred_route){ .fd = fd, .path = k->path, .entry = k->entry, .client_id = k->client_id,
+				   .token_host = k->token_host, .token_path = k->token_path,
+				   .token_route = b->routes.n, .sock = -1 };
+	r->cred = cr;
+	/* the token endpoint: POST to its one path, by name, TLS verified
+	 * against the system's roots; the refresh is its only client */
+	tr->name = c->name;
+	tr->up = k->up;
+	tr->lfd = -1;
+	tr->line = c->line;
+	tr->hidden = 1;
+	tr->http.name = c->name;
+	tr->http.methods = 1u << HTTP_POST;
+	tr->http.path = k->token_path;
+	tr->http.exact = 1;
+	tr->http.host = k->token_host;
+	tr->headers = calloc(1, sizeof *tr->headers);
+	tr->tls = calloc(1, sizeof *tr->tls);
+	if (!tr->headers || !tr->tls)
+		return 3;
+	b->routes.n++;
+	if (tls_route_init(tr->tls, k->token_host, c->tls_ca, NULL, why, sizeof why) != 0) {
+		log_error("%s:%d: [route %s] credential: %s", cfg->path, c->line, c->name, why);
+		return 2;
+	}
+	return 0;
+}
+
 /* The bridge's own copy of each route of the table: secrets read, each
  * header joined into the line it sends, CA roots read (the bridge opens
- * no file later). */
+ * no file later); a login's token route after them. */
 static int build_routes(struct bridgeproc *b, const struct route_table *t, const struct ward_config *cfg)
 {
-	int i, h;
+	int i, h, n_cred = 0;
 
-	b->routes.v = calloc((size_t)t->n, sizeof *b->routes.v);
+	for (i = 0; i < t->n; i++)
+		n_cred += t->v[i].cred != NULL;
+	b->routes.v = calloc((size_t)(unsigned)t->n + (size_t)(unsigned)n_cred, sizeof *b->routes.v);
 	if (!b->routes.v)
 		return 3;
 	b->routes.n = t->n;
@@ -125,6 +198,11 @@ static int build_routes(struct bridgeproc *b, const struct route_table *t, const
 			}
 		}
 	}
+	for (i = 0; i < t->n; i++) {
+		int rc = t->v[i].cred ? build_cred(b, i, &t->v[i], cfg) : 0;
+		if (rc)
+			return rc;
+	}
 	return 0;
 }
 
@@ -136,8 +214,11 @@ static int listen_routes(struct bridge_routes *r, char *err, size_t errsize)
 
 	for (i = 0; i < r->n; i++) {
 		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(r->v[i].port) };
-		int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		int fd;
 
+		if (r->v[i].hidden)
+			continue;
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 		if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
 		    bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 128) != 0) {
@@ -309,9 +390,12 @@ int bridgeproc_fds(const struct bridgeproc *b, int *fds, int max)
 {
 	int i, n = 0;
 
-	for (i = 0; i < b->routes.n && n < max; i++)
+	for (i = 0; i < b->routes.n && n < max; i++) {
 		if (b->routes.v[i].lfd >= 0)
 			fds[n++] = b->routes.v[i].lfd;
+		if (b->routes.v[i].cred && n < max)
+			fds[n++] = b->routes.v[i].cred->fd;
+	}
 	if (b->ll.fd >= 0 && n < max)
 		fds[n++] = b->ll.fd;
 	return n;
@@ -332,6 +416,11 @@ void bridgeproc_free(struct bridgeproc *b)
 		if (b->routes.v[i].tls) {
 			tls_route_free(b->routes.v[i].tls);
 			free(b->routes.v[i].tls);
+		}
+		if (b->routes.v[i].cred) {
+			close(b->routes.v[i].cred->fd);
+			explicit_bzero(b->routes.v[i].cred, sizeof *b->routes.v[i].cred);
+			free(b->routes.v[i].cred);
 		}
 	}
 	free(b->routes.v);

@@ -28,6 +28,7 @@ struct route {
 	int n_headers;
 	const char *tls_ca, *tls_pin;
 	const struct config_proxy *proxy; /* the egress proxy ([proxy]): each CONNECT names its upstream */
+	const struct config_cred *cred;   /* a login the bridge sends and refreshes, or NULL */
 };
 
 struct route_table {

@@ -18,6 +18,11 @@ import path from "node:path";
 
 const PI = process.env.WARD_PI_CLI || "/opt/pi/node_modules/@earendil-works/pi-coding-agent/dist/cli.js";
 const PLACEHOLDER = "ward-placeholder-the-bridge-sends-the-key";
+// A subscription's login (WARD_PROVIDER_AUTH=oauth: the route has a
+// credential the bridge refreshes): Pi speaks as it does with its own
+// OAuth token (Bearer, its subscription headers), which it tells by this
+// prefix; the bridge puts the login's access token in its place.
+const OAUTH_PLACEHOLDER = "sk-ant-oat01-ward-placeholder-the-bridge-sends-the-login";
 // the image's local model route (ward.conf [route model])
 const FAKE = {
   baseUrl: "http://127.0.0.1:7900/v1",
@@ -123,7 +128,8 @@ if (!isObject(cfg)) cfg = {};
 if (!isObject(cfg.providers)) cfg.providers = {};
 
 if (provider) {
-  const entry = { ...(cfg.providers[provider] || {}), baseUrl: base, apiKey: PLACEHOLDER };
+  const oauth = process.env.WARD_PROVIDER_AUTH === "oauth";
+  const entry = { ...(cfg.providers[provider] || {}), baseUrl: base, apiKey: oauth ? OAUTH_PLACEHOLDER : PLACEHOLDER };
   if (provider === "openai-compatible") {
     if (!model) fail("WARD_PROVIDER=openai-compatible needs WARD_MODEL: the model id the server knows");
     entry.api = "openai-completions";

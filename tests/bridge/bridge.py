@@ -36,6 +36,7 @@ from private import private_case  # noqa: E402
 from stream import stream_case  # noqa: E402
 from names import names_case, names_child  # noqa: E402
 from proxy import proxy_case, proxy_child  # noqa: E402
+from login import login_case, login_child  # noqa: E402
 
 
 def main():
@@ -45,10 +46,11 @@ def main():
     ap.add_argument("--helper", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build",
                                                      "tests", "helper"), help="tests/helpers/helper.c, built")
     ap.add_argument("--only", default="", help="comma-separated groups to run: wire,sdk,mcp,pi,tls,health,stall,accept,pdeath,frozen,"
-                    "restart-caps,restart-wait,check,check-mcp,check-paths,private,stream,names,proxy")
+                    "restart-caps,restart-wait,check,check-mcp,check-paths,private,stream,names,login,proxy")
     ap.add_argument("--tls-held", default="", help=argparse.SUPPRESS)  # CRT,KEY,PIN: tls_held_child
     ap.add_argument("--names-child", default="", help=argparse.SUPPRESS)  # WORK: names_child, in its namespace
     ap.add_argument("--proxy-child", default="", help=argparse.SUPPRESS)  # WORK: proxy_child, in its namespace
+    ap.add_argument("--login-child", default="", help=argparse.SUPPRESS)  # WORK: login_child, in its namespace
     a = ap.parse_args()
     a.ward = os.path.abspath(a.ward)
     if a.tls_held:
@@ -57,6 +59,8 @@ def main():
         return names_child(a)
     if a.proxy_child:
         return proxy_child(a)
+    if a.login_child:
+        return login_child(a)
     if os.geteuid() != 0:
         print("bridge: needs root")
         return 2
@@ -73,7 +77,7 @@ def main():
                   ("restart-wait", restart_wait_case), ("check", check_case),
                   ("check-mcp", check_mcp_case), ("check-paths", check_paths_case),
                   ("private", private_case), ("stream", stream_case), ("names", names_case),
-                  ("proxy", proxy_case))
+                  ("login", login_case), ("proxy", proxy_case))
         for name, run in groups:
             if not a.only or name in a.only.split(","):
                 run(a, work)

@@ -12,7 +12,11 @@
 //   FAKE_CERT=cert.pem FAKE_KEY=key.pem   serve HTTPS when both are set, else plain HTTP
 //   FAKE_LOG=requests.jsonl      append one JSON line per request:
 //                                {"method","path","headers":{...all, lowercased...},"body":<JSON or null>}
-// Prints "listening HOST:PORT" on stdout once ready. No request is rejected because of its key.
+//   FAKE_OAUTH_STATE=state.json  a subscription's login (fake-oauth.mjs's state): a request
+//                                whose "authorization: Bearer" is not the state's access token
+//                                gets 401, as the API answers an expired or revoked one
+// Prints "listening HOST:PORT" on stdout once ready. Without FAKE_OAUTH_STATE no request is
+// rejected because of its key.
 //
 // Endpoints, matched on the path's END so any base-URL prefix works (/v1/…, /api/v1/… for
 // openrouter, /openai/v1/… for groq, /v1beta/… for google, none for deepseek's bare host):
@@ -284,6 +288,11 @@ function handle(req, res) {
       fs.appendFileSync(logPath, JSON.stringify({ method: req.method, path: req.url, headers: req.headers, body }) + "\n");
     }
     const path = req.url.split("?")[0].replace(/\/+$/, "");
+    if (process.env.FAKE_OAUTH_STATE) {
+      const { access } = JSON.parse(fs.readFileSync(process.env.FAKE_OAUTH_STATE, "utf8"));
+      if (req.headers.authorization !== `Bearer ${access}`)
+        return json(res, 401, { type: "error", error: { type: "authentication_error", message: "OAuth token has expired" } });
+    }
     try {
       if (req.method === "GET" && /\/models$/.test(path)) {
         return json(res, 200, { object: "list", has_more: false, first_id: "fake-model", last_id: "fake-model",

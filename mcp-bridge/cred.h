@@ -1,0 +1,56 @@
+/* cred: an OAuth credential of the kind Pi's /login keeps in auth.json
+ * ({"anthropic": {"type": "oauth", "access", "refresh", "expires"}}), as
+ * the bridge holds it for a route: the file read, the refresh request to
+ * the provider's token endpoint written, its answer read, the file
+ * rewritten with the new tokens and every other entry kept. Pure functions
+ * over buffers (fuzzable); the refresh's I/O is refresh.c's. */
+#ifndef WARD_CRED_H
+#define WARD_CRED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CRED_MAX_FILE ((size_t)256 * 1024) /* the credential file, read whole */
+#define CRED_MAX_TOKEN 8192		   /* an access or refresh token */
+#define CRED_MAX_ANSWER ((size_t)64 * 1024) /* the token endpoint's answer, head and body */
+/* An access token is taken as expired this long before its "expires"
+ * (Pi's own entries already end 5 minutes early): a request under way
+ * does not outlive it. */
+#define CRED_MARGIN_MS 60000
+
+struct cred_tokens {
+	char access[CRED_MAX_TOKEN];
+	char refresh[CRED_MAX_TOKEN];
+	int64_t expires; /* ms since the epoch, as Pi writes it */
+};
+
+/* The entry named entry of a credential file (its first JSON value; bytes
+ * after it are ignored, see cred_file_update). 0, or -1 with why. */
+int cred_parse_file(const char *buf, size_t len, const char *entry, struct cred_tokens *t, char *why, size_t whysize);
+
+/* The refresh request, head and JSON body, to POST host path: what Pi's
+ * own refresh sends (grant_type, client_id, refresh_token). Its length, or
+ * -1 if it does not fit. */
+int cred_refresh_request(const struct cred_tokens *t, const char *host, const char *path, const char *client_id,
+			 char *out, size_t size);
+
+/* The token endpoint's answer as the bridge relayed it (status line,
+ * head, body by Content-Length, chunks or the close): 0 with the new
+ * tokens in t (a refresh token the answer leaves out is kept; expires is
+ * now_ms + expires_in s - 5 min, as Pi computes it); -1 with why, which
+ * says what the endpoint refused (invalid_grant: the person logs in
+ * again). */
+int cred_parse_answer(const char *buf, size_t len, int64_t now_ms, struct cred_tokens *t, char *why, size_t whysize);
+
+/* The file's new text: its object with entry's access, refresh and
+ * expires replaced, every other key and entry as it was. malloc'd (the
+ * caller frees), its length in *out_len; NULL if buf is not such a file.
+ * Written over the old text from offset 0 and then cut to its length: a
+ * writer stopped between the two leaves the new object and trailing
+ * bytes, which cred_parse_file ignores. */
+char *cred_file_update(const char *buf, size_t len, const char *entry, const struct cred_tokens *t, size_t *out_len);
+
+/* Whether t's access token is good at now_ms (wall clock, ms). */
+int cred_fresh(const struct cred_tokens *t, int64_t now_ms);
+
+#endif

