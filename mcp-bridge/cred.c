@@ -52,7 +52,10 @@ int cred_parse_file(const char *buf, size_t len, const char *entry, struct cred_
 		snprintf(why, whysize, "\"%s\" is not an OAuth login (type \"oauth\")", entry);
 		goto out;
 	}
+	/* ms since the epoch: far from what an int64 holds (a cast of a
+	 * double out of its range is undefined) */
 	if (!json_is_string(acc) || !json_is_string(ref) || !json_is_number(exp) ||
+	    json_number_value(exp) < -1e15 || json_number_value(exp) > 1e15 ||
 	    !token_ok(json_string_value(acc)) || !token_ok(json_string_value(ref))) {
 		snprintf(why, whysize, "\"%s\": expected access and refresh tokens (printable, under 8 KiB) and "
 			 "expires (ms)", entry);

@@ -1,0 +1,223 @@
+/* Unit tests for mcp-bridge/cred.c (a login's file, the refresh request,
+ * the token endpoint's answer, the file rewritten) and refresh.c's steps
+ * on a real file: taken as it is when fresh, the lock waited for, the
+ * request on its socket pair, the answer written back, a refusal kept. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mcp-bridge/cred.h"
+#include "mcp-bridge/http.h"
+#include "mcp-bridge/refresh.h"
+#include "unit.h"
+
+static int64_t wall(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+#define FILE_FMT "{\"openai\": {\"type\": \"api_key\", \"key\": \"k\"}, \"anthropic\": {\"type\": \"oauth\", " \
+			      "\"access\": \"at-0\", \"refresh\": \"rt-0\", \"expires\": %lld, \"extra\": 1}}"
+
+static void test_parse_file(void)
+{
+	struct cred_tokens t;
+	char buf[512], why[300];
+
+	snprintf(buf, sizeof buf, FILE_FMT, (long long)1796000000000LL);
+	CHECK(cred_parse_file(buf, strlen(buf), "anthropic", &t, why, sizeof why) == 0);
+	CHECK_STR(t.access, "at-0");
+	CHECK_STR(t.refresh, "rt-0");
+	CHECK(t.expires == (long long)1796000000000LL);
+	/* bytes after the object (a writer stopped before its cut) are not read */
+	strcat(buf, "\"access\": \"old tail\"}}");
+	CHECK(cred_parse_file(buf, strlen(buf), "anthropic", &t, why, sizeof why) == 0);
+	CHECK(cred_parse_file(buf, strlen(buf), "xai", &t, why, sizeof why) == -1 && strstr(why, "log in"));
+	CHECK(cred_parse_file(buf, strlen(buf), "openai", &t, why, sizeof why) == -1 && strstr(why, "OAuth"));
+	CHECK(cred_parse_file("[]", 2, "anthropic", &t, why, sizeof why) == -1);
+	CHECK(cred_parse_file("{", 1, "anthropic", &t, why, sizeof why) == -1);
+	/* a token with a line break or a blank would split the header line */
+	snprintf(buf, sizeof buf, "{\"anthropic\": {\"type\": \"oauth\", \"access\": \"a\\r\\nX: y\", \"refresh\": \"r\", "
+		 "\"expires\": 1}}");
+	CHECK(cred_parse_file(buf, strlen(buf), "anthropic", &t, why, sizeof why) == -1);
+	snprintf(buf, sizeof buf, "{\"anthropic\": {\"type\": \"oauth\", \"access\": \"a b\", \"refresh\": \"r\", "
+		 "\"expires\": 1}}");
+	CHECK(cred_parse_file(buf, strlen(buf), "anthropic", &t, why, sizeof why) == -1);
+	snprintf(buf, sizeof buf, "{\"anthropic\": {\"type\": \"oauth\", \"access\": \"a\", \"refresh\": \"r\"}}");
+	CHECK(cred_parse_file(buf, strlen(buf), "anthropic", &t, why, sizeof why) == -1);
+}
+
+static void test_request(void)
+{
+	struct cred_tokens t = { "at", "rt-\"quoted\"", 0 };
+	char out[1024];
+	int n = cred_refresh_request(&t, "platform.claude.com", "/v1/oauth/token", "cid", out, sizeof out);
+
+	CHECK(n > 0);
+	CHECK(strncmp(out, "POST /v1/oauth/token HTTP/1.1\r\nHost: platform.claude.com\r\n", 58) == 0);
+	CHECK(strstr(out, "{\"grant_type\":\"refresh_token\",\"client_id\":\"cid\",\"refresh_token\":\"rt-\\\"quoted\\\"\"}") != NULL);
+	CHECK(cred_refresh_request(&t, "h", "/p", "c", out, 40) == -1);
+}
+
+static void test_answer(void)
+{
+	struct cred_tokens t = { "at-0", "rt-0", 0 };
+	char why[300];
+	const char *ok = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
+			 "{\"access_token\":\"at-1\",\"refresh_token\":\"rt-1\",\"expires_in\":3600}";
+	const char *chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+			      "10\r\n{\"access_token\":\r\n1a\r\n\"at-2\",\"expires_in\":28800}\r\n0\r\n\r\n";
+	const char *grant = "HTTP/1.1 400 Bad Request\r\nContent-Length: 74\r\n\r\n"
+			    "{\"error\":\"invalid_grant\",\"error_description\":\"Refresh token not found...\"}";
+	char bridge[512];
+
+	/* the bridge's own refusal, as it writes it */
+	http_refusal(502, "platform.claude.com: no such name", 0, bridge, sizeof bridge);
+
+	CHECK(cred_parse_answer(ok, strlen(ok), 1000000, &t, why, sizeof why) == 0);
+	CHECK_STR(t.access, "at-1");
+	CHECK_STR(t.refresh, "rt-1");
+	CHECK(t.expires == 1000000 + 3600000 - 300000);
+	/* chunks, and a refresh token left out: the old one is kept */
+	CHECK(cred_parse_answer(chunked, strlen(chunked), 0, &t, why, sizeof why) == 0);
+	CHECK_STR(t.access, "at-2");
+	CHECK_STR(t.refresh, "rt-1");
+	CHECK(cred_parse_answer(grant, strlen(grant), 0, &t, why, sizeof why) == -1);
+	CHECK(strstr(why, "invalid_grant") && strstr(why, "log in again"));
+	CHECK_STR(t.access, "at-2");
+	CHECK(cred_parse_answer(bridge, strlen(bridge), 0, &t, why, sizeof why) == -1);
+	CHECK(strstr(why, "could not be reached") && strstr(why, "no such name"));
+	CHECK(cred_parse_answer(ok, 40, 0, &t, why, sizeof why) == -1); /* cut short */
+	CHECK(cred_parse_answer("garbage", 7, 0, &t, why, sizeof why) == -1);
+}
+
+static void test_update(void)
+{
+	struct cred_tokens t = { "at-9", "rt-9", 42 }, back;
+	char buf[512], why[300], *text;
+	size_t n;
+
+	snprintf(buf, sizeof buf, FILE_FMT, (long long)1);
+	text = cred_file_update(buf, strlen(buf), "anthropic", &t, &n);
+	CHECK(text && n == strlen(text));
+	CHECK(text && cred_parse_file(text, n, "anthropic", &back, why, sizeof why) == 0 && strcmp(back.access, "at-9") == 0 &&
+	      strcmp(back.refresh, "rt-9") == 0 && back.expires == 42);
+	/* the other entry, and the entry's other keys, as they were */
+	CHECK(text && strstr(text, "\"key\": \"k\"") && strstr(text, "\"extra\": 1"));
+	free(text);
+	CHECK(cred_file_update("[]", 2, "anthropic", &t, &n) == NULL);
+}
+
+/* A login file in a temporary directory, its descriptor as PID 1 opens it. */
+static int login_file(char *path, int64_t expires)
+{
+	char buf[512];
+	int fd;
+
+	strcpy(path, "/tmp/ward-cred-XXXXXX");
+	fd = mkstemp(path);
+	snprintf(buf, sizeof buf, FILE_FMT, (long long)expires);
+	if (fd >= 0 && write(fd, buf, strlen(buf)) != (ssize_t)strlen(buf))
+		return -1;
+	return fd;
+}
+
+static void test_refresh_steps(void)
+{
+	struct cred_route cr = { .fd = -1, .path = "test", .entry = "anthropic", .client_id = "cid",
+				 .token_host = "platform.claude.com", .token_path = "/v1/oauth/token", .sock = -1 };
+	char path[64], got[2048], why[300];
+	const char *line = NULL, *ans = "HTTP/1.1 200 OK\r\nContent-Length: 64\r\n\r\n"
+					  "{\"access_token\":\"at-1\",\"refresh_token\":\"rt-1\",\"expires_in\":3600}";
+	struct cred_tokens t;
+	unsigned gen = 0;
+	int peer = -1, other;
+	ssize_t n;
+
+	/* fresh in the file: taken as it is, no request */
+	cr.fd = login_file(path, wall() + 3600000);
+	CHECK(cr.fd >= 0);
+	CHECK(refresh_line(&cr, 1, &line, &gen) == 0); /* nothing read yet */
+	CHECK(refresh_start(&cr, 1, &peer) == REFRESH_DONE && !cr.failed[0] && peer == -1);
+	CHECK(refresh_line(&cr, 2, &line, &gen) == 1);
+	CHECK_STR(line, "Authorization: Bearer at-0");
+	/* the API answered 401 to it: the same token in the file is no use */
+	refresh_rejected(&cr, gen);
+	CHECK(refresh_line(&cr, 3, &line, &gen) == 0);
+	/* another ward holds the lock: wait, try again */
+	other = open(path, O_RDWR);
+	CHECK(other >= 0 && flock(other, LOCK_EX) == 0);
+	CHECK(refresh_start(&cr, 10, &peer) == REFRESH_WAIT && refresh_due(&cr) == 10 + REFRESH_LOCK_MS);
+	CHECK(refresh_tick(&cr, 20, &peer) == REFRESH_WAIT);
+	close(other); /* its lock goes with it */
+	CHECK(refresh_tick(&cr, 10 + REFRESH_LOCK_MS, &peer) == REFRESH_ASK && peer >= 0);
+	n = read(peer, got, sizeof got - 1);
+	got[n > 0 ? n : 0] = '\0';
+	CHECK(strstr(got, "POST /v1/oauth/token HTTP/1.1") && strstr(got, "\"refresh_token\":\"rt-0\""));
+	/* the lock is held while it asks */
+	other = open(path, O_RDWR);
+	CHECK(other >= 0 && flock(other, LOCK_EX | LOCK_NB) == -1);
+	CHECK(refresh_readable(&cr, 30) == REFRESH_WAIT); /* nothing yet */
+	CHECK(write(peer, ans, strlen(ans)) == (ssize_t)strlen(ans));
+	close(peer);
+	CHECK(refresh_readable(&cr, 40) == REFRESH_DONE && !cr.failed[0]);
+	CHECK(flock(other, LOCK_EX | LOCK_NB) == 0); /* let go */
+	close(other);
+	CHECK(refresh_line(&cr, 50, &line, &gen) == 1);
+	CHECK_STR(line, "Authorization: Bearer at-1");
+	/* written back */
+	n = pread(cr.fd, got, sizeof got - 1, 0);
+	got[n > 0 ? n : 0] = '\0';
+	CHECK(cred_parse_file(got, (size_t)n, "anthropic", &t, why, sizeof why) == 0 && strcmp(t.refresh, "rt-1") == 0);
+	CHECK(strstr(got, "\"openai\""));
+	/* a refusal: kept for REFRESH_FAILED_MS, then tried again */
+	refresh_rejected(&cr, gen);
+	CHECK(refresh_start(&cr, 100, &peer) == REFRESH_ASK);
+	CHECK(read(peer, got, sizeof got) > 0); /* the request taken, as the bridge's connection does */
+	CHECK(write(peer, "HTTP/1.1 400 Bad Request\r\nContent-Length: 25\r\n\r\n{\"error\":\"invalid_grant\"}", 74) == 74);
+	close(peer);
+	CHECK(refresh_readable(&cr, 110) == REFRESH_DONE && strstr(cr.failed, "log in again"));
+	cr.failed_at = 110;
+	CHECK(refresh_line(&cr, 110 + REFRESH_FAILED_MS - 1, &line, &gen) == -1);
+	CHECK(refresh_line(&cr, 110 + REFRESH_FAILED_MS, &line, &gen) == 0);
+	/* the deadline: a token endpoint that never answers */
+	CHECK(refresh_start(&cr, 1000, &peer) == REFRESH_ASK);
+	CHECK(refresh_tick(&cr, 1000 + REFRESH_WAIT_MS, &peer) == REFRESH_DONE && strstr(cr.failed, "did not answer"));
+	close(peer);
+	close(cr.fd);
+	unlink(path);
+}
+
+static void test_extra_header(void)
+{
+	static const struct http_route r = { "m", 1u << HTTP_POST, "/v1/", "api.test", NULL, 0, 0, 0 };
+	const char *in = "POST /v1/messages HTTP/1.1\r\nHost: x\r\nauthorization: Bearer placeholder\r\n"
+			 "Content-Length: 0\r\n\r\n";
+	struct http_req q;
+	char out[1024];
+	ssize_t n;
+
+	http_req_init(&q, &r);
+	CHECK(http_req_feed(&q, in, strlen(in)) == (ssize_t)strlen(in));
+	n = http_req_upstream_head(&q, "Authorization: Bearer at-1", out, sizeof out);
+	CHECK(n > 0);
+	out[n > 0 ? n : 0] = '\0';
+	CHECK(strstr(out, "Authorization: Bearer at-1\r\n") && !strstr(out, "placeholder"));
+}
+
+int main(void)
+{
+	test_parse_file();
+	test_request();
+	test_answer();
+	test_update();
+	test_refresh_steps();
+	test_extra_header();
+	return unit_done("test_cred");
+}
