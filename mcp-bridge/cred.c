@@ -160,9 +160,8 @@ int cred_parse_answer(const char *buf, size_t len, int64_t now_ms, struct cred_t
 	if (http_parser_execute(&hp, &s, buf, len) != len && !b.done)
 		return fail(why, whysize, b.over ? "the token endpoint's answer is too long" : "the token endpoint's "
 			    "answer is not HTTP");
-	if (!b.done) /* a body the close ends */
-		http_parser_execute(&hp, &s, NULL, 0);
-	if (!b.done)
+	/* a body the close ends: the end of input completes it */
+	if (!b.done && (http_parser_execute(&hp, &s, NULL, 0), !hp.data || !((struct body *)hp.data)->done))
 		return fail(why, whysize, "the token endpoint's answer was cut short");
 	j = json_loadb(b.p, b.n, 0, NULL);
 	if (hp.status_code != 200) {
@@ -181,7 +180,7 @@ int cred_parse_answer(const char *buf, size_t len, int64_t now_ms, struct cred_t
 	strcpy(t->access, json_string_value(acc)); // NOLINT: token_ok bounds it
 	if (ref)
 		strcpy(t->refresh, json_string_value(ref)); // NOLINT: token_ok bounds it
-	t->expires = now_ms + (int64_t)(json_number_value(exp) * 1000) - 5 * 60 * 1000;
+	t->expires = now_ms + (int64_t)(json_number_value(exp) * 1000) - (int64_t)5 * 60 * 1000;
 	rc = 0;
 out:
 	json_decref(j);

@@ -232,6 +232,12 @@ static json_t *bridge(const struct route_table *t, const struct ward_config *cfg
 			json_array_append_new(hdrs, jstr(line));
 		}
 		json_object_set_new(ro, "headers", hdrs);
+		if (r->cred) {
+			/* a login: its file and where it is refreshed, never a token */
+			snprintf(line, sizeof line, "Authorization: Bearer, the access token of %s (%s), refreshed at "
+				 "%s%s", r->cred->path, r->cred->entry, r->cred->up.desc, r->cred->token_path);
+			json_object_set_new(ro, "login", jstr(line));
+		}
 		json_array_append_new(routes, ro);
 	}
 	json_object_set_new(o, "routes", routes);

@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import shlex
+import shutil
 import socket
 import subprocess
 import threading
@@ -409,3 +410,54 @@ def mcp_cases(wp, work, run, dry, log, home):
     p = run(proj, "--dry-run", "--engine", "docker", "--rpc", "--mcp", nl)
     report("ward-pi --mcp of a path with a line break: one line, exit 2 (it would be more than one engine word)",
            p.returncode == 2 and "line break" in p.stderr and "--privileged" not in p.stdout, p.stderr)
+
+
+def login_cases(wp, work, run, dry, log, home):
+    """A subscription's login (ward-pi-lib/login.sh): `ward-pi login
+    anthropic` is Pi's own login from the image into ward-pi's state, on the
+    host's network (the browser's callback), as the person; a session with
+    no key in the environment hands that file to ward's bridge alone, and
+    the file is never a path the agent could be given."""
+    proj = os.path.join(work, "src", "loginproj")
+    os.makedirs(proj)
+    logins = os.path.join(home, ".local", "state", "ward-pi", "login")
+    rc, w = dry(proj, "login", "anthropic", "--engine", "docker")
+    report("ward-pi login anthropic: Pi's own login (pi auth login) from the image, on the host's network, as the "
+           "person's uid, into ward-pi's state; no project, no volume",
+           rc == 0 and w[:5] == ["docker", "run", "--rm", "-i", "--pull=never"] and "--network" in w
+           and w[w.index("--network") + 1] == "host" and w[w.index("--user") + 1] == f"{os.getuid()}:{os.getgid()}"
+           and f"{logins}:/login" in w and "PI_CODING_AGENT_DIR=/login" in w
+           and w[-3:] == ["auth", "login", "anthropic"] and not any(x.endswith(":/var/lib/pi") for x in w)
+           and not any(proj in x for x in w), " ".join(w) if rc == 0 else w)
+    p = run(proj, "login", "openai", "--engine", "docker")
+    report("ward-pi login of a provider whose login ward cannot refresh: one line, exit 2",
+           p.returncode == 2 and p.stderr.count("\n") == 1 and "anthropic" in p.stderr, p.stderr)
+    p = run(proj, "login", "anthropic", "--engine", "docker")
+    report("ward-pi login without a terminal: one line, exit 2, nothing run",
+           p.returncode == 2 and p.stderr.count("\n") == 1 and "terminal" in p.stderr, p.stderr)
+    os.makedirs(logins)
+    with open(os.path.join(logins, "auth.json"), "w") as f:
+        json.dump({"anthropic": {"type": "oauth", "access": "sk-ant-oat01-secret-access",
+                                 "refresh": "sk-ant-ort01-secret-refresh", "expires": 1}}, f)
+    p = run(proj, "--dry-run", "--engine", "docker", "--rpc")
+    w = shlex.split(p.stdout) if p.returncode == 0 else []
+    report("ward-pi with a login and no key in the environment: the login's file to ward alone "
+           "(/run/ward/login.json, WARD_CREDENTIAL), the provider anthropic, a network, no key; one line says so",
+           p.returncode == 0 and f"{logins}/auth.json:/run/ward/login.json" in w and "WARD_CREDENTIAL=/run/ward/login.json" in w
+           and "WARD_PROVIDER=anthropic" in w and "ANTHROPIC_API_KEY" not in w and "--network" not in w
+           and "your login: ward-pi login anthropic" in p.stderr and "secret" not in p.stdout + p.stderr,
+           f"{p.stderr} {' '.join(w)}")
+    rc, w = dry(proj, "--engine", "docker", "--rpc", extra={"ANTHROPIC_API_KEY": "sk-key"})
+    report("ward-pi with a login and a key in the environment: the key (given for this session) wins",
+           rc == 0 and "ANTHROPIC_API_KEY" in w and not any(x.endswith(":/run/ward/login.json") for x in w),
+           " ".join(w) if rc == 0 else w)
+    p = run(proj, "--dry-run", "--engine", "docker", "--provider", "openai")
+    report("ward-pi --provider openai with only an anthropic login: one line naming the key it needs",
+           p.returncode == 2 and p.stderr.count("\n") == 1 and "OPENAI_API_KEY" in p.stderr, p.stderr)
+    for opt in ("--ro", "--rw"):
+        p = run(proj, "--dry-run", "--engine", "docker", opt, logins)
+        report(f"ward-pi {opt} of the logins' directory: one line, exit 2 (the agent would read the tokens)",
+               p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr)
+    p = run(proj, "--dry-run", "--engine", "docker", "--mcp", os.path.join(logins, "auth.json"))
+    report("ward-pi --mcp of a file in the logins' directory: refused", p.returncode == 2, p.stderr)
+    shutil.rmtree(os.path.join(home, ".local", "state"))

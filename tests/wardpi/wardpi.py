@@ -338,6 +338,7 @@ fi
     session_cases.hardening_cases(wp, work, run, dry, log, home)
     session_cases.orphan_cases(wp, work, run, log)
     session_cases.mcp_cases(wp, work, run, dry, log, home)
+    session_cases.login_cases(wp, work, run, dry, log, home)
     sock = os.path.join(work, "own-model.sock")
     import socket
     lsock = socket.socket(socket.AF_UNIX)
