@@ -79,6 +79,7 @@ def subscription(a, work, certs, dns, check):
               revoked=False)
     dns.set("api.anthropic.com", a=["203.0.113.60"], ttl=300)
     dns.set("platform.claude.com", a=["203.0.113.61"], ttl=300)
+    dns.set("claude.ai", a=["203.0.113.61"], ttl=300)
     subprocess.run(["ip", "addr", "add", "203.0.113.60/32", "dev", "lo"], check=False)
     subprocess.run(["ip", "addr", "add", "203.0.113.61/32", "dev", "lo"], check=False)
     api_cert, tok_cert = certs["api.anthropic.com"], certs["platform.claude.com"]
@@ -186,6 +187,7 @@ def subscription(a, work, certs, dns, check):
               f"rc {p.returncode} {p.stderr[-300:]}")
 
         pi_login(a, work, certs, cred, st, api_log, node, check)
+        pi_auth_login(a, work, certs, st, node, check)
     finally:
         for p in (api, tok):
             p.terminate()
@@ -248,7 +250,8 @@ def login_child(a):
         out.append([name, bool(ok) if ok is not None else None, str(detail)[:600]])
 
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
-    certs = make_certs(a.login_child, ["api.anthropic.com", "platform.claude.com"])
+    certs = make_certs(a.login_child, ["api.anthropic.com", "platform.claude.com"],
+                       alt={"platform.claude.com": ["claude.ai"]})
     with DnsServer("127.0.0.1", 53) as dns:
         try:
             subscription(a, a.login_child, certs, dns, check)
@@ -265,3 +268,93 @@ def login_case(a, work):
         report("login: a subscription's login", None, "openssl (to make test certificates) is not installed")
         return
     netns_child(a, work, "login", "login-child", timeout=300)
+
+
+def pi_auth_login(a, work, certs, st, node, check):
+    """What `ward-pi login anthropic` runs in the image: Pi's own `pi auth
+    login anthropic`, at a terminal (a pty), against the fake provider by
+    its real names (the test's DNS and CA): a browser stand-in opens the URL
+    Pi prints, is sent back to Pi's callback on loopback with a code, and
+    Pi exchanges it and saves the login; the bridge then serves a request on
+    that file."""
+    import pty
+    import re
+    import select
+    import ssl
+    import urllib.request
+    name = "login: Pi's own login through a browser stand-in"
+    if not os.path.exists(PI_CLI):
+        check(name, None, "rootfs/pi has no node_modules")
+        return
+    agent_dir = os.path.join(work, "pi-auth-login")
+    os.makedirs(agent_dir, exist_ok=True)
+    env = dict(os.environ, PI_CODING_AGENT_DIR=agent_dir, NODE_EXTRA_CA_CERTS=certs["ca"], PI_OFFLINE="1",
+               PI_TELEMETRY="0", HOME=agent_dir, BROWSER="true", TERM="dumb")
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execve(node, [node, PI_CLI, "auth", "login", "anthropic"], env)
+    out, url, deadline = b"", None, time.monotonic() + 60
+
+    def more(seconds):
+        nonlocal out
+        r, _, _ = select.select([fd], [], [], seconds)
+        if r:
+            try:
+                out += os.read(fd, 65536)
+            except OSError:
+                return False
+        return True
+
+    while url is None and time.monotonic() < deadline and more(0.5):
+        m = re.search(rb"https://claude\.ai/oauth/authorize\?\S+", out)
+        url = m.group(0).decode() if m else None
+    went = ""
+    if url:
+        # the browser: the authorize page sends it back to Pi's callback
+        ctx = ssl.create_default_context(cafile=certs["ca"])
+
+        class NoFollow(urllib.request.HTTPRedirectHandler):
+            def redirect_request(self, *args):
+                return None
+        opener = urllib.request.build_opener(NoFollow, urllib.request.HTTPSHandler(context=ctx))
+        try:
+            opener.open(url, timeout=20)
+        except urllib.error.HTTPError as e:
+            went = e.headers.get("Location", "")
+        if went:
+            try:
+                urllib.request.urlopen(went, timeout=20).read()
+            except OSError as e:
+                went += f" ({e})"
+    rc = None
+    while time.monotonic() < deadline:
+        more(0.5)
+        done, wstatus = os.waitpid(pid, os.WNOHANG)
+        if done:
+            rc = os.waitstatus_to_exitcode(wstatus)
+            break
+    if rc is None:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+    while more(0.1) and select.select([fd], [], [], 0)[0]:
+        pass
+    os.close(fd)
+    saved = {}
+    try:
+        saved = json.load(open(os.path.join(agent_dir, "auth.json"))).get("anthropic", {})
+    except (OSError, ValueError):
+        pass
+    s = state(st)
+    check(f"{name}: Pi prints the sign-in URL, the browser's redirect reaches its callback on loopback, and it "
+          "saves the login (the code exchanged at the token endpoint by name, TLS)",
+          rc == 0 and url and went.startswith("http://localhost:53692/callback") and saved.get("type") == "oauth"
+          and saved.get("access") == s["access"],
+          f"rc {rc} url {bool(url)} went {went[:80]} saved {sorted(saved)} out {out[-600:]!r}")
+    if saved.get("type") != "oauth":
+        return
+    w = ward_with(a, work, "subl", 17965, os.path.join(agent_dir, "auth.json"), certs["ca"])
+    try:
+        r = messages(17965)
+    finally:
+        stop_ward(w)
+    check(f"{name}: ward's bridge serves a request on the file that login saved", status(r) == 200, r[-200:])
