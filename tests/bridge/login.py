@@ -186,8 +186,11 @@ def subscription(a, work, certs, dns, check):
               "saying log in first", p.returncode == 2 and "no \"anthropic\" entry" in p.stderr,
               f"rc {p.returncode} {p.stderr[-300:]}")
 
-        pi_login(a, work, certs, cred, st, api_log, node, check)
-        pi_auth_login(a, work, certs, st, node, check)
+        # under ASan the bridge's own handling is what is checked (above):
+        # Pi's flows ask nothing more of it, and run in the plain pass
+        if a.label != "asan":
+            pi_login(a, work, certs, cred, st, api_log, node, check)
+            pi_auth_login(a, work, certs, st, node, check)
     finally:
         for p in (api, tok):
             p.terminate()
