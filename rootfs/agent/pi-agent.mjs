@@ -150,7 +150,10 @@ fs.writeFileSync(tmp, JSON.stringify(cfg, null, 2) + "\n", { mode: 0o600, flag: 
 fs.renameSync(tmp, file);
 
 const args = process.argv.slice(2);
-if (!args.includes("--model"))
+// a session's model; Pi's own subcommands (`mcp list --json`, a daemon's
+// probe of each MCP server's tools) take no --model
+const SUBCOMMANDS = new Set(["mcp", "auth", "install", "remove", "update", "list", "config"]);
+if (!args.includes("--model") && !SUBCOMMANDS.has(args[0]))
   args.push("--model", provider ? `${provider}/${model}` : "fake/fake-model");
 process.argv = [process.argv[0], PI, ...args];
 await import(PI);
