@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -68,6 +68,20 @@ static void take(struct cred_route *cr, const struct cred_tokens *t)
 	cr->rejected = 0;
 }
 
+/* The file's lock: a POSIX record lock on the whole file, this process's.
+ * Not flock: the bridge shares its open file with PID 1 (it was forked
+ * with it), and a flock belongs to the open file, so a bridge that died
+ * holding it would leave it held for as long as ward runs; a record lock
+ * is let go when the process that took it ends. take: 1 to lock without
+ * waiting, 0 to let go. 0, or -1 with errno (EAGAIN, EACCES: another holds
+ * it). */
+static int file_lock(int fd, int take)
+{
+	struct flock fl = { .l_type = take ? F_WRLCK : F_UNLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0 };
+
+	return fcntl(fd, F_SETLK, &fl);
+}
+
 /* The refresh ended, why = NULL if it worked. */
 static enum refresh_step finish(struct cred_route *cr, const char *why)
 {
@@ -78,7 +92,7 @@ static enum refresh_step finish(struct cred_route *cr, const char *why)
 	cr->ans = NULL;
 	cr->ans_len = 0;
 	if (cr->state != R_IDLE)
-		(void)flock(cr->fd, LOCK_UN); /* held from the lock on; none taken: a no-op */
+		(void)file_lock(cr->fd, 0); /* held from the lock on; none taken: a no-op */
 	cr->state = R_IDLE;
 	if (why) {
 		snprintf(cr->failed, sizeof cr->failed, "%s", why);
@@ -129,8 +143,8 @@ static enum refresh_step try_lock(struct cred_route *cr, uint64_t now, int *peer
 	char *buf;
 	int stale;
 
-	if (flock(cr->fd, LOCK_EX | LOCK_NB) != 0) {
-		if (errno == EWOULDBLOCK || errno == EINTR) {
+	if (file_lock(cr->fd, 1) != 0) {
+		if (errno == EAGAIN || errno == EACCES || errno == EINTR) {
 			cr->next_try = now + REFRESH_LOCK_MS;
 			return REFRESH_WAIT;
 		}

@@ -4,9 +4,10 @@
  * it). When the access token is about to expire, or the provider answered
  * 401 to it, the first request to need it starts a refresh and every
  * request meanwhile waits for it:
- *   1. the file's lock (flock, exclusive: every ward sharing the file,
- *      each session's bridge, and ward-pi login take it), tried again
- *      every REFRESH_LOCK_MS while another holds it;
+ *   1. the file's lock (a POSIX write lock on the whole file: every ward
+ *      sharing the file takes it, each session's bridge; let go when its
+ *      holder ends), tried again every REFRESH_LOCK_MS while another holds
+ *      it;
  *   2. the file read again: another session's bridge may have refreshed
  *      already, and its tokens are taken as they are (one refresh for all);
  *   3. otherwise the refresh request, through the route's token route

@@ -606,9 +606,9 @@ static const char *const bridge_allow[] = {
 	"clock_gettime", "clock_nanosleep", "nanosleep", "getrandom", "restart_syscall", "fcntl",
 	"fstat", "newfstatat", "tgkill", "sched_yield", "sigaltstack", "pipe2", "splice",
 	/* a route's OAuth credential (mcp-bridge/refresh.h): the file PID 1
-	 * opened, locked, read and rewritten in place; the bridge opens none
-	 * (its Landlock has no file right) */
-	"flock", "pread64", "pwrite64", "ftruncate", "fsync",
+	 * opened, locked (fcntl), read and rewritten in place; the bridge
+	 * opens none (its Landlock has no file right) */
+	"pread64", "pwrite64", "ftruncate", "fsync",
 };
 
 /* Every call of names[] that this arch has: allowed. The number of rules

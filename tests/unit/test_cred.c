@@ -5,7 +5,8 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdlib.h>
-#include <sys/file.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -114,6 +115,48 @@ static void test_update(void)
 	CHECK(cred_file_update("[]", 2, "anthropic", &t, &n) == NULL);
 }
 
+/* Whether another process finds the file's lock held (a record lock is
+ * the process's own: only another can see it). */
+static int locked_elsewhere(const char *path)
+{
+	int st = 0;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+		int fd = open(path, O_RDWR);
+		_exit(fd >= 0 && fcntl(fd, F_SETLK, &fl) != 0 ? 1 : 0);
+	}
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 1;
+}
+
+/* Another ward holding the file's lock until *release is written to:
+ * its pid (the lock taken when this returns). */
+static pid_t hold_lock(const char *path, int release[2])
+{
+	int ready[2];
+	char c;
+	pid_t pid;
+
+	if (pipe(ready) != 0 || pipe(release) != 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+		int fd = open(path, O_RDWR);
+		if (fd < 0 || fcntl(fd, F_SETLKW, &fl) != 0 || write(ready[1], "x", 1) != 1)
+			_exit(1);
+		(void)read(release[0], &c, 1);
+		_exit(0);
+	}
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1)
+		pid = -1;
+	close(ready[0]);
+	return pid;
+}
+
 /* A login file in a temporary directory, its descriptor as PID 1 opens it. */
 static int login_file(char *path, int64_t expires)
 {
@@ -137,7 +180,8 @@ static void test_refresh_steps(void)
 					  "{\"access_token\":\"at-1\",\"refresh_token\":\"rt-1\",\"expires_in\":3600}";
 	struct cred_tokens t;
 	unsigned gen = 0;
-	int peer = -1, other;
+	int peer = -1, release[2];
+	pid_t holder;
 	ssize_t n;
 
 	/* fresh in the file: taken as it is, no request */
@@ -151,24 +195,26 @@ static void test_refresh_steps(void)
 	refresh_rejected(&cr, gen);
 	CHECK(refresh_line(&cr, 3, &line, &gen) == 0);
 	/* another ward holds the lock: wait, try again */
-	other = open(path, O_RDWR);
-	CHECK(other >= 0 && flock(other, LOCK_EX) == 0);
+	holder = hold_lock(path, release);
+	CHECK(holder > 0);
 	CHECK(refresh_start(&cr, 10, &peer) == REFRESH_WAIT && refresh_due(&cr) == 10 + REFRESH_LOCK_MS);
 	CHECK(refresh_tick(&cr, 20, &peer) == REFRESH_WAIT);
-	close(other); /* its lock goes with it */
+	/* it ends without letting go: its lock goes with it */
+	kill(holder, SIGKILL);
+	waitpid(holder, NULL, 0);
+	close(release[0]);
+	close(release[1]);
 	CHECK(refresh_tick(&cr, 10 + REFRESH_LOCK_MS, &peer) == REFRESH_ASK && peer >= 0);
 	n = read(peer, got, sizeof got - 1);
 	got[n > 0 ? n : 0] = '\0';
 	CHECK(strstr(got, "POST /v1/oauth/token HTTP/1.1") && strstr(got, "\"refresh_token\":\"rt-0\""));
 	/* the lock is held while it asks */
-	other = open(path, O_RDWR);
-	CHECK(other >= 0 && flock(other, LOCK_EX | LOCK_NB) == -1);
+	CHECK(locked_elsewhere(path));
 	CHECK(refresh_readable(&cr, 30) == REFRESH_WAIT); /* nothing yet */
 	CHECK(write(peer, ans, strlen(ans)) == (ssize_t)strlen(ans));
 	close(peer);
 	CHECK(refresh_readable(&cr, 40) == REFRESH_DONE && !cr.failed[0]);
-	CHECK(flock(other, LOCK_EX | LOCK_NB) == 0); /* let go */
-	close(other);
+	CHECK(!locked_elsewhere(path)); /* let go */
 	CHECK(refresh_line(&cr, 50, &line, &gen) == 1);
 	CHECK_STR(line, "Authorization: Bearer at-1");
 	/* written back */
