@@ -254,7 +254,7 @@ static void connect_upstream(struct loop *l, struct conn *c)
  * resolver, by its route's index. */
 #define CRED_TAG(r, i) ((uint64_t)((r)->n + 2 + (i)) << 1)
 
-static void head_complete(struct loop *l, struct conn *c);
+static void head_send(struct loop *l, struct conn *c);
 
 /* The refresh of route ri's credential ended: the requests that waited
  * for it go on with the new token, or get 502 saying what failed. */
@@ -274,7 +274,7 @@ static void resume_waiters(struct loop *l, int ri)
 		}
 		c->state = C_HEAD;
 		c->cred_gen = r->cred->gen;
-		head_complete(l, c);
+		head_send(l, c);
 	}
 }
 
@@ -322,25 +322,15 @@ static void wait_for_cred(struct loop *l, struct conn *c)
 	cred_step(l, (int)(c->route - l->routes->v), step, peer);
 }
 
-/* The whole head is in: check it, rewrite it, connect upstream. */
-static void head_complete(struct loop *l, struct conn *c)
+/* A checked request on its way: its head rewritten (with its route's
+ * login, once the token is there: a request waits for it here), then the
+ * upstream. */
+static void head_send(struct loop *l, struct conn *c)
 {
-	ssize_t n, h;
+	size_t n = c->head_used;
 	const char *extra = NULL; /* a credential's Authorization */
+	ssize_t h;
 
-	if (c->route->proxy) {
-		int status;
-		const char *why;
-		if (tunnel_open(l, c, &status, &why) != 0) {
-			refuse(l, c, status, why);
-			return;
-		}
-		if (!c->tun->plain) {
-			connect_upstream(l, c);
-			return;
-		}
-		/* a plain http:// request: from here a route's, on its own route */
-	}
 	if (c->route->cred) {
 		struct cred_route *cr = c->route->cred;
 		/* a waiter resumed takes the token its refresh brought, fresh or not */
@@ -357,12 +347,46 @@ static void head_complete(struct loop *l, struct conn *c)
 			return;
 		}
 	}
+	h = http_req_upstream_head(&c->req, extra, c->route->drop, c->c2u, REQ_BUF);
+	if (h < 0 || (size_t)h + n - c->req.head_len > REQ_BUF) {
+		refuse(l, c, 431, "request head too large after rewriting");
+		return;
+	}
+	c->c2u_len = (size_t)h;
+	/* body bytes that came with the head; anything after the request is dropped */
+	memcpy(c->c2u + c->c2u_len, c->head + c->req.head_len, n - c->req.head_len);
+	c->c2u_len += n - c->req.head_len;
+	c->bytes_in = (uint64_t)n;
+	c->req_done = c->req.done;
+	connect_upstream(l, c);
+}
+
+/* The whole head is in: check it (before a request may wait for, or
+ * start, its route's refresh), then send it on. */
+static void head_complete(struct loop *l, struct conn *c)
+{
+	ssize_t n;
+
+	if (c->route->proxy) {
+		int status;
+		const char *why;
+		if (tunnel_open(l, c, &status, &why) != 0) {
+			refuse(l, c, status, why);
+			return;
+		}
+		if (!c->tun->plain) {
+			connect_upstream(l, c);
+			return;
+		}
+		/* a plain http:// request: from here a route's, on its own route */
+	}
 	n = http_req_feed(&c->req, c->head, c->head_len);
 
 	if (n < 0 || (size_t)n < c->req.head_len) {
 		refuse(l, c, n < 0 ? c->req.status : 400, n < 0 && c->req.why ? c->req.why : "bad request");
 		return;
 	}
+	c->head_used = (size_t)n;
 	c->c2u = malloc(REQ_BUF);
 	c->u2c = malloc(RESP_CAP);
 	c->u2c_room = RESP_BUF;
@@ -370,18 +394,7 @@ static void head_complete(struct loop *l, struct conn *c)
 		refuse(l, c, 503, "out of memory");
 		return;
 	}
-	h = http_req_upstream_head(&c->req, extra, c->c2u, REQ_BUF);
-	if (h < 0 || (size_t)h + (size_t)n - c->req.head_len > REQ_BUF) {
-		refuse(l, c, 431, "request head too large after rewriting");
-		return;
-	}
-	c->c2u_len = (size_t)h;
-	/* body bytes that came with the head; anything after the request is dropped */
-	memcpy(c->c2u + c->c2u_len, c->head + c->req.head_len, (size_t)n - c->req.head_len);
-	c->c2u_len += (size_t)n - c->req.head_len;
-	c->bytes_in = (uint64_t)n;
-	c->req_done = c->req.done;
-	connect_upstream(l, c);
+	head_send(l, c);
 }
 
 /* A body framed by Content-Length, once what the buffer holds is
@@ -605,7 +618,7 @@ again:
 			if (used == 0)
 				break;
 			if (c->status == 401 && c->route->cred)
-				refresh_rejected(c->route->cred, c->cred_gen);
+				refresh_rejected(c->route->cred, c->cred_gen, now_ms());
 			if (c->status == 101) {
 				refuse(l, c, 502, "upstream switched protocols (Upgrade is not allowed)");
 				return;

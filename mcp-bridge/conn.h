@@ -88,6 +88,7 @@ struct conn {
 	int name_i;	    /* its name's resolver entry: the route's index, or a tunnel's (resolver_hold) */
 	struct tunnel *tun; /* a connection to the egress proxy (tunnel.h) */
 	unsigned cred_gen;  /* the credential's token generation it was sent with */
+	size_t head_used;   /* bytes of head that are the request's (head, then body), once checked */
 	char why[1024]; /* a refusal's reason that is not a constant */
 	int shut_up, shut_client; /* a stream: the end passed on to each side */
 	int client_unpolled;	  /* a stream: the client is done both ways, out of the set */

@@ -117,27 +117,43 @@ static int on_done(http_parser *hp)
 	return 0;
 }
 
+/* A server's words for a log line and the agent's 502: printable ASCII
+ * only (no line break to forge a log line, no character cut in half), at
+ * most size - 1 bytes; NULL stays NULL. */
+static const char *printable(const char *src, char *dst, size_t size)
+{
+	size_t n = 0;
+
+	if (!src)
+		return NULL;
+	for (; *src && n + 1 < size; src++)
+		dst[n++] = (char)((unsigned char)*src >= 0x20 && (unsigned char)*src < 0x7f ? *src : '?');
+	dst[n] = '\0';
+	return dst;
+}
+
 /* What the endpoint said it refused: its OAuth error, or the bridge's own
  * refusal (a 502 when the endpoint could not be reached), or the status. */
 static void refused(int status, json_t *j, char *why, size_t size)
 {
-	const char *err = json_string_value(json_object_get(j, "error"));
-	const char *desc = json_string_value(json_object_get(j, "error_description"));
-	const char *reason = json_string_value(json_object_get(j, "reason"));
+	char eb[64], db[161], rb[201];
 	json_t *eo = json_object_get(j, "error");
+	const char *err = printable(json_string_value(eo), eb, sizeof eb);
+	const char *desc = printable(json_string_value(json_object_get(j, "error_description")), db, sizeof db);
+	const char *reason = printable(json_string_value(json_object_get(j, "reason")), rb, sizeof rb);
 
 	/* some endpoints nest it: {"error": {"type", "message"}} */
 	if (json_is_object(eo)) {
-		err = json_string_value(json_object_get(eo, "type"));
-		desc = json_string_value(json_object_get(eo, "message"));
+		err = printable(json_string_value(json_object_get(eo, "type")), eb, sizeof eb);
+		desc = printable(json_string_value(json_object_get(eo, "message")), db, sizeof db);
 	}
 	if (err && strcmp(err, "ward-bridge") == 0 && reason)
-		snprintf(why, size, "the token endpoint could not be reached: %.200s", reason);
+		snprintf(why, size, "the token endpoint could not be reached: %s", reason);
 	else if (err && (strcmp(err, "invalid_grant") == 0 || status == 401))
-		snprintf(why, size, "the provider refused the refresh token (%.60s%s%.160s): log in again", err,
+		snprintf(why, size, "the provider refused the refresh token (%s%s%s): log in again", err,
 			 desc ? ": " : "", desc ? desc : "");
 	else if (err)
-		snprintf(why, size, "the token endpoint answered %d (%.60s%s%.160s)", status, err, desc ? ": " : "",
+		snprintf(why, size, "the token endpoint answered %d (%s%s%s)", status, err, desc ? ": " : "",
 			 desc ? desc : "");
 	else
 		snprintf(why, size, "the token endpoint answered %d", status);
@@ -180,7 +196,12 @@ int cred_parse_answer(const char *buf, size_t len, int64_t now_ms, struct cred_t
 	strcpy(t->access, json_string_value(acc)); // NOLINT: token_ok bounds it
 	if (ref)
 		strcpy(t->refresh, json_string_value(ref)); // NOLINT: token_ok bounds it
-	t->expires = now_ms + (int64_t)(json_number_value(exp) * 1000) - (int64_t)5 * 60 * 1000;
+	{
+		/* as Pi computes it, 5 minutes early; a short life, half of
+		 * it (never a token stale the moment it comes) */
+		int64_t life = (int64_t)(json_number_value(exp) * 1000), early = life - (int64_t)5 * 60 * 1000;
+		t->expires = now_ms + (early > life / 2 ? early : life / 2);
+	}
 	rc = 0;
 out:
 	json_decref(j);

@@ -37,7 +37,8 @@ int cred_refresh_request(const struct cred_tokens *t, const char *host, const ch
 /* The token endpoint's answer as the bridge relayed it (status line,
  * head, body by Content-Length, chunks or the close): 0 with the new
  * tokens in t (a refresh token the answer leaves out is kept; expires is
- * now_ms + expires_in s - 5 min, as Pi computes it); -1 with why, which
+ * now_ms + expires_in s - 5 min, as Pi computes it, or half of expires_in
+ * when that is later); -1 with why, which
  * says what the endpoint refused (invalid_grant: the person logs in
  * again). */
 int cred_parse_answer(const char *buf, size_t len, int64_t now_ms, struct cred_tokens *t, char *why, size_t whysize);

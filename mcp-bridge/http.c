@@ -491,7 +491,7 @@ static int named_by(const char *line, const struct span *f)
 	return colon && f->n == (size_t)(colon - line) && strncasecmp(f->p, line, f->n) == 0;
 }
 
-ssize_t http_req_upstream_head(const struct http_req *q, const char *extra, char *out, size_t size)
+ssize_t http_req_upstream_head(const struct http_req *q, const char *extra, const char *drop, char *out, size_t size)
 {
 	const struct http_route *r = q->route;
 	size_t n = 0;
@@ -509,7 +509,7 @@ ssize_t http_req_upstream_head(const struct http_req *q, const char *extra, char
 	    q->parser.http_major, q->parser.http_minor);
 	for (i = 0; i < q->n_fields; i++) {
 		if (hop_by_hop(&q->fields[i]) || retargets(&q->fields[i]) || injected(r, &q->fields[i]) ||
-		    named_by(extra, &q->fields[i]))
+		    named_by(extra, &q->fields[i]) || (drop && field_is(&q->fields[i], drop)))
 			continue;
 		PUT("%.*s: %.*s\r\n", (int)q->fields[i].n, q->fields[i].p, (int)q->values[i].n, q->values[i].p);
 	}

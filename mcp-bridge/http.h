@@ -90,9 +90,11 @@ int http_header_reserved(const char *name, size_t len);
  * Host, Connection and hop-by-hop ones and those the route injects, then
  * Host, the injected lines, extra (a "Name: value" line set now, such as
  * a credential's Authorization, or NULL; the client's header of that name
- * is dropped too), "Connection: close". Returns its length, or -1 if it
- * does not fit. */
-ssize_t http_req_upstream_head(const struct http_req *q, const char *extra, char *out, size_t size);
+ * is dropped too), "Connection: close". drop: a header name the client's
+ * request loses besides (NULL: none). Returns its length, or -1 if it does
+ * not fit. */
+ssize_t http_req_upstream_head(const struct http_req *q, const char *extra, const char *drop, char *out,
+			       size_t size);
 
 /* The JSON-RPC method of the body, for the audit line: each method of a
  * batch, comma-separated; "?" for a body it cannot tell (not JSON, no

@@ -106,7 +106,7 @@ static enum refresh_step finish(struct cred_route *cr, const char *why)
 
 /* The request on a socket pair: ours reads the answer, the peer is the
  * token route's client as the loop serves it. */
-static enum refresh_step ask(struct cred_route *cr, int *peer)
+static enum refresh_step ask(struct cred_route *cr, uint64_t now, int *peer)
 {
 	char req[CRED_MAX_TOKEN + 1024];
 	int n = cred_refresh_request(&cr->t, cr->token_host, cr->token_path, cr->client_id, req, sizeof req);
@@ -130,7 +130,47 @@ static enum refresh_step ask(struct cred_route *cr, int *peer)
 	cr->sock = sp[1];
 	*peer = sp[0];
 	cr->state = R_ASKING;
+	/* the whole wait for the answer, however long the lock took: once
+	 * sent, the request may retire the refresh token it carries */
+	cr->deadline = now + REFRESH_WAIT_MS;
 	return REFRESH_ASK;
+}
+
+/* The new tokens into the file, over the old text, then cut to length. */
+static int write_back(struct cred_route *cr, const struct cred_tokens *t, char *why, size_t size)
+{
+	size_t len = 0, out_len = 0, off = 0;
+	char *buf = read_all(cr->fd, &len, why, size), *text;
+
+	if (!buf)
+		return -1;
+	text = cred_file_update(buf, len, cr->entry, t, &out_len);
+	drop(buf, len);
+	if (!text)
+		return snprintf(why, size, "it is no longer a credential file"), -1;
+	/* as long as the old text, blanks after the new: a writer stopped
+	 * before the cut leaves a whole JSON file (Pi reads it too) */
+	if (out_len < len) {
+		char *padded = realloc(text, len);
+		if (!padded) {
+			drop(text, out_len);
+			return snprintf(why, size, "out of memory"), -1;
+		}
+		text = padded;
+		memset(text + out_len, ' ', len - out_len);
+	}
+	while (off < (out_len < len ? len : out_len)) {
+		ssize_t n = pwrite(cr->fd, text + off, (out_len < len ? len : out_len) - off, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	drop(text, out_len < len ? len : out_len);
+	if (off < (out_len < len ? len : out_len) || ftruncate(cr->fd, (off_t)out_len) != 0 || fsync(cr->fd) != 0)
+		return snprintf(why, size, "cannot write it: %s", strerror(errno)), -1;
+	return 0;
 }
 
 /* The lock, then the file: tokens another bridge refreshed are taken as
@@ -151,13 +191,21 @@ static enum refresh_step try_lock(struct cred_route *cr, uint64_t now, int *peer
 		snprintf(msg, sizeof msg, "cannot lock it: %s", strerror(errno));
 		return finish(cr, msg);
 	}
-	buf = read_all(cr->fd, &len, why, sizeof why);
-	if (!buf || cred_parse_file(buf, len, cr->entry, &t, why, sizeof why) != 0) {
+	if (cr->unsaved) {
+		/* the file holds tokens the provider may have retired: ours
+		 * are the newest; written now if the file takes them */
+		t = cr->t;
+		if (write_back(cr, &t, why, sizeof why) == 0)
+			cr->unsaved = 0;
+	} else {
+		buf = read_all(cr->fd, &len, why, sizeof why);
+		if (!buf || cred_parse_file(buf, len, cr->entry, &t, why, sizeof why) != 0) {
+			drop(buf, len);
+			snprintf(msg, sizeof msg, "%s", why);
+			return finish(cr, msg);
+		}
 		drop(buf, len);
-		snprintf(msg, sizeof msg, "%s", why);
-		return finish(cr, msg);
 	}
-	drop(buf, len);
 	/* the one the provider refused, still in the file: no one refreshed */
 	stale = cr->rejected && strcmp(t.access, cr->t.access) == 0;
 	if (cred_fresh(&t, wall_ms()) && !stale) {
@@ -167,7 +215,7 @@ static enum refresh_step try_lock(struct cred_route *cr, uint64_t now, int *peer
 	}
 	cr->t = t; /* the file's refresh token is the newest */
 	explicit_bzero(&t, sizeof t);
-	return ask(cr, peer);
+	return ask(cr, now, peer);
 }
 
 int refresh_line(struct cred_route *cr, uint64_t now, const char **line, unsigned *gen)
@@ -202,38 +250,11 @@ enum refresh_step refresh_tick(struct cred_route *cr, uint64_t now, int *peer)
 	return REFRESH_WAIT;
 }
 
-/* The new tokens into the file, over the old text, then cut to length. */
-static int write_back(struct cred_route *cr, const struct cred_tokens *t, char *why, size_t size)
-{
-	size_t len = 0, out_len = 0, off = 0;
-	char *buf = read_all(cr->fd, &len, why, size), *text;
-
-	if (!buf)
-		return -1;
-	text = cred_file_update(buf, len, cr->entry, t, &out_len);
-	drop(buf, len);
-	if (!text)
-		return snprintf(why, size, "it is no longer a credential file"), -1;
-	while (off < out_len) {
-		ssize_t n = pwrite(cr->fd, text + off, out_len - off, (off_t)off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		off += (size_t)n;
-	}
-	drop(text, out_len);
-	if (off < out_len || ftruncate(cr->fd, (off_t)out_len) != 0 || fsync(cr->fd) != 0)
-		return snprintf(why, size, "cannot write it: %s", strerror(errno)), -1;
-	return 0;
-}
-
 enum refresh_step refresh_readable(struct cred_route *cr, uint64_t now)
 {
 	struct cred_tokens t = cr->t;
 	char why[400], msg[600];
 
-	(void)now;
 	if (cr->state != R_ASKING)
 		return REFRESH_WAIT;
 	if (!cr->ans && !(cr->ans = malloc(CRED_MAX_ANSWER)))
@@ -258,10 +279,13 @@ enum refresh_step refresh_readable(struct cred_route *cr, uint64_t now)
 	}
 	/* the new tokens are used even if the file cannot keep them; the
 	 * person is told, since the next start would have only the old */
-	if (write_back(cr, &t, why, sizeof why) != 0) {
-		snprintf(msg, sizeof msg, "refreshed, but %s: the next start will need a new login", why);
+	cr->unsaved = write_back(cr, &t, why, sizeof why) != 0;
+	if (cr->unsaved) {
+		snprintf(msg, sizeof msg, "refreshed, but %s: tried again at the next refresh; if ward ends first, "
+			 "the next start needs a new login", why);
 		log_warn("bridge: credential %s (%s): %s", cr->path, cr->entry, msg);
 	}
+	cr->refreshed_at = now;
 	take(cr, &t);
 	explicit_bzero(&t, sizeof t);
 	log_info("bridge: credential %s (%s): access token refreshed", cr->path, cr->entry);
@@ -273,8 +297,13 @@ enum refresh_step refresh_abandon(struct cred_route *cr, const char *why)
 	return finish(cr, why);
 }
 
-void refresh_rejected(struct cred_route *cr, unsigned gen)
+void refresh_rejected(struct cred_route *cr, unsigned gen, uint64_t now)
 {
+	if (cr->refreshed_at && now - cr->refreshed_at < REFRESH_401_MS) {
+		log_info("bridge: credential %s (%s): the provider answered 401 to a token this bridge refreshed "
+			 "less than a minute ago: passed on, not refreshed again", cr->path, cr->entry);
+		return;
+	}
 	if (gen == cr->gen && cr->t.access[0]) {
 		cr->rejected = 1;
 		log_info("bridge: credential %s (%s): the provider answered 401: refreshed before the next request",

@@ -27,6 +27,10 @@
 #define REFRESH_LOCK_MS 50	 /* the lock tried again, while another holds it */
 #define REFRESH_WAIT_MS 30000	 /* the whole refresh, lock included */
 #define REFRESH_FAILED_MS 5000	 /* a refresh that failed is not tried again sooner */
+/* A 401 this soon after this bridge's own refresh is passed on and starts
+ * no other: the agent can have the API answer 401 at will (a request the
+ * subscription does not cover), and must not spend the login's refreshes. */
+#define REFRESH_401_MS 60000
 
 enum refresh_state { R_IDLE, R_LOCKING, R_ASKING };
 
@@ -42,6 +46,8 @@ struct cred_route {
 	struct cred_tokens t;
 	unsigned gen;	       /* which access token: a 401 to an older one says nothing */
 	int rejected;	       /* the provider answered 401 to gen's token */
+	uint64_t refreshed_at; /* this bridge's last refresh at the endpoint (0: none) */
+	int unsaved;	       /* the tokens in use could not be written back: they, not the file's, are the newest */
 	char line[CRED_MAX_TOKEN + 32]; /* "Authorization: Bearer ACCESS" */
 	enum refresh_state state;
 	int sock;	       /* the refresh's client end, while asking */
@@ -58,10 +64,6 @@ enum refresh_step {
 	REFRESH_ASK,  /* *peer: the token route's client end, for the loop to serve as a connection */
 	REFRESH_DONE, /* ended: its waiting requests go on (cr->failed empty) or get 502 */
 };
-
-/* The file read once more (the bridge's first request, after a restart
- * too): 0, or -1 with cr->failed. */
-int refresh_load(struct cred_route *cr);
 
 /* The header line for a request now, with the token's generation: 1; 0
  * while a refresh is under way or must start (refresh_start); -1 if the
@@ -80,8 +82,8 @@ enum refresh_step refresh_readable(struct cred_route *cr, uint64_t now);
 /* The loop could not serve the token route's connection. */
 enum refresh_step refresh_abandon(struct cred_route *cr, const char *why);
 
-/* The provider answered 401 to a request that carried gen's token. */
-void refresh_rejected(struct cred_route *cr, unsigned gen);
+/* The provider answered 401 to a request that carried gen's token, now. */
+void refresh_rejected(struct cred_route *cr, unsigned gen, uint64_t now);
 
 /* When the loop must call refresh_tick next (0: not waiting on time). */
 uint64_t refresh_due(const struct cred_route *cr);

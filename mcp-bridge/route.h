@@ -38,6 +38,7 @@ struct bridge_route {
 	struct tls_route *tls; /* tls: upstreams */
 	const struct proxy_policy *proxy; /* the egress proxy: each CONNECT names its upstream (tunnel.h) */
 	struct cred_route *cred; /* an OAuth credential's Authorization (refresh.h), or NULL */
+	const char *drop;	 /* a header the client's request loses (a login's route: the preset's key header) */
 	int hidden;		 /* no listener: a credential's token route, whose client is the bridge */
 };
 

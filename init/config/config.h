@@ -33,6 +33,7 @@ struct config_cred {
 	char *path;	     /* absolute, as resolved */
 	const char *entry;   /* its key in the file: the provider's name */
 	const char *client_id, *token_host, *token_path;
+	const char *key_header; /* the preset's key header, which the agent's request loses */
 	struct upstream up;  /* tls:TOKEN_HOST.:443, public addresses only */
 };
 

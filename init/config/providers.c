@@ -212,6 +212,7 @@ static int credential(struct config_route *r, const struct provider_preset *p, c
 	r->cred->client_id = p->client_id;
 	r->cred->token_host = p->token_host;
 	r->cred->token_path = p->token_path;
+	r->cred->key_header = p->header;
 	snprintf(spec, sizeof spec, "tls:%s.:443", p->token_host);
 	if (upstream_parse(spec, &r->cred->up, &why) != 0) {
 		snprintf(err, errsize, "[route %s]: credential: %s", r->name, why);

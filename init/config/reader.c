@@ -429,9 +429,10 @@ static void validate(struct parse_ctx *ctx)
 		return;
 	}
 	for (i = 0; !cfg->user && i < cfg->n_routes; i++)
-		if (cfg->routes[i].n_headers) {
-			config_fail(ctx, cfg->routes[i].line, "[route %s]: header needs [agent] user (as root the agent "
-				  "could read the secrets the bridge keeps from it)", cfg->routes[i].name);
+		if (cfg->routes[i].n_headers || cfg->routes[i].credential) {
+			config_fail(ctx, cfg->routes[i].line, "[route %s]: %s needs [agent] user (as root the agent "
+				  "could read the secrets the bridge keeps from it)", cfg->routes[i].name,
+				  cfg->routes[i].n_headers ? "header" : "credential");
 			return;
 		}
 	if (confining && !cfg->user && !cfg->allow_root) {

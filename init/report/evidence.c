@@ -227,6 +227,8 @@ static json_t *bridge_json(const struct evidence_src *e)
 			json_array_append_new(routes, json_proxy(&e->cfg->proxy));
 			continue;
 		}
+		if (r->hidden) /* a login's token route: no listener, the bridge its only client */
+			continue;
 		methods = json_array();
 		headers = json_array();
 		for (m = 0; m < 32; m++)
@@ -234,6 +236,8 @@ static json_t *bridge_json(const struct evidence_src *e)
 				json_array_append_new(methods, json_string(http_method_str((enum http_method)m)));
 		for (h = 0; h < r->n_headers; h++)
 			json_array_append_new(headers, json_stringn(r->headers[h], (size_t)(strchr(r->headers[h], ':') - r->headers[h])));
+		if (r->cred) /* a login's access token, refreshed (refresh.h) */
+			json_array_append_new(headers, json_string("Authorization"));
 		if (r->stream) { /* bytes as they come: nothing pinned, nothing added */
 			json_decref(methods);
 			json_decref(headers);

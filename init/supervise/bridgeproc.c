@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -62,9 +63,22 @@ static int build_cred(struct bridgeproc *b, int i, const struct route *c, const 
 			close(fd);
 		return 2;
 	}
+	/* read under the file's lock, shared: not while another ward's
+	 * bridge is writing a refresh back (a few ms; 5 s at most) */
+	{
+		struct flock fl = { .l_type = F_RDLCK, .l_whence = SEEK_SET };
+		struct timespec pause = { 0, 50000000L };
+		int tries = 0;
+		while (fcntl(fd, F_SETLK, &fl) != 0 && (errno == EAGAIN || errno == EACCES) && ++tries < 100)
+			nanosleep(&pause, NULL);
+	}
 	buf = malloc((size_t)st.st_size + 1);
 	if (buf)
 		got = pread(fd, buf, (size_t)st.st_size, 0);
+	{
+		struct flock un = { .l_type = F_UNLCK, .l_whence = SEEK_SET };
+		(void)fcntl(fd, F_SETLK, &un);
+	}
 	if (!buf || got < 0 || cred_parse_file(buf, (size_t)got, k->entry, &tok, why, sizeof why) != 0) {
 		log_error("%s:%d: [route %s] credential %s: %s", cfg->path, c->line, c->name, k->path,
 			  buf && got >= 0 ? why : "cannot read it");
@@ -86,6 +100,7 @@ static int build_cred(struct bridgeproc *b, int i, const struct route *c, const 
 				   .token_host = k->token_host, .token_path = k->token_path,
 				   .token_route = b->routes.n, .sock = -1 };
 	r->cred = cr;
+	r->drop = k->key_header;
 	/* the token endpoint: POST to its one path, by name, TLS verified
 	 * against the system's roots; the refresh is its only client */
 	tr->name = c->name;

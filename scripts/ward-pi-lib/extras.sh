@@ -135,7 +135,7 @@ extra_path() {
 	# logins, ward-pi's own files, the engines' sockets, the host's system
 	# (each as spelt and by its real path: ~/.ssh may be a link elsewhere)
 	for s in "$h/.ssh" "$h/.pi" "$h/.gnupg" "$h/.aws" "$h/.docker" "$h/.kube" "$h/.config" \
-		"$h/.local/share/containers" "$h/.password-store" "$cache" "$logins" "${XDG_RUNTIME_DIR:-/run/user}" /run /var/run \
+		"$h/.local/share/containers" "$h/.password-store" "$cache" "${logins:-$cache}" "${XDG_RUNTIME_DIR:-/run/user}" /run /var/run \
 		/var/lib/docker /var/lib/containers /proc /sys /dev /boot /etc /usr /bin /sbin /lib /lib64 /root /home; do
 		for t in "$s" "$(readlink -f -m -- "$s")"; do
 			[ "$t" = /home ] || case "$real/" in "$t"/*) die "$1: '$2' is or is inside $s: refused (keys, logins, engine sockets and the host's system stay out)" ;; esac

@@ -11,6 +11,10 @@
 # Where the logins live: the person's alone (0700), refused as --ro, --rw
 # and --mcp (extras.sh, mcp.sh), as the engines' volumes are.
 logins="${XDG_STATE_HOME:-${HOME:-/nonexistent}/.local/state}/ward-pi/login"
+case "$logins" in
+*"
+"* | *:* | [!/]*) logins="" ;; # not one of the engine's words: no login (login_run says why)
+esac
 
 # The providers whose login ward's bridge refreshes (its presets with a
 # token endpoint: init/config/providers.c).
@@ -24,6 +28,7 @@ login_provider_ok() {
 login_run() {
 	login_provider_ok "$login_what" ||
 		die "login: '$login_what': ward's bridge refreshes the login of anthropic (a Claude Pro or Max subscription) only; other providers take an API key (ward-pi --help)"
+	[ -n "$logins" ] || die "login: XDG_STATE_HOME or HOME is not an absolute path without ':' or a line break: no place for the login"
 	set -- run --rm -i --pull=never --network host --user "$(id -u):$(id -g)"
 	[ -z "$dry" ] && ! [ -t 0 ] && die "login needs a terminal: Pi asks you to open a URL and may ask for a code"
 	[ -t 0 ] && set -- "$@" -t
@@ -49,7 +54,7 @@ login_run() {
 
 # Whether a session on provider $1 has a login here to use.
 login_there() {
-	login_provider_ok "$1" && [ -f "$logins/auth.json" ] && [ ! -L "$logins/auth.json" ] &&
+	[ -n "$logins" ] && login_provider_ok "$1" && [ -f "$logins/auth.json" ] && [ ! -L "$logins/auth.json" ] &&
 		grep -q "\"$1\"" "$logins/auth.json" 2> /dev/null
 }
 

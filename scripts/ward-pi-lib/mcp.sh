@@ -43,7 +43,7 @@ mcp_pick() {
 		IFS=$oldifs
 		# what other agents write: ward-pi's own state (sessions' git,
 		# what others lent), the engines' volumes
-		for w in "$cache" "$logins" /var/lib/docker /var/lib/containers "${XDG_DATA_HOME:-${HOME:-/nonexistent}/.local/share}/containers"; do
+		for w in "$cache" "${logins:-$cache}" /var/lib/docker /var/lib/containers "${XDG_DATA_HOME:-${HOME:-/nonexistent}/.local/share}/containers"; do
 			mcp_writable "$m" "$w"
 		done
 	done

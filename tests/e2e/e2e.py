@@ -652,6 +652,74 @@ def provider_runc(a, d, run, provider):
         subprocess.run(["runc", "delete", "-f", cid], capture_output=True)
 
 
+def login_runc(a, d, run):
+    """The image on a subscription's login instead of a key: WARD_PROVIDER=
+    anthropic and WARD_CREDENTIAL naming Pi's auth.json in /run/ward (the
+    image's [route provider] credential), expired. Real Pi 1.6 through the
+    image's launcher speaks as with its own OAuth token; the bridge refreshes
+    the login at the fake token endpoint (platform.claude.com, by name, TLS),
+    sends the new token on every request and writes it back to the host's
+    file; the agent can read neither the file nor the tokens anywhere."""
+    rt = "runc-anthropic-login"
+    host, _, kh, _, wire, path = IMAGE_PRESETS["anthropic"]
+    if not shutil.which("runc") or not shutil.which("umoci") or not shutil.which("openssl"):
+        report(f"{rt}: session", "SKIP", "runc, umoci or openssl is not installed")
+        return
+    work = os.path.join(d, rt)
+    os.makedirs(work)
+    login = os.path.join(run, "login.json")
+    with open(login, "w") as f:
+        json.dump({"anthropic": {"type": "oauth", "access": "sk-ant-oat01-e2e-access-0",
+                                 "refresh": "sk-ant-ort01-e2e-refresh-0", "expires": int(time.time() * 1000) - 1000}}, f)
+    os.chmod(login, 0o600)
+    try:
+        with ProviderNetns(a, work, host, "e2el", oauth=True) as w:
+            b, ws = bundle(a, d, run, rt, w.netns)
+            with open(os.path.join(b, "config.json")) as f:
+                spec = json.load(f)
+            spec["process"]["env"] += ["WARD_PROVIDER=anthropic", "WARD_CREDENTIAL=/run/ward/login.json"]
+            for src, dst in ((w.resolv, "/etc/resolv.conf"), (w.ca, "/etc/ssl/certs/ca-certificates.crt")):
+                spec["mounts"].append({"destination": dst, "type": "bind", "source": src, "options": ["rbind", "ro"]})
+            with open(os.path.join(b, "config.json"), "w") as f:
+                json.dump(spec, f)
+            cid = f"ward-e2e-{rt}-{os.getpid()}"
+            s = Session(["runc", "run", "--bundle", b, cid])
+            st = s.request({"id": "s1", "type": "get_state"}, timeout=120)
+            check(f"{rt}: get_state answered, the model anthropic's",
+                  bool(st and st.get("success")) and ((st.get("data") or {}).get("model") or {}).get("provider")
+                  == "anthropic", s.tail() if not st else "")
+            text = s.prompt("p1", "hi")
+            check(f"{rt}: a prompt answered through the bridge on the refreshed login", text == f"Hello from fake-{wire}.",
+                  repr(text))
+            tok = "'-(access|refresh)-[0-9]'"
+            probe = ("cat /run/ward/login.json >/dev/null 2>&1 && echo file-read || echo file-denied; "
+                     f"env | grep -cE {tok} || true; cat /proc/[0-9]*/environ 2>/dev/null | grep -cE {tok} || true; "
+                     f"grep -rlE {tok} /var/lib/pi /home/pi /tmp 2>/dev/null | wc -l")
+            text = s.prompt("p2", "CALL bash " + json.dumps({"command": probe})) or ""
+            check(f"{rt}: the agent cannot read the login's file, and no token is in its environment, any "
+                  "environment it can read in /proc, or its files",
+                  "TOOL RESULT" in text and "file-denied" in text and text.count("\n0") >= 3, repr(text[:200]))
+            rc = s.close()
+            subprocess.run(["runc", "delete", "-f", cid], capture_output=True)
+            with open(w.state) as f:
+                state = json.load(f)
+            reqs = w.requests()
+            check(f"{rt}: one refresh; every request with the new access token in Bearer and Pi's subscription "
+                  "headers, on its API's path; the session ended 0",
+                  rc == 0 and state["refreshes"] == 1 and len(reqs) >= 3
+                  and all(r["headers"].get("authorization") == f"Bearer {state['access']}" for r in reqs)
+                  and all("oauth-2025-04-20" in r["headers"].get("anthropic-beta", "") for r in reqs)
+                  and all(r["path"].startswith(path) for r in reqs),
+                  f"rc {rc} refreshes {state['refreshes']} {[(r['path'], r['headers'].get('authorization', '')[:30]) for r in reqs][:4]}")
+            with open(login) as f:
+                saved = json.load(f)["anthropic"]
+            check(f"{rt}: the refreshed login written back to the host's file",
+                  saved["access"] == state["access"] and saved["refresh"] == state["refresh"]
+                  and saved["expires"] > time.time() * 1000, json.dumps(saved)[:200])
+    finally:
+        os.unlink(login)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--image-dir", required=True)
@@ -659,13 +727,13 @@ def main():
     ap.add_argument("--tests", required=True)
     ap.add_argument("--probe", help="the static escape probe (build/tests/escape)")
     ap.add_argument("--only", action="append", help="docker, runc, crun, podman, podman-rootless, runc-anthropic, "
-                    "runc-openai, containerd, runc-openshift")
+                    "runc-openai, runc-anthropic-login, containerd, runc-openshift")
     a = ap.parse_args()
     d = tempfile.mkdtemp(prefix="ward-e2e-")
     os.chmod(d, 0o755)
     run, procs = host_side(d, a)
     want = a.only or ["docker", "runc", "crun", "podman", "podman-rootless", "runc-anthropic", "runc-openai",
-                      "containerd", "runc-openshift"]
+                      "runc-anthropic-login", "containerd", "runc-openshift"]
     try:
         if "docker" in want:
             docker(a, d, run)
@@ -679,6 +747,8 @@ def main():
         for provider in IMAGE_PRESETS:
             if f"runc-{provider}" in want:
                 provider_runc(a, d, run, provider)
+        if "runc-anthropic-login" in want:
+            login_runc(a, d, run)
         # the restricted pod (docs/examples/kubernetes.yaml); runc takes
         # containerd's RuntimeDefault profile when containerd ran first
         h = types.SimpleNamespace(Session=Session, check=check, find_agent=find_agent, proc_status=proc_status,

@@ -16,18 +16,25 @@ from testca import make_certs
 # the provider's address: on lo, but not a loopback one (the bridge
 # connects to no loopback or private address a DNS answer gives it)
 PROVIDER_ADDR = "203.0.113.7"
+# a subscription's token endpoint (oauth=True): Anthropic's, faked
+TOKEN_HOST, TOKEN_ADDR = "platform.claude.com", "203.0.113.8"
 
 
 class ProviderNetns:
-    def __init__(self, a, work, host, tag):
-        self.a, self.work, self.host = a, work, host
+    """oauth=True: the API takes only the login's current access token, and
+    platform.claude.com is a fake token endpoint (tests/node/fake-oauth.mjs)
+    sharing its state (self.state: which access and refresh tokens hold)."""
+
+    def __init__(self, a, work, host, tag, oauth=False):
+        self.a, self.work, self.host, self.oauth = a, work, host, oauth
         self.netns = f"ward-{tag}-{os.getpid()}"
         self.log = os.path.join(work, "fake.jsonl")
         self.resolv = os.path.join(work, "resolv.conf")
+        self.state = os.path.join(work, "oauth-state.json")
         self.procs = []
 
     def __enter__(self):
-        certs = make_certs(self.work, [self.host])
+        certs = make_certs(self.work, [self.host] + ([TOKEN_HOST] if self.oauth else []))
         self.ca = certs["ca"]
         os.chmod(self.ca, 0o644)
         with open(self.resolv, "w") as f:
@@ -39,10 +46,21 @@ class ProviderNetns:
             subprocess.run(["ip", "-n", self.netns, "addr", "add", "203.0.113.1/24", "dev", "lo"], check=True)
             dns = ("import sys,time; sys.path.insert(0, sys.argv[1]); from dnsserver import DnsServer\n"
                    f"with DnsServer('127.0.0.1', 53) as s:\n s.set('{self.host}', a=['{PROVIDER_ADDR}'], ttl=300)\n"
+                   f" s.set('{TOKEN_HOST}', a=['{TOKEN_ADDR}'], ttl=300)\n"
                    " print('ready', flush=True); time.sleep(3600)")
             self.spawn([sys.executable, "-c", dns, os.path.join(self.a.tests, "lib")])
             env = dict(os.environ, FAKE_LISTEN=f"{PROVIDER_ADDR}:443", FAKE_CERT=certs[self.host][0],
                        FAKE_KEY=certs[self.host][1], FAKE_LOG=self.log)
+            if self.oauth:
+                import json
+                with open(self.state, "w") as f:
+                    json.dump({"access": "sk-ant-oat01-e2e-access-0", "refresh": "sk-ant-ort01-e2e-refresh-0",
+                               "refreshes": 0}, f)
+                subprocess.run(["ip", "-n", self.netns, "addr", "add", f"{TOKEN_ADDR}/32", "dev", "lo"], check=True)
+                env["FAKE_OAUTH_STATE"] = self.state
+                self.spawn([self.a.node, os.path.join(self.a.tests, "node", "fake-oauth.mjs")],
+                           dict(os.environ, FAKE_LISTEN=f"{TOKEN_ADDR}:443", FAKE_CERT=certs[TOKEN_HOST][0],
+                                FAKE_KEY=certs[TOKEN_HOST][1], FAKE_STATE=self.state))
             self.spawn([self.a.node, os.path.join(self.a.tests, "node", "fake-provider.mjs")], env)
         except BaseException:
             self.__exit__()

@@ -54,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			pos += piece;
 		}
 		if (q.headers_done && !q.status)
-			(void)http_req_upstream_head(&q, NULL, out, sizeof out);
+			(void)http_req_upstream_head(&q, NULL, NULL, out, sizeof out);
 		if (q.done && http_req_rpc_method(&q, m, sizeof m))
 			/* it goes into a log line */
 			for (pos = 0; m[pos]; pos++)

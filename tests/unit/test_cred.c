@@ -95,6 +95,16 @@ static void test_answer(void)
 	CHECK(cred_parse_answer(bridge, strlen(bridge), 0, &t, why, sizeof why) == -1);
 	CHECK(strstr(why, "could not be reached") && strstr(why, "no such name"));
 	CHECK(cred_parse_answer(ok, 40, 0, &t, why, sizeof why) == -1); /* cut short */
+	{
+		/* a short life: half of it, never stale on arrival */
+		const char *brief = "HTTP/1.1 200 OK\r\nContent-Length: 40\r\n\r\n{\"access_token\":\"at-3\",\"expires_in\":300}";
+		CHECK(cred_parse_answer(brief, strlen(brief), 1000, &t, why, sizeof why) == 0 && t.expires == 1000 + 150000);
+		/* the server's words: no line break reaches a log line */
+		const char *forged = "HTTP/1.1 400 Bad Request\r\nContent-Length: 66\r\n\r\n"
+				     "{\"error\":\"invalid_grant\",\"error_description\":\"x\\nward: forged\"}   ";
+		CHECK(cred_parse_answer(forged, strlen(forged), 0, &t, why, sizeof why) == -1 && !strchr(why, '\n') &&
+		      strstr(why, "x?ward: forged"));
+	}
 	CHECK(cred_parse_answer("garbage", 7, 0, &t, why, sizeof why) == -1);
 }
 
@@ -192,7 +202,7 @@ static void test_refresh_steps(void)
 	CHECK(refresh_line(&cr, 2, &line, &gen) == 1);
 	CHECK_STR(line, "Authorization: Bearer at-0");
 	/* the API answered 401 to it: the same token in the file is no use */
-	refresh_rejected(&cr, gen);
+	refresh_rejected(&cr, gen, 3);
 	CHECK(refresh_line(&cr, 3, &line, &gen) == 0);
 	/* another ward holds the lock: wait, try again */
 	holder = hold_lock(path, release);
@@ -222,8 +232,13 @@ static void test_refresh_steps(void)
 	got[n > 0 ? n : 0] = '\0';
 	CHECK(cred_parse_file(got, (size_t)n, "anthropic", &t, why, sizeof why) == 0 && strcmp(t.refresh, "rt-1") == 0);
 	CHECK(strstr(got, "\"openai\""));
+	CHECK(!strstr(got, "at-0")); /* the old text is gone, not left as a tail */
+	/* a 401 right after this bridge's own refresh: passed on, no other
+	 * refresh (the agent can have the API answer 401 at will) */
+	refresh_rejected(&cr, gen, 41);
+	CHECK(refresh_line(&cr, 42, &line, &gen) == 1);
 	/* a refusal: kept for REFRESH_FAILED_MS, then tried again */
-	refresh_rejected(&cr, gen);
+	refresh_rejected(&cr, gen, 40 + REFRESH_401_MS);
 	CHECK(refresh_start(&cr, 100, &peer) == REFRESH_ASK);
 	CHECK(read(peer, got, sizeof got) > 0); /* the request taken, as the bridge's connection does */
 	CHECK(write(peer, "HTTP/1.1 400 Bad Request\r\nContent-Length: 25\r\n\r\n{\"error\":\"invalid_grant\"}", 74) == 74);
@@ -251,7 +266,7 @@ static void test_extra_header(void)
 
 	http_req_init(&q, &r);
 	CHECK(http_req_feed(&q, in, strlen(in)) == (ssize_t)strlen(in));
-	n = http_req_upstream_head(&q, "Authorization: Bearer at-1", out, sizeof out);
+	n = http_req_upstream_head(&q, "Authorization: Bearer at-1", "x-api-key", out, sizeof out);
 	CHECK(n > 0);
 	out[n > 0 ? n : 0] = '\0';
 	CHECK(strstr(out, "Authorization: Bearer at-1\r\n") && !strstr(out, "placeholder"));

@@ -88,7 +88,7 @@ static void test_good(void)
 			CHECK_STR(http_req_rpc_method(&b, mm, sizeof mm), "?");
 		}
 	}
-	n = http_req_upstream_head(&q, NULL, out, sizeof out);
+	n = http_req_upstream_head(&q, NULL, NULL, out, sizeof out);
 	CHECK(n > 0);
 	out[n > 0 ? n : 0] = '\0';
 	CHECK(strstr(out, "POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n") == out);

@@ -460,4 +460,8 @@ def login_cases(wp, work, run, dry, log, home):
                p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr)
     p = run(proj, "--dry-run", "--engine", "docker", "--mcp", os.path.join(logins, "auth.json"))
     report("ward-pi --mcp of a file in the logins' directory: refused", p.returncode == 2, p.stderr)
+    p = run(os.path.join(home, ".local"), "--dry-run", "--engine", "docker", "--rpc")
+    report("ward-pi in a directory that holds the logins (~/.local): one line, exit 2 (the agent would be given "
+           "the tokens with the project)", p.returncode == 2 and p.stderr.count("\n") == 1 and "logins" in p.stderr,
+           p.stderr)
     shutil.rmtree(os.path.join(home, ".local", "state"))
