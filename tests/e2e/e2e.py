@@ -691,7 +691,7 @@ def login_runc(a, d, run):
             text = s.prompt("p1", "hi")
             check(f"{rt}: a prompt answered through the bridge on the refreshed login", text == f"Hello from fake-{wire}.",
                   repr(text))
-            tok = "'-(access|refresh)-[0-9]'"
+            tok = "-e '-(access|refresh)-[0-9]'"
             probe = ("cat /run/ward/login.json >/dev/null 2>&1 && echo file-read || echo file-denied; "
                      f"env | grep -cE {tok} || true; cat /proc/[0-9]*/environ 2>/dev/null | grep -cE {tok} || true; "
                      f"grep -rlE {tok} /var/lib/pi /home/pi /tmp 2>/dev/null | wc -l")
