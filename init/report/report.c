@@ -11,9 +11,11 @@
 #include <unistd.h>
 
 #include "common/envref.h"
+#include "common/source.h"
 #include "common/parse.h"
 #include "init/config/names.h"
 #include "init/report/json.h"
+#include "mcp-bridge/cred.h"
 #include "mcp-bridge/http.h"
 #include "mcp-bridge/tls.h"
 
@@ -274,6 +276,26 @@ static void warn(json_t *w, const char *fmt, ...)
 	json_array_append_new(w, jstr(buf));
 }
 
+/* A route's login as the start will find it: a file that is no login
+ * would stop the start (bridgeproc.c), and is said now. */
+static void login_warning(json_t *w, const struct route *r)
+{
+	char *buf = NULL, why[300];
+	size_t got = 0;
+	struct cred_tokens t;
+
+	if (source_read(r->cred->path, CRED_MAX_FILE, &buf, &got, why, sizeof why) == 0 &&
+	    cred_parse_file(buf, got, r->cred->entry, &t, why, sizeof why) == 0)
+		why[0] = '\0';
+	if (buf) {
+		explicit_bzero(buf, got);
+		free(buf);
+	}
+	explicit_bzero(&t, sizeof t);
+	if (why[0])
+		warn(w, "[route %s] credential %s: %s: the start would stop", r->name, r->cred->path, why);
+}
+
 /* A path list entry that covers a whole system tree. */
 static int is_root_of(const char *path, const char *tree)
 {
@@ -415,6 +437,8 @@ static json_t *weak_settings(const struct confine *agent, const struct ll_rulese
 					"agent could answer the bridge's DNS queries on a loopback resolver");
 			continue;
 		}
+		if (r->cred)
+			login_warning(w, r);
 		if (r->up->kind == UP_TCP && r->n_headers && !loopback(r->up))
 			warn(w, "[route %s] adds headers and sends them in clear over %s; use a tls: upstream",
 			     r->name, r->up->desc);
@@ -498,6 +522,7 @@ static void scalar(const json_t *v, char *buf, size_t size)
 	else
 		snprintf(buf, size, "?");
 }
+
 
 /* An object as "k=v k=v" (arrays inside joined by commas). */
 static void flat(const json_t *o, char *buf, size_t size)

@@ -198,6 +198,20 @@ def subscription(a, work, certs, dns, check):
         check("login: a credential file without the provider's login: exit 2 before anything runs, one line "
               "saying log in first", p.returncode == 2 and "no \"anthropic\" entry" in p.stderr,
               f"rc {p.returncode} {p.stderr[-300:]}")
+        p = subprocess.run([a.ward, "--check", "-c", conf], capture_output=True, text=True, timeout=30)
+        check("login: --check warns of that file: the start would stop, and why",
+              "credential" in p.stdout + p.stderr and "start would stop" in p.stdout + p.stderr
+              and "no \"anthropic\" entry" in p.stdout + p.stderr, (p.stdout + p.stderr)[-400:])
+        write_login(cred, "sk-ant-oat01-check-access", "sk-ant-ort01-check-refresh", now + 3600000)
+        with open(conf, "w") as f:
+            f.write(f"[agent]\nuser = {AGENT_UID}\n[route m]\nlisten = 127.0.0.1:17964\nprovider = anthropic\n"
+                    f"credential = {cred}\n")
+        p = subprocess.run([a.ward, "--check", "-c", conf], capture_output=True, text=True, timeout=30)
+        out = p.stdout + p.stderr
+        check("login: --check shows the route's login (its file, where it is refreshed), never a token, and no "
+              "warning of it", f"login=Authorization: Bearer, the access token of {cred} (anthropic), refreshed at "
+              "tls:platform.claude.com:443/v1/oauth/token" in out and "check-access" not in out
+              and "check-refresh" not in out and "start would stop" not in out, out[-600:])
 
         # under ASan the bridge's own handling is what is checked (above):
         # Pi's flows ask nothing more of it, and run in the plain pass
