@@ -33,7 +33,7 @@ login_run() {
 	[ -z "$dry" ] && ! [ -t 0 ] && die "login needs a terminal: Pi asks you to open a URL and may ask for a code"
 	[ -t 0 ] && set -- "$@" -t
 	[ "$engine" = podman ] && [ "$(id -u)" -ne 0 ] && set -- "$@" --userns=keep-id
-	set -- "$@" -v "$logins:/login" -e PI_CODING_AGENT_DIR=/login -e HOME=/tmp -e PI_TELEMETRY=0 \
+	set -- "$@" -v "$logins:/login" -e PI_CODING_AGENT_DIR=/login -e HOME=/tmp -e PI_TELEMETRY=0 -e PI_OFFLINE=1 \
 		--entrypoint /usr/local/bin/node "$image" \
 		/opt/pi/node_modules/@earendil-works/pi-coding-agent/dist/cli.js auth login "$login_what"
 	if [ -n "$dry" ]; then
