@@ -315,16 +315,16 @@ fuzz: $(FUZZERS)
 	@tests/fuzz/run $(FUZZ_SECONDS) $(FUZZERS)
 
 check-fuzz: $(FUZZERS)
-	@tests/fuzz/run 15 $(FUZZERS)
+	@tests/fuzz/run 10 $(FUZZERS)
 
 # The same pass in two halves, one at the end of each of make check's streams
 # (the fuzzers need no port, no container: either stream can take them).
 FUZZERS_1 := $(wordlist 1,8,$(FUZZERS))
 FUZZERS_2 := $(wordlist 9,99,$(FUZZERS))
 check-fuzz-1: $(FUZZERS_1)
-	@FUZZ_LABEL=fuzz-1 tests/fuzz/run 15 $(FUZZERS_1)
+	@FUZZ_LABEL=fuzz-1 tests/fuzz/run 10 $(FUZZERS_1)
 check-fuzz-2: $(FUZZERS_2)
-	@FUZZ_LABEL=fuzz-2 tests/fuzz/run 15 $(FUZZERS_2)
+	@FUZZ_LABEL=fuzz-2 tests/fuzz/run 10 $(FUZZERS_2)
 
 # The long pass behind docs/fuzzing.md (10 million executions per target).
 FUZZ_RUNS ?= 10000000
@@ -374,11 +374,11 @@ check-streams:
 	@$(MAKE) -k -j2 --output-sync=target --no-print-directory check-stream-runtimes check-stream-host
 
 check-stream-runtimes:
-	@$(MAKE) -j1 -k --no-print-directory check-e2e check-vm check-fuzz-1
+	@$(MAKE) -j1 -k --no-print-directory check-e2e check-vm check-docs check-fuzz-1
 
-# (valgrind, the doc tests and half the fuzzers here: the runtimes' stream,
-# e2e above all, is the longer; the doc tests rebuild the image elsewhere,
-# IMAGE_OUT, and compare, so e2e's goes on unchanged beside them)
+# (valgrind and half the fuzzers here, the doc tests on the runtimes'
+# stream after the VM: the two streams then take about as long; the doc
+# tests rebuild the image elsewhere, IMAGE_OUT, and compare)
 check-stream-host:
 	@$(MAKE) -j1 -k --no-print-directory check-unit check-behaviour check-lint check-wardpi check-sandbox check-bridge \
-		check-asan check-docs check-valgrind check-fuzz-2
+		check-asan check-valgrind check-fuzz-2
