@@ -49,6 +49,7 @@ int tls_route_init(struct tls_route *t, const char *name, const char *ca, const 
 	mbedtls_ctr_drbg_init(&t->drbg);
 	mbedtls_ssl_config_init(&t->conf);
 	mbedtls_x509_crt_init(&t->ca);
+	mbedtls_ssl_session_init(&t->session);
 	snprintf(t->name, sizeof t->name, "%s", name);
 	if (pin) {
 		if (tls_parse_pin(pin, t->pin) != 0) {
@@ -80,6 +81,7 @@ int tls_route_init(struct tls_route *t, const char *name, const char *ca, const 
 	}
 	mbedtls_ssl_conf_min_version(&t->conf, MBEDTLS_SSL_MAJOR_VERSION_3, MBEDTLS_SSL_MINOR_VERSION_3);
 	mbedtls_ssl_conf_rng(&t->conf, mbedtls_ctr_drbg_random, &t->drbg);
+	mbedtls_ssl_conf_session_tickets(&t->conf, MBEDTLS_SSL_SESSION_TICKETS_ENABLED);
 	return 0;
 }
 
@@ -90,6 +92,7 @@ int tls_route_reseed(struct tls_route *t)
 
 void tls_route_free(struct tls_route *t)
 {
+	mbedtls_ssl_session_free(&t->session);
 	mbedtls_x509_crt_free(&t->ca);
 	mbedtls_ssl_config_free(&t->conf);
 	mbedtls_ctr_drbg_free(&t->drbg);
@@ -114,13 +117,17 @@ static int bio_recv(void *ctx, unsigned char *buf, size_t len)
 	return errno == EAGAIN || errno == EINTR ? MBEDTLS_ERR_SSL_WANT_READ : MBEDTLS_ERR_NET_RECV_FAILED;
 }
 
-int tls_conn_start(struct tls_conn *c, const struct tls_route *t, int fd)
+int tls_conn_start(struct tls_conn *c, struct tls_route *t, int fd)
 {
 	memset(c, 0, sizeof *c); /* nothing waits, nothing is pending */
 	mbedtls_ssl_init(&c->ssl);
 	c->fd = fd;
 	c->route = t;
 	if (mbedtls_ssl_setup(&c->ssl, &t->conf) != 0 || mbedtls_ssl_set_hostname(&c->ssl, t->name) != 0)
+		return -1;
+	/* a session the server no longer takes costs nothing: it answers
+	 * with a full handshake, verified as any other */
+	if (t->has_session && mbedtls_ssl_set_session(&c->ssl, &t->session) != 0)
 		return -1;
 	mbedtls_ssl_set_bio(&c->ssl, &c->fd, bio_send, bio_recv, NULL);
 	return 0;
@@ -150,6 +157,19 @@ static const char *handshake_failure(const struct tls_conn *c, int rc)
 	return "TLS handshake with the upstream failed";
 }
 
+/* The session of a handshake that passed every check, kept for the
+ * route's next connection (a resumed one keeps the peer's certificate, so
+ * a pin is checked against it as before). Without room for it, the route
+ * goes on with full handshakes. */
+static void keep_session(struct tls_conn *c)
+{
+	struct tls_route *t = c->route;
+
+	mbedtls_ssl_session_free(&t->session);
+	mbedtls_ssl_session_init(&t->session);
+	t->has_session = mbedtls_ssl_get_session(&c->ssl, &t->session) == 0;
+}
+
 int tls_handshake(struct tls_conn *c, const char **why)
 {
 	int rc = mbedtls_ssl_handshake(&c->ssl);
@@ -170,6 +190,7 @@ int tls_handshake(struct tls_conn *c, const char **why)
 			return -1;
 		}
 	}
+	keep_session(c);
 	return 0;
 }
 

@@ -21,12 +21,18 @@ struct tls_route {
 	unsigned char pin[32];
 	int has_pin;
 	char name[256]; /* SNI and the name checked in the certificate */
+	/* The last session this route's server gave, verified: the next
+	 * connection offers it (a ticket or a session id), and a server that
+	 * takes it skips the certificate and the key exchange, about half a
+	 * connection's cost on loopback. Only this route's connections see it. */
+	mbedtls_ssl_session session;
+	int has_session;
 };
 
 struct tls_conn {
 	mbedtls_ssl_context ssl;
 	int fd;
-	const struct tls_route *route;
+	struct tls_route *route; /* its session kept there after a handshake */
 	/* What the handshake, a read and a write wait for on the socket when
 	 * they could not go on: EPOLLIN or EPOLLOUT (0: not blocked). A TLS
 	 * read may need the socket writable and a write readable; the loop
@@ -50,8 +56,10 @@ void tls_route_free(struct tls_route *t);
 /* "sha256:" + 64 hex digits -> 32 bytes. */
 int tls_parse_pin(const char *s, unsigned char out[32]);
 
-int tls_conn_start(struct tls_conn *c, const struct tls_route *t, int fd);
-/* 0 done, 1 call again when the socket is ready, -1 failed (why set). */
+/* Offers the route's last session, if it has one. */
+int tls_conn_start(struct tls_conn *c, struct tls_route *t, int fd);
+/* 0 done (the session then kept in the route for the next connection),
+ * 1 call again when the socket is ready, -1 failed (why set). */
 int tls_handshake(struct tls_conn *c, const char **why);
 /* > 0 bytes, 0 end of stream (close_notify), -1 would block, -2 error,
  * -3 the TCP stream ended without close_notify (an end, or a cut). */

@@ -9,6 +9,7 @@
 #include <mbedtls/certs.h>
 #include <mbedtls/pk.h>
 #include <mbedtls/sha256.h>
+#include <mbedtls/ssl_cache.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
 
@@ -59,6 +60,17 @@ static mbedtls_pk_context skey;
 static mbedtls_entropy_context sentropy;
 static mbedtls_ctr_drbg_context sdrbg;
 static struct tls_route route;
+/* the server's session cache, and how many sessions it gave back */
+static mbedtls_ssl_cache_context scache;
+static int resumed;
+
+static int cache_get(void *ctx, mbedtls_ssl_session *session)
+{
+	int rc = mbedtls_ssl_cache_get(ctx, session);
+
+	resumed += rc == 0;
+	return rc;
+}
 
 /* The server's configuration, and the client's route pinned to its
  * certificate. 0, or -1. */
@@ -90,6 +102,8 @@ static int setup(void)
 	 * data however long the client takes to answer */
 	mbedtls_ssl_conf_renegotiation(&sconf, MBEDTLS_SSL_RENEGOTIATION_ENABLED);
 	mbedtls_ssl_conf_renegotiation_enforced(&sconf, MBEDTLS_SSL_RENEGOTIATION_NOT_ENFORCED);
+	mbedtls_ssl_cache_init(&scache);
+	mbedtls_ssl_conf_session_cache(&sconf, &scache, cache_get, mbedtls_ssl_cache_set);
 
 	if (mbedtls_sha256_ret(scrt.raw.p, scrt.raw.len, h, 0) != 0)
 		return -1;
@@ -123,7 +137,7 @@ static int end_recv(void *ctx, unsigned char *buf, size_t len)
 
 /* Both ends of a fresh connection over empty queues, before the
  * handshake: 0, or -1. Either way both are initialised, for close_pair. */
-static int open_pair(struct tls_conn *c, mbedtls_ssl_context *s, const struct tls_route *r)
+static int open_pair(struct tls_conn *c, mbedtls_ssl_context *s, struct tls_route *r)
 {
 	int bad;
 
@@ -367,6 +381,63 @@ static void test_wrong_pin(void)
 	tls_route_free(&other);
 }
 
+/* Runs both sides' handshakes until neither blocks: the client's result. */
+static int handshake_both(struct tls_conn *c, mbedtls_ssl_context *s, const char **why)
+{
+	int r = 1, rounds = 0;
+
+	while (r == 1 && rounds++ < 100) {
+		r = tls_handshake(c, why);
+		(void)mbedtls_ssl_handshake(s);
+	}
+	return r;
+}
+
+/* A route keeps the session of a verified handshake and offers it next
+ * time: the server resumes it. A resumed session is still held to the
+ * route's pin: one that came from another certificate's handshake fails. */
+static void test_resumption(void)
+{
+	struct tls_route other;
+	struct tls_conn c;
+	mbedtls_ssl_context s;
+	const char *why = NULL;
+	char err[200];
+	int before;
+
+	CHECK(connect_pair(&c, &s) == 0);
+	CHECK(route.has_session == 1);
+	close_pair(&c, &s);
+	before = resumed;
+	CHECK(connect_pair(&c, &s) == 0);
+	CHECK(resumed == before + 1);
+	close_pair(&c, &s);
+
+	if (tls_route_init(&other, "localhost", NULL,
+			   "sha256:00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff", err,
+			   sizeof err) != 0) {
+		CHECK(!"route");
+		return;
+	}
+	{
+		/* the good route's session planted in the wrongly pinned one */
+		unsigned char buf[4096];
+		size_t n = 0;
+
+		CHECK(mbedtls_ssl_session_save(&route.session, buf, sizeof buf, &n) == 0);
+		mbedtls_ssl_session_init(&other.session);
+		CHECK(mbedtls_ssl_session_load(&other.session, buf, n) == 0);
+		other.has_session = 1;
+	}
+	before = resumed;
+	CHECK(open_pair(&c, &s, &other) == 0);
+	CHECK(handshake_both(&c, &s, &why) == -1);
+	CHECK(resumed == before + 1);
+	CHECK_STR(why, "upstream certificate does not match tls_pin");
+	close_pair(&c, &s);
+	tls_route_free(&other);
+}
+
 int main(void)
 {
 	pattern(big, BODY);
@@ -379,7 +450,9 @@ int main(void)
 	test_blocked_write_length();
 	test_pending_after_short_read();
 	test_wrong_pin();
+	test_resumption();
 	tls_route_free(&route);
+	mbedtls_ssl_cache_free(&scache);
 	mbedtls_ssl_config_free(&sconf);
 	mbedtls_x509_crt_free(&scrt);
 	mbedtls_pk_free(&skey);
