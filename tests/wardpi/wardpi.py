@@ -163,6 +163,58 @@ path = /v1/
     pitui.checks(report, name, screens, status)
 
 
+def api_cases(run, proj, work, calls):
+    """Docker's API on DOCKER_HOST's socket answers whether the image is
+    there (curl, instead of the CLI's `image inspect`, which costs a start
+    tens of milliseconds); what it cannot answer goes to the CLI."""
+    import http.server
+    import socketserver
+    import threading
+    sock = os.path.join(work, "api.sock")
+    asked = []
+
+    class H(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            asked.append(self.path)
+            code = {"/images/ward-pi:latest/json": 200, "/images/gone:1/json": 404}.get(self.path, 500)
+            body = b"{}" if code == 200 else b'{"message":"no"}'
+            self.send_response(code)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a):
+            pass
+
+    class S(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+        daemon_threads = True
+
+        def get_request(self):
+            c, _ = self.socket.accept()
+            return c, ("local", 0)
+
+    srv = S(sock, H)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    api = {"DOCKER_HOST": f"unix://{sock}"}
+    try:
+        for image, want_rc, what in (("ward-pi:latest", 0, "there: the session runs"),
+                                     ("gone:1", 2, "missing: one line, exit 2, nothing run"),
+                                     ("odd:1", 0, "an answer other than 200 or 404: the CLI asked, as before")):
+            open(calls, "w").close()
+            asked.clear()
+            p = run(proj, "--engine", "docker", "--rpc", "--no-mcp", "--image", image, extra=api)
+            cli = [l for l in open(calls).read().splitlines() if l.startswith("image inspect")]
+            ok = p.returncode == want_rc and asked == [f"/images/{image}/json"]
+            ok = ok and (bool(cli) if image == "odd:1" else not cli)
+            if want_rc == 2:
+                ok = ok and p.stderr.count("\n") == 1 and "make image" in p.stderr and "run --rm" not in open(calls).read()
+            report(f"ward-pi asks docker's API for the image (DOCKER_HOST's socket): {what}", ok,
+                   f"rc {p.returncode} asked {asked} cli {cli} {p.stderr[-300:]!r}")
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
 def cases(wp, work):
     home = os.path.join(work, "home")
     bin_dir = os.path.join(work, "bin")
@@ -218,7 +270,9 @@ fi
     proj_a, proj_b = os.path.join(work, "src", "alpha"), os.path.join(work, "src", "beta gamma")
     for p in (proj_a, proj_b):
         os.makedirs(p)
-    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": home}
+    # the stand-in's CLI answers, never a daemon this machine may run
+    # (ward-pi asks docker's API itself when it has a socket)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": home, "DOCKER_HOST": f"unix://{work}/no-docker.sock"}
 
     def run(cwd, *args, extra=None):
         p = subprocess.run([wp, *args], cwd=cwd, env=dict(env, **(extra or {})), capture_output=True, text=True,
@@ -436,6 +490,7 @@ def day_cases(wp, work, run, dry, log):
     report("ward-pi with an image the engine does not have: one line naming the command that makes it, exit 2, "
            "nothing run (never a pull)", p.returncode == 2 and p.stderr.count("\n") == 1 and "make image" in
            p.stderr and recorded[:2] == ["image", "inspect"], p.stderr)
+    api_cases(run, proj, work, os.path.join(work, "calls.log"))
     with open(os.path.join(proj, ".pi-packages"), "w") as f:
         f.write("jq\n")
     rc, w = dry(proj, "--engine", "docker", "--rpc", "--image", "mine:1")
