@@ -227,6 +227,8 @@ int refresh_line(struct cred_route *cr, uint64_t now, const char **line, unsigne
 	}
 	if (cr->state == R_IDLE && cr->failed[0] && now - cr->failed_at < REFRESH_FAILED_MS)
 		return -1;
+	if (cr->state == R_LATE)
+		return -1;
 	return 0;
 }
 
@@ -242,9 +244,21 @@ enum refresh_step refresh_tick(struct cred_route *cr, uint64_t now, int *peer)
 {
 	if (cr->state == R_IDLE)
 		return REFRESH_WAIT;
+	if (now >= cr->deadline && cr->state == R_ASKING) {
+		/* the waiters are told now; the answer is still read when it
+		 * comes (its socket stays open, the lock held) */
+		snprintf(cr->failed, sizeof cr->failed, "the token endpoint has not answered within 30 s; its answer is "
+			 "still awaited (a request after it comes goes through)");
+		cr->failed_at = now;
+		cr->state = R_LATE;
+		cr->deadline = now + REFRESH_LATE_MS;
+		log_warn("bridge: credential %s (%s): %s", cr->path, cr->entry, cr->failed);
+		return REFRESH_DONE;
+	}
 	if (now >= cr->deadline)
 		return finish(cr, cr->state == R_LOCKING ? "another ward held the credential's lock for 30 s"
-							 : "the token endpoint did not answer within 30 s");
+			      : "the token endpoint never answered the refresh (10 min): if the next one is refused, "
+				"log in again");
 	if (cr->state == R_LOCKING && now >= cr->next_try)
 		return try_lock(cr, now, peer);
 	return REFRESH_WAIT;
@@ -255,7 +269,7 @@ enum refresh_step refresh_readable(struct cred_route *cr, uint64_t now)
 	struct cred_tokens t = cr->t;
 	char why[400], msg[600];
 
-	if (cr->state != R_ASKING)
+	if (cr->state != R_ASKING && cr->state != R_LATE)
 		return REFRESH_WAIT;
 	if (!cr->ans && !(cr->ans = malloc(CRED_MAX_ANSWER)))
 		return finish(cr, "out of memory");

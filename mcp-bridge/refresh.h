@@ -31,8 +31,14 @@
  * no other: the agent can have the API answer 401 at will (a request the
  * subscription does not cover), and must not spend the login's refreshes. */
 #define REFRESH_401_MS 60000
+/* A token endpoint that has not answered in REFRESH_WAIT_MS: the requests
+ * that waited get 502, and so does every request at once while it is
+ * still awaited (R_LATE), for this long at most. The refresh itself goes
+ * on, the file's lock held: the request it sent may have retired the
+ * refresh token it carried, and the answer holds the only new one. */
+#define REFRESH_LATE_MS 600000
 
-enum refresh_state { R_IDLE, R_LOCKING, R_ASKING };
+enum refresh_state { R_IDLE, R_LOCKING, R_ASKING, R_LATE };
 
 struct cred_route {
 	/* set by PID 1 */
@@ -67,7 +73,8 @@ enum refresh_step {
 
 /* The header line for a request now, with the token's generation: 1; 0
  * while a refresh is under way or must start (refresh_start); -1 if the
- * last refresh failed within REFRESH_FAILED_MS (cr->failed says why). */
+ * last refresh failed within REFRESH_FAILED_MS, or its answer is late
+ * (cr->failed says why). */
 int refresh_line(struct cred_route *cr, uint64_t now, const char **line, unsigned *gen);
 
 /* Starts the refresh (state R_IDLE); *peer as for REFRESH_ASK. */

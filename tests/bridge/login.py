@@ -47,14 +47,14 @@ def state(path):
     return json.load(open(path))
 
 
-def messages(port):
+def messages(port, timeout=20):
     """One Messages request as Pi's SDK would send it, its placeholder Bearer included."""
     body = json.dumps({"model": "claude-sonnet-4-5", "max_tokens": 16,
                        "messages": [{"role": "user", "content": "say hello"}]}).encode()
     return exchange(port, req("POST", "/v1/messages", body=body,
                               headers="Content-Type: application/json\r\n"
                                       "Authorization: Bearer sk-ant-oat01-ward-placeholder\r\n"
-                                      "x-api-key: sk-the-agent-s-own\r\n"), timeout=20)
+                                      "x-api-key: sk-the-agent-s-own\r\n"), timeout=timeout)
 
 
 def ward_with(a, work, name, port, cred, ca):
@@ -216,12 +216,56 @@ def subscription(a, work, certs, dns, check):
         # under ASan the bridge's own handling is what is checked (above):
         # Pi's flows ask nothing more of it, and run in the plain pass
         if a.label != "asan":
+            late_answer(a, work, certs, cred, st, check)
             pi_login(a, work, certs, cred, st, api_log, node, check)
             pi_auth_login(a, work, certs, st, node, check)
     finally:
         for p in (api, tok):
             p.terminate()
             p.wait(timeout=10)
+
+
+def late_answer(a, work, certs, cred, st, check):
+    """The token endpoint answers a refresh after the bridge's 30 s: the
+    waiting request gets 502 saying it is still awaited, and so does the
+    next at once (no hang); the answer, when it comes, is kept (the rotated
+    refresh token written back: the request that was sent retired the old
+    one) and the next request goes through. (About 40 s: under ASan only
+    the plain pass runs it.)"""
+    name = "login: a refresh answered after the bridge's 30 s"
+    s0 = state(st)
+    write_login(cred, s0["access"], s0["refresh"], int(time.time() * 1000) - 1000)
+    set_state(st, delay_ms=38000)
+    w = ward_with(a, work, "sublate", 17967, cred, certs["ca"])
+    try:
+        r1 = messages(17967, timeout=60)
+        t0 = time.monotonic()
+        r2 = messages(17967)
+        fast = time.monotonic() - t0
+        if status(r1) == 200:
+            check(name, None, "the answer came within the bridge's wait (this machine too slow to make it late)")
+            return
+        why1 = body_json(r1).get("reason", "") if status(r1) == 502 else ""
+        why2 = body_json(r2).get("reason", "") if status(r2) == 502 else ""
+        check(f"{name}: the waiting request gets 502 saying the answer is still awaited, the next one the same at "
+              "once", status(r1) == 502 and "still awaited" in why1 and status(r2) == 502
+              and "still awaited" in why2 and fast < 5, f"{r1[-300:]!r} {r2[-300:]!r} {fast:.1f} s")
+        kept = False
+        for _ in range(300):  # the answer, when it comes, written back
+            s = state(st)
+            f = json.load(open(cred))
+            if s["refreshes"] == s0["refreshes"] + 1 and f["anthropic"]["refresh"] == s["refresh"]:
+                kept = True
+                break
+            time.sleep(0.1)
+        r3 = messages(17967)
+        check(f"{name}: the late answer's tokens kept (the rotated refresh token in the host's file), and the next "
+              "request goes through with them",
+              kept and status(r3) == 200 and state(st)["refreshes"] == s0["refreshes"] + 1,
+              f"kept {kept} {status(r3)} state {state(st)} {r3[-300:]!r}")
+    finally:
+        set_state(st, delay_ms=0)
+        stop_ward(w)
 
 
 def pi_login(a, work, certs, cred, st, api_log, node, check):

@@ -15,7 +15,8 @@
 //                                 (FAKE_OAUTH_STATE there): {"access": the one access token
 //                                 the API accepts, "refresh": the one refresh token this
 //                                 endpoint accepts, "refreshes": how many it granted,
-//                                 "revoked": true refuses every refresh}
+//                                 "revoked": true refuses every refresh, "delay_ms": answers
+//                                 this late, over FAKE_DELAY_MS}
 //   FAKE_EXPIRES_IN=3600          expires_in of each new access token, seconds
 //   FAKE_DELAY_MS=0               the token endpoint answers this late
 //   FAKE_LOG=requests.jsonl       one JSON line per request: method, path, headers, body
@@ -69,6 +70,7 @@ function handle(req, res) {
     }
     if (req.method !== "POST" || url.pathname !== "/v1/oauth/token")
       return json(res, 404, { error: "not_found" });
+    const wait = statePath ? load().delay_ms ?? delay : delay;
     setTimeout(() => {
       const s = load();
       if (!body || body.client_id !== CLIENT_ID)
@@ -83,7 +85,7 @@ function handle(req, res) {
       if (s.revoked || body.refresh_token !== s.refresh)
         return json(res, 400, { error: "invalid_grant", error_description: "Refresh token not found or invalid" });
       json(res, 200, grant(s));
-    }, delay);
+    }, wait);
   });
 }
 
