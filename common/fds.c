@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int fd_range_by_proc(unsigned lo, unsigned hi, unsigned flags)
@@ -108,6 +109,45 @@ int fd_write_all(int fd, const void *buf, size_t len)
 		len -= (size_t)w;
 	}
 	return 0;
+}
+
+char *fd_read_file(int fd, size_t max, size_t *len)
+{
+	struct stat st;
+	size_t size, got = 0;
+	char *buf;
+
+	if (fstat(fd, &st) != 0)
+		return NULL;
+	if (!S_ISREG(st.st_mode) || st.st_size < 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((unsigned long long)st.st_size > max) {
+		errno = EFBIG;
+		return NULL;
+	}
+	size = (size_t)st.st_size;
+	buf = malloc(size + 1);
+	if (!buf)
+		return NULL;
+	while (got < size) {
+		ssize_t n = pread(fd, buf + got, size - got, (off_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+			free(buf);
+			errno = e;
+			return NULL;
+		}
+		if (n == 0)
+			break; /* cut shorter meanwhile: what there is */
+		got += (size_t)n;
+	}
+	buf[got] = '\0';
+	*len = got;
+	return buf;
 }
 
 void std_fds_open(void)

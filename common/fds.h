@@ -20,6 +20,12 @@ void close_fds_except(const int *keep, int n_keep);
 /* write(2) until all of buf is written (EINTR retried): 0, or -1. */
 int fd_write_all(int fd, const void *buf, size_t len);
 
+/* A regular file's whole text from offset 0 (pread: the descriptor's
+ * offset is not moved, and one shared with another process is not
+ * raced), NUL-terminated, *len its length: a malloc'd buffer, or NULL
+ * with errno (EFBIG over max bytes, EINVAL not a regular file). */
+char *fd_read_file(int fd, size_t max, size_t *len);
+
 /* 0, 1 and 2 that the runtime left closed get /dev/null (the lowest free
  * number is each one in turn): else the first descriptor ward opens would
  * take the number, and its log lines would go into the evidence file, or

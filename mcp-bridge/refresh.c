@@ -7,11 +7,11 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/fds.h"
 #include "common/log.h"
 
 /* The wall clock, ms: what a credential's "expires" is counted in. */
@@ -26,27 +26,11 @@ static int64_t wall_ms(void)
 /* The whole file, from offset 0 (a malloc'd copy, NUL-terminated). */
 static char *read_all(int fd, size_t *len, char *why, size_t size)
 {
-	struct stat st;
-	char *buf;
-	size_t got = 0;
+	char *buf = fd_read_file(fd, CRED_MAX_FILE, len);
 
-	if (fstat(fd, &st) != 0 || st.st_size < 0 || (size_t)st.st_size > CRED_MAX_FILE) {
-		snprintf(why, size, "cannot read it, or it is over 256 KiB");
-		return NULL;
-	}
-	buf = malloc((size_t)st.st_size + 1);
 	if (!buf)
-		return snprintf(why, size, "out of memory"), NULL;
-	while (got < (size_t)st.st_size) {
-		ssize_t n = pread(fd, buf + got, (size_t)st.st_size - got, (off_t)got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	buf[got] = '\0';
-	*len = got;
+		snprintf(why, size, "%s", errno == EFBIG ? "it is over 256 KiB"
+					  : errno == ENOMEM ? "out of memory" : "cannot read it");
 	return buf;
 }
 

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/fds.h"
 #include "common/log.h"
 #include "common/record.h"
 #include "common/envref.h"
@@ -53,7 +54,7 @@ static int build_cred(struct bridgeproc *b, int i, const struct route *c, const 
 	struct cred_tokens tok;
 	struct stat st;
 	char why[300], *buf = NULL;
-	ssize_t got = 0;
+	size_t got = 0;
 	int fd = open(k->path, O_RDWR | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
 
 	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (off_t)CRED_MAX_FILE) {
@@ -72,23 +73,21 @@ static int build_cred(struct bridgeproc *b, int i, const struct route *c, const 
 		while (fcntl(fd, F_SETLK, &fl) != 0 && (errno == EAGAIN || errno == EACCES) && ++tries < 100)
 			nanosleep(&pause, NULL);
 	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (buf)
-		got = pread(fd, buf, (size_t)st.st_size, 0);
+	buf = fd_read_file(fd, CRED_MAX_FILE, &got);
 	{
 		struct flock un = { .l_type = F_UNLCK, .l_whence = SEEK_SET };
 		(void)fcntl(fd, F_SETLK, &un);
 	}
-	if (!buf || got < 0 || cred_parse_file(buf, (size_t)got, k->entry, &tok, why, sizeof why) != 0) {
+	if (!buf || cred_parse_file(buf, got, k->entry, &tok, why, sizeof why) != 0) {
 		log_error("%s:%d: [route %s] credential %s: %s", cfg->path, c->line, c->name, k->path,
-			  buf && got >= 0 ? why : "cannot read it");
+			  buf ? why : "cannot read it");
 		if (buf)
-			explicit_bzero(buf, (size_t)st.st_size);
+			explicit_bzero(buf, got);
 		free(buf);
 		close(fd);
 		return 2;
 	}
-	explicit_bzero(buf, (size_t)st.st_size);
+	explicit_bzero(buf, got);
 	explicit_bzero(&tok, sizeof tok);
 	free(buf);
 	cr = calloc(1, sizeof *cr);

@@ -247,9 +247,32 @@ static void test_refresh_steps(void)
 	cr.failed_at = 110;
 	CHECK(refresh_line(&cr, 110 + REFRESH_FAILED_MS - 1, &line, &gen) == -1);
 	CHECK(refresh_line(&cr, 110 + REFRESH_FAILED_MS, &line, &gen) == 0);
-	/* the deadline: a token endpoint that never answers */
+	/* the deadline: a token endpoint that has not answered in
+	 * REFRESH_WAIT_MS: the waiters told, every request refused at once
+	 * while its answer is still awaited; the answer, when it comes,
+	 * taken (it may hold the only refresh token left) */
 	CHECK(refresh_start(&cr, 1000, &peer) == REFRESH_ASK);
-	CHECK(refresh_tick(&cr, 1000 + REFRESH_WAIT_MS, &peer) == REFRESH_DONE && strstr(cr.failed, "did not answer"));
+	CHECK(read(peer, got, sizeof got) > 0);
+	CHECK(refresh_tick(&cr, 1000 + REFRESH_WAIT_MS, &peer) == REFRESH_DONE && strstr(cr.failed, "still awaited"));
+	CHECK(cr.state == R_LATE && cr.sock >= 0);
+	CHECK(refresh_line(&cr, 1000 + REFRESH_WAIT_MS + REFRESH_FAILED_MS + 1, &line, &gen) == -1);
+	CHECK(refresh_due(&cr) == 1000 + REFRESH_WAIT_MS + REFRESH_LATE_MS);
+	{
+		static const char late[] = "HTTP/1.1 200 OK\r\nContent-Length: 70\r\n\r\n"
+					   "{\"access_token\":\"at-late\",\"refresh_token\":\"rt-late\",\"expires_in\":3600}";
+		CHECK(write(peer, late, sizeof late - 1) == (ssize_t)(sizeof late - 1));
+	}
+	close(peer);
+	CHECK(refresh_readable(&cr, 1000 + REFRESH_WAIT_MS + 5000) == REFRESH_DONE && !cr.failed[0]);
+	CHECK(cr.state == R_IDLE && strcmp(cr.t.refresh, "rt-late") == 0);
+	got[pread(cr.fd, got, sizeof got - 1, 0) > 0 ? sizeof got - 1 : 0] = '\0';
+	CHECK(strstr(got, "rt-late") != NULL); /* written back */
+	/* one that never answers: given up after REFRESH_LATE_MS */
+	refresh_rejected(&cr, cr.gen, 1000000); /* the API refused the late token: asked again */
+	CHECK(refresh_start(&cr, 1000000, &peer) == REFRESH_ASK);
+	CHECK(refresh_tick(&cr, 1000000 + REFRESH_WAIT_MS, &peer) == REFRESH_DONE && cr.state == R_LATE);
+	CHECK(refresh_tick(&cr, 1000000 + REFRESH_WAIT_MS + REFRESH_LATE_MS, &peer) == REFRESH_DONE &&
+	      cr.state == R_IDLE && strstr(cr.failed, "never answered"));
 	close(peer);
 	close(cr.fd);
 	unlink(path);
