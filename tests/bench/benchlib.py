@@ -89,3 +89,24 @@ def write_results(text, md=None, json_path=None, data=None):
         os.makedirs(os.path.dirname(os.path.abspath(json_path)), exist_ok=True)
         with open(json_path, "w") as f:
             json.dump(data, f)
+
+
+def run_child_in_netns(prefix, script, args, timeout):
+    """Runs `python3 SCRIPT --child ARGS` in a network namespace of its own
+    whose resolv.conf names 127.0.0.1 (the child's DNS server); returns
+    the JSON of its last line of output. The namespace goes after."""
+    ns = f"{prefix}{os.getpid() % 100000}"
+    etc = f"/etc/netns/{ns}"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        os.makedirs(etc, exist_ok=True)
+        with open(f"{etc}/resolv.conf", "w") as f:
+            f.write("nameserver 127.0.0.1\n")
+        out = subprocess.run(["ip", "netns", "exec", ns, sys.executable, os.path.abspath(script), "--child", *args],
+                             capture_output=True, text=True, timeout=timeout)
+        if out.returncode:
+            raise RuntimeError(out.stderr[-2000:])
+        return json.loads(out.stdout.strip().splitlines()[-1])
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        subprocess.run(["rm", "-rf", etc], capture_output=True)

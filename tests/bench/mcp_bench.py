@@ -44,7 +44,7 @@ ROOT = os.path.realpath(os.path.join(HERE, "..", ".."))
 NODE_DIR = os.path.join(ROOT, "tests", "node")
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-from benchlib import write_results  # noqa: E402
+from benchlib import run_child_in_netns, write_results  # noqa: E402
 
 AGENT = 4242
 MCP_PORT, MCP_LISTEN = 8443, 17860
@@ -132,6 +132,16 @@ def login_file(path, refresh, expires_ms):
     os.chmod(path, 0o600)
 
 
+def read_to_end(s):
+    """What a connection sends until it closes (Connection: close)."""
+    buf = b""
+    while True:
+        more = s.recv(65536)
+        if not more:
+            return buf
+        buf += more
+
+
 REQ_BODY = json.dumps({"model": "claude-sonnet-4-5", "max_tokens": 16,
                        "messages": [{"role": "user", "content": "say hello"}]}).encode()
 
@@ -142,12 +152,7 @@ def messages(port):
     s.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
               b"Authorization: Bearer sk-ant-oat01-ward-placeholder\r\nConnection: close\r\n"
               b"Content-Length: %d\r\n\r\n%s" % (len(REQ_BODY), REQ_BODY))
-    buf = b""
-    while True:
-        more = s.recv(65536)
-        if not more:
-            break
-        buf += more
+    buf = read_to_end(s)
     t = time.perf_counter() - t0
     s.close()
     if b" 200 " not in buf.split(b"\r\n", 1)[0]:
@@ -162,12 +167,7 @@ def token_round_trip(cctx):
     s = cctx.wrap_socket(socket.create_connection(("203.0.113.61", 443)), server_hostname="platform.claude.com")
     s.sendall(b"POST /v1/oauth/token HTTP/1.1\r\nHost: platform.claude.com\r\nContent-Type: application/json\r\n"
               b"Connection: close\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
-    buf = b""
-    while True:
-        more = s.recv(65536)
-        if not more:
-            break
-        buf += more
+    buf = read_to_end(s)
     t = time.perf_counter() - t0
     s.close()
     if b" 400 " not in buf.split(b"\r\n", 1)[0]:  # the fake refuses a token not its own
@@ -267,22 +267,7 @@ def main():
     a.ward, a.node = os.path.abspath(a.ward), os.path.abspath(a.node)
     if a.child:
         return child(a)
-    ns = f"wardmb{os.getpid() % 100000}"
-    etc = f"/etc/netns/{ns}"
-    subprocess.run(["ip", "netns", "add", ns], check=True)
-    try:
-        os.makedirs(etc, exist_ok=True)
-        with open(f"{etc}/resolv.conf", "w") as f:
-            f.write("nameserver 127.0.0.1\n")
-        out = subprocess.run(["ip", "netns", "exec", ns, sys.executable, os.path.abspath(__file__), "--child",
-                              "--ward", a.ward, "--node", a.node, "--n", str(a.n)],
-                             capture_output=True, text=True, timeout=1200)
-        if out.returncode:
-            raise RuntimeError(out.stderr[-2000:])
-        res = json.loads(out.stdout.strip().splitlines()[-1])
-    finally:
-        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
-        shutil.rmtree(etc, ignore_errors=True)
+    res = run_child_in_netns("wardmb", __file__, ["--ward", a.ward, "--node", a.node, "--n", str(a.n)], 1200)
     c, lg = res["calls"], res["login"]
     d, b = c["direct"], c["bridge"]
     lines = ["\n## An MCP tool call by name over TLS, and a login's refresh\n",

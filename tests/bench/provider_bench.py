@@ -35,7 +35,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-from benchlib import write_results  # noqa: E402
+from benchlib import run_child_in_netns, write_results  # noqa: E402
 
 PORT, LISTEN = 8443, 17991
 REQ = (b"POST /v1/messages HTTP/1.1\r\nHost: provider.test\r\nContent-Type: application/json\r\n"
@@ -171,21 +171,7 @@ def main():
     a.ward = os.path.abspath(a.ward)
     if a.child:
         return child(a)
-    ns = f"wardpb{os.getpid() % 100000}"
-    etc = f"/etc/netns/{ns}"
-    subprocess.run(["ip", "netns", "add", ns], check=True)
-    try:
-        os.makedirs(etc, exist_ok=True)
-        with open(f"{etc}/resolv.conf", "w") as f:
-            f.write("nameserver 127.0.0.1\n")
-        out = subprocess.run(["ip", "netns", "exec", ns, sys.executable, os.path.abspath(__file__), "--child",
-                              "--ward", a.ward, "--n", str(a.n)], capture_output=True, text=True, timeout=600)
-        if out.returncode:
-            raise RuntimeError(out.stderr[-1500:])
-        res = json.loads(out.stdout.strip().splitlines()[-1])
-    finally:
-        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
-        shutil.rmtree(etc, ignore_errors=True)
+    res = run_child_in_netns("wardpb", __file__, ["--ward", a.ward, "--n", str(a.n)], 600)
     d, b = res["direct"], res["bridge"]
     lines = ["\n## A provider by name: time to first token\n",
              f"{a.n} requests each way, alternating, each on a new connection (set-up included), from connect "
