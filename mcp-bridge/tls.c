@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <mbedtls/error.h>
 #include <mbedtls/net_sockets.h>
+#include <mbedtls/platform_time.h>
 #include <mbedtls/sha256.h>
 #include <mbedtls/ssl_internal.h> /* mbedtls_ssl_flush_output */
 #include <stdio.h>
@@ -117,6 +118,13 @@ static int bio_recv(void *ctx, unsigned char *buf, size_t len)
 	return errno == EAGAIN || errno == EINTR ? MBEDTLS_ERR_SSL_WANT_READ : MBEDTLS_ERR_NET_RECV_FAILED;
 }
 
+static void forget_session(struct tls_route *t)
+{
+	mbedtls_ssl_session_free(&t->session);
+	mbedtls_ssl_session_init(&t->session);
+	t->has_session = 0;
+}
+
 int tls_conn_start(struct tls_conn *c, struct tls_route *t, int fd)
 {
 	memset(c, 0, sizeof *c); /* nothing waits, nothing is pending */
@@ -126,9 +134,13 @@ int tls_conn_start(struct tls_conn *c, struct tls_route *t, int fd)
 	if (mbedtls_ssl_setup(&c->ssl, &t->conf) != 0 || mbedtls_ssl_set_hostname(&c->ssl, t->name) != 0)
 		return -1;
 	/* a session the server no longer takes costs nothing: it answers
-	 * with a full handshake, verified as any other */
+	 * with a full handshake, verified as any other. One older than
+	 * TLS_SESSION_MAX_S is not offered: the certificate and the roots are
+	 * checked again at least that often. */
+	if (t->has_session && mbedtls_time(NULL) - t->session.start > TLS_SESSION_MAX_S)
+		forget_session(t);
 	if (t->has_session && mbedtls_ssl_set_session(&c->ssl, &t->session) != 0)
-		return -1;
+		forget_session(t); /* (no memory for a copy) a full handshake */
 	mbedtls_ssl_set_bio(&c->ssl, &c->fd, bio_send, bio_recv, NULL);
 	return 0;
 }
@@ -165,8 +177,7 @@ static void keep_session(struct tls_conn *c)
 {
 	struct tls_route *t = c->route;
 
-	mbedtls_ssl_session_free(&t->session);
-	mbedtls_ssl_session_init(&t->session);
+	forget_session(t);
 	t->has_session = mbedtls_ssl_get_session(&c->ssl, &t->session) == 0;
 }
 

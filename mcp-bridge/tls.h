@@ -12,6 +12,8 @@
 #include <sys/types.h>
 
 #define TLS_DEFAULT_CA "/etc/ssl/certs/ca-certificates.crt"
+/* A kept session is offered for this long after its full handshake. */
+#define TLS_SESSION_MAX_S 3600
 
 struct tls_route {
 	mbedtls_entropy_context entropy;

@@ -238,18 +238,22 @@ def late_answer(a, work, certs, cred, st, check):
     set_state(st, delay_ms=38000)
     w = ward_with(a, work, "sublate", 17967, cred, certs["ca"])
     try:
+        t0 = time.monotonic()
         r1 = messages(17967, timeout=60)
+        waited = time.monotonic() - t0
         t0 = time.monotonic()
         r2 = messages(17967)
         fast = time.monotonic() - t0
-        if status(r1) == 200:
-            check(name, None, "the answer came within the bridge's wait (this machine too slow to make it late)")
+        if status(r1) == 200 and waited < 30:
+            check(name, None, "the token endpoint answered within the bridge's 30 s (asked to wait 38 s): "
+                              "nothing was late")
             return
         why1 = body_json(r1).get("reason", "") if status(r1) == 502 else ""
         why2 = body_json(r2).get("reason", "") if status(r2) == 502 else ""
         check(f"{name}: the waiting request gets 502 saying the answer is still awaited, the next one the same at "
               "once", status(r1) == 502 and "still awaited" in why1 and status(r2) == 502
-              and "still awaited" in why2 and fast < 5, f"{r1[-300:]!r} {r2[-300:]!r} {fast:.1f} s")
+              and "still awaited" in why2 and fast < 5,
+              f"{status(r1)} after {waited:.1f} s {r1[-300:]!r} {r2[-300:]!r} the next after {fast:.1f} s")
         kept = False
         for _ in range(300):  # the answer, when it comes, written back
             s = state(st)

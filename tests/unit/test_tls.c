@@ -8,6 +8,7 @@
  * `tls_pin` route is. */
 #include <mbedtls/certs.h>
 #include <mbedtls/pk.h>
+#include <mbedtls/platform_time.h>
 #include <mbedtls/sha256.h>
 #include <mbedtls/ssl_cache.h>
 #include <stdlib.h>
@@ -74,6 +75,18 @@ static int cache_get(void *ctx, mbedtls_ssl_session *session)
 
 /* The server's configuration, and the client's route pinned to its
  * certificate. 0, or -1. */
+static char route_pin[7 + 65];
+
+/* The route as setup() made it, with nothing kept. */
+static void route_again(void)
+{
+	char err[200];
+
+	tls_route_free(&route);
+	if (tls_route_init(&route, "localhost", NULL, route_pin, err, sizeof err) != 0)
+		fprintf(stderr, "tls_route_init: %s\n", err);
+}
+
 static int setup(void)
 {
 	unsigned char h[32];
@@ -110,6 +123,7 @@ static int setup(void)
 	memcpy(pin, "sha256:", 7);
 	for (i = 0; i < 32; i++)
 		snprintf(pin + 7 + i * 2, 3, "%02x", h[i]);
+	memcpy(route_pin, pin, sizeof route_pin);
 	if (tls_route_init(&route, "localhost", NULL, pin, err, sizeof err) != 0) {
 		fprintf(stderr, "tls_route_init: %s\n", err);
 		return -1;
@@ -377,6 +391,7 @@ static void test_wrong_pin(void)
 	}
 	CHECK(r == -1);
 	CHECK_STR(why, "upstream certificate does not match tls_pin");
+	CHECK(other.has_session == 0); /* a refused handshake keeps nothing */
 	close_pair(&c, &s);
 	tls_route_free(&other);
 }
@@ -405,12 +420,22 @@ static void test_resumption(void)
 	char err[200];
 	int before;
 
+	/* the shared route made new: nothing kept from the tests before */
+	route_again();
+	CHECK(route.has_session == 0);
 	CHECK(connect_pair(&c, &s) == 0);
 	CHECK(route.has_session == 1);
 	close_pair(&c, &s);
 	before = resumed;
 	CHECK(connect_pair(&c, &s) == 0);
 	CHECK(resumed == before + 1);
+	close_pair(&c, &s);
+	/* a session older than TLS_SESSION_MAX_S is not offered: a full
+	 * handshake, its certificate checked again */
+	route.session.start = mbedtls_time(NULL) - TLS_SESSION_MAX_S - 1;
+	before = resumed;
+	CHECK(connect_pair(&c, &s) == 0);
+	CHECK(resumed == before && route.has_session == 1);
 	close_pair(&c, &s);
 
 	if (tls_route_init(&other, "localhost", NULL,

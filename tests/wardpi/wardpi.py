@@ -176,7 +176,7 @@ def api_cases(run, proj, work, calls):
     class H(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
             asked.append(self.path)
-            code = {"/images/ward-pi:latest/json": 200, "/images/gone:1/json": 404}.get(self.path, 500)
+            code = {"/images/ward-pi:latest/json": 200, "/images/missing:image/json": 404}.get(self.path, 500)
             body = b"{}" if code == 200 else b'{"message":"no"}'
             self.send_response(code)
             self.send_header("Content-Length", str(len(body)))
@@ -197,15 +197,16 @@ def api_cases(run, proj, work, calls):
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     api = {"DOCKER_HOST": f"unix://{sock}"}
     try:
-        for image, want_rc, what in (("ward-pi:latest", 0, "there: the session runs"),
-                                     ("gone:1", 2, "missing: one line, exit 2, nothing run"),
-                                     ("odd:1", 0, "an answer other than 200 or 404: the CLI asked, as before")):
+        for image, want_rc, what in (("ward-pi:latest", 0, "there (200): the session runs, the CLI not asked"),
+                                     ("missing:image", 2, "404: the CLI asked to confirm (the socket's daemon "
+                                      "may not be the CLI's); missing: one line, exit 2, nothing run"),
+                                     ("odd:1", 0, "another answer: the CLI asked, as before")):
             open(calls, "w").close()
             asked.clear()
             p = run(proj, "--engine", "docker", "--rpc", "--no-mcp", "--image", image, extra=api)
             cli = [l for l in open(calls).read().splitlines() if l.startswith("image inspect")]
             ok = p.returncode == want_rc and asked == [f"/images/{image}/json"]
-            ok = ok and (bool(cli) if image == "odd:1" else not cli)
+            ok = ok and (bool(cli) if image != "ward-pi:latest" else not cli)
             if want_rc == 2:
                 ok = ok and p.stderr.count("\n") == 1 and "make image" in p.stderr and "run --rm" not in open(calls).read()
             report(f"ward-pi asks docker's API for the image (DOCKER_HOST's socket): {what}", ok,
