@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-static int refuse(struct http_req *q, int status, const char *why)
+static int req_refused(struct http_req *q, int status, const char *why)
 {
 	if (!q->status) {
 		q->status = status;
@@ -39,7 +39,7 @@ static int on_field(http_parser *p, const char *at, size_t n)
 		return 0;
 	}
 	if (q->n_fields >= HTTP_MAX_FIELDS)
-		return refuse(q, 431, "too many header fields");
+		return req_refused(q, 431, "too many header fields");
 	q->fields[q->n_fields] = (struct span){ at, n };
 	q->values[q->n_fields] = (struct span){ at + n, 0 };
 	q->n_fields++;
@@ -136,57 +136,57 @@ static int on_headers_complete(http_parser *p)
 
 	q->headers_done = 1;
 	if (p->method == HTTP_CONNECT)
-		return refuse(q, 403, "CONNECT is not allowed");
+		return req_refused(q, 403, "CONNECT is not allowed");
 	if (p->http_major != 1)
-		return refuse(q, 400, "only HTTP/1.x");
+		return req_refused(q, 400, "only HTTP/1.x");
 	for (i = 0; i < q->n_fields; i++) {
 		const struct span *f = &q->fields[i], *v = &q->values[i];
 		const char *bad = field_irregular(f, v);
 		if (bad)
-			return refuse(q, 400, bad);
+			return req_refused(q, 400, bad);
 		if (field_is(f, "Content-Length"))
 			n_cl++;
 		else if (field_is(f, "Transfer-Encoding")) {
 			n_te++;
 			if (!(v->n == 7 && strncasecmp(v->p, "chunked", 7) == 0))
-				return refuse(q, 400, "Transfer-Encoding other than chunked");
+				return req_refused(q, 400, "Transfer-Encoding other than chunked");
 		} else if (field_is(f, "Upgrade"))
-			return refuse(q, 403, "Upgrade is not allowed");
+			return req_refused(q, 403, "Upgrade is not allowed");
 		else if (field_is(f, "Host"))
 			host++;
 		else if (field_is(f, "Origin") && !r->any_origin && !loopback_origin(v))
-			return refuse(q, 403, "Origin is not loopback");
+			return req_refused(q, 403, "Origin is not loopback");
 	}
 	if (n_cl > 1)
-		return refuse(q, 400, "repeated Content-Length");
+		return req_refused(q, 400, "repeated Content-Length");
 	if (n_te > 1)
-		return refuse(q, 400, "repeated Transfer-Encoding");
+		return req_refused(q, 400, "repeated Transfer-Encoding");
 	if (n_cl && n_te)
-		return refuse(q, 400, "Content-Length with Transfer-Encoding");
+		return req_refused(q, 400, "Content-Length with Transfer-Encoding");
 	if (n_te && p->http_minor == 0)
-		return refuse(q, 400, "Transfer-Encoding in an HTTP/1.0 request");
+		return req_refused(q, 400, "Transfer-Encoding in an HTTP/1.0 request");
 	if (host != 1)
-		return refuse(q, 400, host ? "repeated Host" : "no Host");
+		return req_refused(q, 400, host ? "repeated Host" : "no Host");
 	if (!q->target.n || q->target.p[0] != '/')
-		return refuse(q, 400, "the target must be a path (no absolute form)");
+		return req_refused(q, 400, "the target must be a path (no absolute form)");
 	/* http-parser lets a tab, a form feed and bytes above 0x7e through:
 	 * none belongs in a target, and they would reach the upstream and
 	 * the audit line (where a tab starts a new field) as they are */
 	for (size_t k = 0; k < q->target.n; k++) {
 		unsigned char ch = (unsigned char)q->target.p[k];
 		if (ch <= ' ' || ch >= 0x7f)
-			return refuse(q, 400, "control, blank or non-ASCII byte in the target");
+			return req_refused(q, 400, "control, blank or non-ASCII byte in the target");
 	}
 	{
 		const char *why = path_refusal(q->target.p, q->target.n);
 		if (why)
-			return refuse(q, 400, why);
+			return req_refused(q, 400, why);
 	}
 	if (!route_matches(r, &q->target))
-		return refuse(q, 404, "no route for this path");
+		return req_refused(q, 404, "no route for this path");
 	/* the mask has 32 bits: methods past them (UNLINK, SOURCE) are never allowed */
 	if (p->method >= 32 || !(r->methods & (1u << p->method)))
-		return refuse(q, 405, "method not allowed on this route");
+		return req_refused(q, 405, "method not allowed on this route");
 	return 0;
 }
 

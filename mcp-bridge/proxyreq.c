@@ -32,7 +32,7 @@ static int on_headers_complete(http_parser *p)
 	return 2; /* no body: the tunnel's bytes follow */
 }
 
-static int refuse(struct proxy_req *r, int status, const char *why)
+static int proxy_refused(struct proxy_req *r, int status, const char *why)
 {
 	r->status = status;
 	r->why = why;
@@ -75,9 +75,9 @@ static int connect_target(struct proxy_req *r, const char *url, size_t n)
 
 	http_parser_url_init(&u);
 	if (http_parser_parse_url(url, n, 1, &u) != 0 || !(u.field_set & (1 << UF_PORT)) || u.port == 0)
-		return refuse(r, 400, "CONNECT needs HOST:PORT");
+		return proxy_refused(r, 400, "CONNECT needs HOST:PORT");
 	if (take_host(r, url, &u, u.port) != 0)
-		return refuse(r, 400, "the CONNECT host is neither a DNS name nor an address");
+		return proxy_refused(r, 400, "the CONNECT host is neither a DNS name nor an address");
 	return 0;
 }
 
@@ -90,20 +90,20 @@ static int absolute_target(struct proxy_req *r, const char *url, size_t n)
 
 	http_parser_url_init(&u);
 	if (!n || url[0] == '/')
-		return refuse(r, 400, "a request to a proxy names its URL (http://HOST/PATH), not only a path");
+		return proxy_refused(r, 400, "a request to a proxy names its URL (http://HOST/PATH), not only a path");
 	if (http_parser_parse_url(url, n, 0, &u) != 0 || !(u.field_set & (1 << UF_SCHEMA)))
-		return refuse(r, 400, "a malformed request URL");
+		return proxy_refused(r, 400, "a malformed request URL");
 	if (u.field_data[UF_SCHEMA].len != 4 || strncasecmp(url + u.field_data[UF_SCHEMA].off, "http", 4) != 0)
-		return refuse(r, 400, "only http:// URLs are requested of the proxy (https goes through CONNECT)");
+		return proxy_refused(r, 400, "only http:// URLs are requested of the proxy (https goes through CONNECT)");
 	if (u.field_set & (1 << UF_USERINFO))
-		return refuse(r, 400, "a user in the URL");
+		return proxy_refused(r, 400, "a user in the URL");
 	/* http-parser marks no fragment for a bare '#' at the end */
 	if ((u.field_set & (1 << UF_FRAGMENT)) || memchr(url, '#', n))
-		return refuse(r, 400, "a fragment in the URL");
+		return proxy_refused(r, 400, "a fragment in the URL");
 	if ((u.field_set & (1 << UF_PORT)) && u.port == 0)
-		return refuse(r, 400, "port 0 in the URL");
+		return proxy_refused(r, 400, "port 0 in the URL");
 	if (take_host(r, url, &u, (u.field_set & (1 << UF_PORT)) ? u.port : 80) != 0)
-		return refuse(r, 400, "the URL's host is neither a DNS name nor an address");
+		return proxy_refused(r, 400, "the URL's host is neither a DNS name nor an address");
 	/* the path and query, through the URL's end */
 	if (u.field_set & (1 << UF_PATH))
 		r->path_off = u.field_data[UF_PATH].off;
@@ -127,7 +127,7 @@ int proxyreq_parse(const char *head, size_t len, unsigned methods, struct proxy_
 	memset(&t, 0, sizeof t);
 	t.head = head;
 	if (!len || head[0] == '\r' || head[0] == '\n' || irregular(head, len))
-		return refuse(r, 400, "a malformed request head");
+		return proxy_refused(r, 400, "a malformed request head");
 	http_parser_init(&p, HTTP_REQUEST);
 	p.data = &t;
 	http_parser_settings_init(&s);
@@ -136,10 +136,10 @@ int proxyreq_parse(const char *head, size_t len, unsigned methods, struct proxy_
 	(void)http_parser_execute(&p, &s, head, len);
 	/* on_headers_complete's 2 ends the parse at the blank line, upgraded */
 	if (HTTP_PARSER_ERRNO(&p) != HPE_OK || !p.upgrade || !t.seen || t.off + t.n > len)
-		return refuse(r, 400, "a malformed request head");
+		return proxy_refused(r, 400, "a malformed request head");
 	r->method = p.method;
 	if (p.method >= 32 || !(methods & (1u << p.method)))
-		return refuse(r, 405, p.method == HTTP_CONNECT ? "CONNECT is not among [proxy] methods"
+		return proxy_refused(r, 405, p.method == HTTP_CONNECT ? "CONNECT is not among [proxy] methods"
 					: "the method is not among [proxy] methods (CONNECT alone unless it names more)");
 	r->url_off = t.off;
 	r->url_n = t.n;
