@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "mcp-bridge/cred.h"
+#include "mcp-bridge/mcpcred.h"
 
 #include <http_parser.h>
 #include <jansson.h>
@@ -9,7 +10,7 @@
 
 /* A token goes into a header line: printable ASCII, no blank, no more
  * than CRED_MAX_TOKEN - 1 bytes. */
-static int token_ok(const char *s)
+int cred_token_ok(const char *s)
 {
 	size_t i, n = strlen(s);
 
@@ -56,7 +57,7 @@ int cred_parse_file(const char *buf, size_t len, const char *entry, struct cred_
 	 * double out of its range is undefined) */
 	if (!json_is_string(acc) || !json_is_string(ref) || !json_is_number(exp) ||
 	    json_number_value(exp) < -1e15 || json_number_value(exp) > 1e15 ||
-	    !token_ok(json_string_value(acc)) || !token_ok(json_string_value(ref))) {
+	    !cred_token_ok(json_string_value(acc)) || !cred_token_ok(json_string_value(ref))) {
 		snprintf(why, whysize, "\"%s\": expected access and refresh tokens (printable, under 8 KiB) and "
 			 "expires (ms)", entry);
 		goto out;
@@ -70,13 +71,25 @@ out:
 	return rc;
 }
 
+int cred_parse(enum cred_format format, const char *buf, size_t len, const char *entry, struct cred_tokens *t,
+	       char *why, size_t whysize)
+{
+	return format == CRED_MCP ? mcpcred_parse(buf, len, entry, t, why, whysize)
+				  : cred_parse_file(buf, len, entry, t, why, whysize);
+}
+
 int cred_refresh_request(const struct cred_tokens *t, const char *host, const char *path, const char *client_id,
 			 char *out, size_t size)
 {
-	json_t *o = json_pack("{s:s,s:s,s:s}", "grant_type", "refresh_token", "client_id", client_id,
-			      "refresh_token", t->refresh);
-	char *body = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_t *o;
+	char *body;
 	int n = -1;
+
+	if (t->format == CRED_MCP)
+		return mcpcred_request(t, host, path, out, size);
+	o = json_pack("{s:s,s:s,s:s}", "grant_type", "refresh_token", "client_id", client_id, "refresh_token",
+		      t->refresh);
+	body = o ? json_dumps(o, JSON_COMPACT) : NULL;
 
 	json_decref(o);
 	if (body) {
@@ -134,8 +147,9 @@ static const char *printable(const char *src, char *dst, size_t size)
 
 /* What the endpoint said it refused: its OAuth error, or the bridge's own
  * refusal (a 502 when the endpoint could not be reached), or the status. */
-static void refused(int status, json_t *j, char *why, size_t size)
+void cred_refused(int status, void *json, char *why, size_t size)
 {
+	json_t *j = json;
 	char eb[64], db[161], rb[201];
 	json_t *eo = json_object_get(j, "error");
 	const char *err = printable(json_string_value(eo), eb, sizeof eb);
@@ -159,14 +173,12 @@ static void refused(int status, json_t *j, char *why, size_t size)
 		snprintf(why, size, "the token endpoint answered %d", status);
 }
 
-int cred_parse_answer(const char *buf, size_t len, int64_t now_ms, struct cred_tokens *t, char *why, size_t whysize)
+int cred_answer_json(const char *buf, size_t len, void **json, int *status, char *why, size_t whysize)
 {
 	static char space[CRED_MAX_ANSWER];
 	struct body b = { space, 0, sizeof space, 0, 0 };
 	http_parser hp;
 	http_parser_settings s;
-	json_t *j, *acc, *ref, *exp;
-	int rc = -1;
 
 	http_parser_init(&hp, HTTP_RESPONSE);
 	hp.data = &b;
@@ -179,16 +191,32 @@ int cred_parse_answer(const char *buf, size_t len, int64_t now_ms, struct cred_t
 	/* a body the close ends: the end of input completes it */
 	if (!b.done && (http_parser_execute(&hp, &s, NULL, 0), !hp.data || !((struct body *)hp.data)->done))
 		return fail(why, whysize, "the token endpoint's answer was cut short");
-	j = json_loadb(b.p, b.n, 0, NULL);
-	if (hp.status_code != 200) {
-		refused((int)hp.status_code, j, why, whysize);
+	*json = json_loadb(b.p, b.n, 0, NULL);
+	*status = (int)hp.status_code;
+	explicit_bzero(space, b.n);
+	return 0;
+}
+
+int cred_parse_answer(const char *buf, size_t len, int64_t now_ms, struct cred_tokens *t, char *why, size_t whysize)
+{
+	json_t *j, *acc, *ref, *exp;
+	void *jv = NULL;
+	int rc = -1, status = 0;
+
+	if (t->format == CRED_MCP)
+		return mcpcred_answer(buf, len, now_ms, t, why, whysize);
+	if (cred_answer_json(buf, len, &jv, &status, why, whysize) != 0)
+		return -1;
+	j = jv;
+	if (status != 200) {
+		cred_refused(status, j, why, whysize);
 		goto out;
 	}
 	acc = json_object_get(j, "access_token");
 	ref = json_object_get(j, "refresh_token");
 	exp = json_object_get(j, "expires_in");
-	if (!json_is_string(acc) || !token_ok(json_string_value(acc)) || (ref && (!json_is_string(ref) ||
-	    !token_ok(json_string_value(ref)))) || !json_is_number(exp) || json_number_value(exp) <= 0 ||
+	if (!json_is_string(acc) || !cred_token_ok(json_string_value(acc)) || (ref && (!json_is_string(ref) ||
+	    !cred_token_ok(json_string_value(ref)))) || !json_is_number(exp) || json_number_value(exp) <= 0 ||
 	    json_number_value(exp) > 10 * 365 * 86400.0) {
 		fail(why, whysize, "the token endpoint's answer holds no usable access_token and expires_in");
 		goto out;
@@ -205,11 +233,11 @@ int cred_parse_answer(const char *buf, size_t len, int64_t now_ms, struct cred_t
 	rc = 0;
 out:
 	json_decref(j);
-	explicit_bzero(space, b.n);
 	return rc;
 }
 
-char *cred_file_update(const char *buf, size_t len, const char *entry, const struct cred_tokens *t, size_t *out_len)
+/* Pi's auth.json: the entry's access, refresh and expires replaced. */
+static char *pi_update(const char *buf, size_t len, const char *entry, const struct cred_tokens *t, size_t *out_len)
 {
 	json_t *root = json_loadb(buf, len, JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, NULL);
 	json_t *o = json_object_get(root, entry);
@@ -226,7 +254,15 @@ char *cred_file_update(const char *buf, size_t len, const char *entry, const str
 	return text;
 }
 
+char *cred_file_update(const char *buf, size_t len, const char *entry, const struct cred_tokens *t, size_t *out_len)
+{
+	return t->format == CRED_MCP ? mcpcred_update(buf, len, entry, t, out_len)
+				     : pi_update(buf, len, entry, t, out_len);
+}
+
 int cred_fresh(const struct cred_tokens *t, int64_t now_ms)
 {
+	if (t->format == CRED_MCP) /* no expiry kept: good until a 401; else Pi's own margin */
+		return t->access[0] && (!t->expires || t->expires - MCPCRED_MARGIN_MS > now_ms);
 	return t->access[0] && t->expires - CRED_MARGIN_MS > now_ms;
 }

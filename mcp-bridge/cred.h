@@ -18,19 +18,40 @@
  * does not outlive it. */
 #define CRED_MARGIN_MS 60000
 
+#define CRED_MAX_FIELD 2048 /* an MCP sign-in's client id, secret, resource, token endpoint, scope */
+
+/* Whose file: Pi's auth.json (a provider's login) or its mcp-auth.json
+ * (an MCP server's sign-in, mcpcred.h). */
+enum cred_format { CRED_PI, CRED_MCP };
+
+/* How an MCP sign-in's client authenticates at the token endpoint. */
+enum cred_client_auth { CLIENT_NONE, CLIENT_POST, CLIENT_BASIC };
+
 struct cred_tokens {
 	char access[CRED_MAX_TOKEN];
 	char refresh[CRED_MAX_TOKEN];
-	int64_t expires; /* ms since the epoch, as Pi writes it */
+	int64_t expires; /* ms since the epoch, as Pi writes it (CRED_MCP: 0, none kept) */
+	enum cred_format format; /* set by the parser that read it; the answer and the update follow it */
+	/* CRED_MCP: the client, the endpoint and the grant as the entry keeps them */
+	char client_id[CRED_MAX_FIELD], client_secret[CRED_MAX_FIELD];
+	enum cred_client_auth client_auth;
+	char resource[CRED_MAX_FIELD], token_url[CRED_MAX_FIELD];
+	char token_type[64], scope[CRED_MAX_FIELD];
+	double expires_in; /* the last answer's, seconds; -1: it gave none */
 };
 
 /* The entry named entry of a credential file (its first JSON value; bytes
  * after it are ignored, see cred_file_update). 0, or -1 with why. */
 int cred_parse_file(const char *buf, size_t len, const char *entry, struct cred_tokens *t, char *why, size_t whysize);
 
+/* The entry of either format (cred_parse_file or mcpcred_parse). */
+int cred_parse(enum cred_format format, const char *buf, size_t len, const char *entry, struct cred_tokens *t,
+	       char *why, size_t whysize);
+
 /* The refresh request, head and JSON body, to POST host path: what Pi's
- * own refresh sends (grant_type, client_id, refresh_token). Its length, or
- * -1 if it does not fit. */
+ * own refresh sends (grant_type, client_id, refresh_token); for t's
+ * format CRED_MCP, mcpcred_request's. Its length, or -1 if it does not
+ * fit. */
 int cred_refresh_request(const struct cred_tokens *t, const char *host, const char *path, const char *client_id,
 			 char *out, size_t size);
 
@@ -50,6 +71,13 @@ int cred_parse_answer(const char *buf, size_t len, int64_t now_ms, struct cred_t
  * writer stopped between the two leaves the new object and trailing
  * bytes, which cred_parse_file ignores. */
 char *cred_file_update(const char *buf, size_t len, const char *entry, const struct cred_tokens *t, size_t *out_len);
+
+/* Shared with mcpcred.c: a token fit for a header line (printable, no
+ * blank, under CRED_MAX_TOKEN); the answer's JSON body and status
+ * (NULL body: not JSON) or -1 with why; what an endpoint's refusal says. */
+int cred_token_ok(const char *s);
+int cred_answer_json(const char *buf, size_t len, void **json, int *status, char *why, size_t whysize);
+void cred_refused(int status, void *json, char *why, size_t size);
 
 /* Whether t's access token is good at now_ms (wall clock, ms). */
 int cred_fresh(const struct cred_tokens *t, int64_t now_ms);

@@ -14,6 +14,7 @@
 
 #include "common/envref.h"
 #include "mcp-bridge/http.h"
+#include "mcp-bridge/mcpcred.h"
 
 static int fail(struct mcp_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -195,6 +196,71 @@ static int named(struct mcp_result *r, const char *name)
 	return fail(r, "server %s: %s", name, why);
 }
 
+/* A server's OAuth sign-in, when the route sends its token. */
+struct sign_in {
+	char *key, *host, *path;
+	struct upstream up;
+};
+
+static void sign_in_free(struct sign_in *si)
+{
+	free(si->key);
+	free(si->host);
+	free(si->path);
+	memset(si, 0, sizeof *si);
+}
+
+/* Pi sends a server without an Authorization header its OAuth sign-in
+ * (mcp-auth.json): when the host's holds one, the bridge sends its token
+ * and refreshes it at the token endpoint the sign-in found, reached where
+ * its URL says, as a server's. si->key NULL: no sign-in (a server with an
+ * oauth object then is left out: it needs one). 0, or -1 with r->err. */
+static int sign_in(struct mcp_result *r, const char *name, json_t *srv, const char *url, const struct header *lines,
+		   int n, const struct mcp_where *where, struct sign_in *si)
+{
+	char key[CRED_MAX_FIELD + 128], why[400], authority[256], target[4096];
+	struct cred_tokens *t;
+	int i, found = 0, tls = 0;
+
+	memset(si, 0, sizeof *si);
+	for (i = 0; i < n; i++)
+		if (strcasecmp(lines[i].name, "Authorization") == 0)
+			return 0;
+	if (!where || !where->by_url || !where->auth) {
+		if (!json_object_get(srv, "oauth"))
+			return 0;
+		return fail(r, "server %s: OAuth: %s", name, where && where->by_url
+			    ? "no sign-in given ([mcp] auth names the host's mcp-auth.json; ward-pi gives it)"
+			    : "[mcp] upstream serves every server: its daemon signs in");
+	}
+	if (!(t = malloc(sizeof *t)))
+		return fail(r, "out of memory");
+	found = mcpcred_find(where->auth, where->auth_len, name, url, key, sizeof key, t, why, sizeof why);
+	if (found == 1 && (mcp_url_split(t->token_url, authority, sizeof authority, target, sizeof target, &tls) != 0 ||
+			   !tls)) {
+		snprintf(why, sizeof why, "its sign-in's token endpoint is not an https URL the bridge can pin");
+		found = -1;
+	}
+	if (found == 1 && mcp_url_upstream(authority, tls, where, &si->up, why + 30, sizeof why - 30) != 0) {
+		memcpy(why, "its sign-in's token endpoint: ", 30);
+		found = -1;
+	}
+	explicit_bzero(t, sizeof *t);
+	free(t);
+	if (found < 0 || (found == 0 && json_object_get(srv, "oauth")))
+		return fail(r, "server %s: OAuth: %s", name, why);
+	if (found == 0)
+		return 0;
+	si->key = strdup(key);
+	si->host = strdup(authority);
+	si->path = strdup(target);
+	if (!si->key || !si->host || !si->path) {
+		sign_in_free(si);
+		return fail(r, "out of memory");
+	}
+	return 0;
+}
+
 /* Moves every secret of one HTTP server into a route and points its URL at
  * the bridge. */
 static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, unsigned port,
@@ -205,19 +271,19 @@ static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, un
 	char authority[256], target[4096], why[400], *local = NULL;
 	struct header *lines = NULL;
 	struct upstream up;
+	struct sign_in si;
 	const char *key;
 	json_t *val;
 	int n = 0, tls = 0;
 
 	if (json_is_string(type) && strcmp(json_string_value(type), "sse") == 0)
 		return fail(r, "server %s: legacy SSE cannot be bridged (two paths); use streamable HTTP", name);
-	/* pi-mcp-adapter's OAuth keeps a client secret in the server's entry,
-	 * and its flow needs paths the route does not have */
-	if (json_object_get(srv, "oauth") ||
-	    (json_is_string(json_object_get(srv, "auth")) &&
-	     strcmp(json_string_value(json_object_get(srv, "auth")), "oauth") == 0))
-		return fail(r, "server %s: OAuth cannot be bridged (its secret would stay in the agent's copy); "
-			    "give a bearer token or a header", name);
+	/* pi-mcp-adapter's OAuth keeps its tokens in the host's keyring */
+	if (json_is_string(json_object_get(srv, "auth")) &&
+	    strcmp(json_string_value(json_object_get(srv, "auth")), "oauth") == 0)
+		return fail(r, "server %s: pi-mcp-adapter's OAuth keeps its tokens in the host's keyring, out of "
+			    "ward's reach; sign in with Pi's own /mcp (mcp-auth.json), or give a bearer token or a "
+			    "header", name);
 	/* pi-mcp-adapter's per-request headers from a command: it would run
 	 * in the agent's sandbox, and what it prints would be the agent's */
 	if (json_object_get(srv, "requestHeadersCommand"))
@@ -309,10 +375,19 @@ static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, un
 		if (made)
 			n++;
 	}
+	if (sign_in(r, name, srv, json_string_value(url), lines, n, where, &si) != 0) {
+		free_lines(lines, n);
+		return -1;
+	}
 	if (add_route(r, name, port, authority, target, where && where->by_url ? &up : NULL, lines, n) != 0) {
 		free_lines(lines, n);
+		sign_in_free(&si);
 		return fail(r, "out of memory");
 	}
+	r->routes[r->n_routes - 1].oauth_key = si.key;
+	r->routes[r->n_routes - 1].token_host = si.host;
+	r->routes[r->n_routes - 1].token_path = si.path;
+	r->routes[r->n_routes - 1].token_up = si.up;
 	if (asprintf(&local, "http://127.0.0.1:%u%s", port, target) < 0)
 		return fail(r, "out of memory");
 	json_object_set_new(srv, "url", json_string(local));
@@ -320,6 +395,9 @@ static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, un
 	json_object_del(srv, "headers");
 	json_object_del(srv, "bearerToken");
 	json_object_del(srv, "bearerTokenEnv");
+	/* an OAuth client of mcp.json (its secret too) is the bridge's
+	 * business when there is a sign-in, and no one's otherwise */
+	json_object_del(srv, "oauth");
 	/* a URL server's env has no process to go to: the agent gets none of it */
 	json_object_del(srv, "env");
 	return 0;
@@ -411,6 +489,9 @@ void mcp_routes_free(struct mcp_route *v, int n)
 		free(v[i].name);
 		free(v[i].host);
 		free(v[i].path);
+		free(v[i].oauth_key);
+		free(v[i].token_host);
+		free(v[i].token_path);
 		headers_free(v[i].headers, v[i].n_headers);
 	}
 	free(v);

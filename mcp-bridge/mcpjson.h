@@ -24,6 +24,12 @@ struct mcp_route {
 	 * and desc zero: [mcp] upstream's, the one endpoint of a daemon) */
 	int has_up;
 	struct upstream up;
+	/* an OAuth sign-in of the host's mcp-auth.json (mcpcred.h) whose
+	 * access token the bridge sends and refreshes, or oauth_key NULL */
+	char *oauth_key;   /* its entry's key */
+	char *token_host;  /* the token endpoint's authority and exact path */
+	char *token_path;
+	struct upstream token_up; /* where its URL says, as a server's */
 };
 
 

@@ -18,6 +18,11 @@
 struct mcp_where {
 	int by_url;
 	const char *loopback;
+	/* the host's mcp-auth.json as read (NULL: none given): a server
+	 * without an Authorization header that has a sign-in there gets a
+	 * route whose bridge sends and refreshes its token (mcpcred.h) */
+	const char *auth;
+	size_t auth_len;
 };
 
 /* http[s]://HOST[:PORT]/PATH?QUERY -> the authority (the Host the server

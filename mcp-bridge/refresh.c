@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -157,6 +158,19 @@ static int write_back(struct cred_route *cr, const struct cred_tokens *t, char *
 	return 0;
 }
 
+/* An MCP sign-in's token endpoint as the file names it now is the one
+ * whose route the bridge built at start: its refresh token goes nowhere
+ * else. */
+static int same_endpoint(const struct cred_route *cr, const struct cred_tokens *t)
+{
+	size_t hl = strlen(cr->token_host);
+
+	if (t->format != CRED_MCP)
+		return 1;
+	return strncmp(t->token_url, "https://", 8) == 0 && strncasecmp(t->token_url + 8, cr->token_host, hl) == 0 &&
+	       strcmp(t->token_url + 8 + hl, cr->token_path) == 0;
+}
+
 /* The lock, then the file: tokens another bridge refreshed are taken as
  * they are; else this one asks, holding the lock until it has written. */
 static enum refresh_step try_lock(struct cred_route *cr, uint64_t now, int *peer)
@@ -183,12 +197,17 @@ static enum refresh_step try_lock(struct cred_route *cr, uint64_t now, int *peer
 			cr->unsaved = 0;
 	} else {
 		buf = read_all(cr->fd, &len, why, sizeof why);
-		if (!buf || cred_parse_file(buf, len, cr->entry, &t, why, sizeof why) != 0) {
+		if (!buf || cred_parse(cr->format, buf, len, cr->entry, &t, why, sizeof why) != 0) {
 			drop(buf, len);
 			snprintf(msg, sizeof msg, "%s", why);
 			return finish(cr, msg);
 		}
 		drop(buf, len);
+		if (!same_endpoint(cr, &t)) {
+			explicit_bzero(&t, sizeof t);
+			return finish(cr, "the sign-in's token endpoint is not the one it had when ward started (signed in "
+				      "again elsewhere?): start a new session");
+		}
 	}
 	/* the one the provider refused, still in the file: no one refreshed */
 	stale = cr->rejected && strcmp(t.access, cr->t.access) == 0;

@@ -44,7 +44,8 @@ struct cred_route {
 	/* set by PID 1 */
 	int fd;		       /* the credential file, read-write */
 	const char *path;      /* its path, for messages */
-	const char *entry;     /* its entry: the provider's name */
+	enum cred_format format; /* Pi's auth.json, or its mcp-auth.json (an MCP server's sign-in) */
+	const char *entry;     /* its entry: the provider's name, or the server's key */
 	const char *client_id; /* the provider's OAuth client */
 	const char *token_host, *token_path;
 	int token_route;       /* index of the route to the token endpoint */

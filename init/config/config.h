@@ -9,6 +9,7 @@
 
 #include "landlock/landlock.h"
 #include "mcp-bridge/allow.h"
+#include "mcp-bridge/cred.h"
 #include "mcp-bridge/upstream.h"
 #include "common/header.h"
 #include "common/log.h"
@@ -31,7 +32,8 @@ enum egress_mode { EGRESS_LOOPBACK, EGRESS_PORTS };
  * refreshes (mcp-bridge/refresh.h). Its token endpoint is the preset's. */
 struct config_cred {
 	char *path;	     /* absolute, as resolved */
-	const char *entry;   /* its key in the file: the provider's name */
+	enum cred_format format; /* Pi's auth.json, or its mcp-auth.json for an MCP server's sign-in */
+	const char *entry;   /* its key in the file: the provider's name, or the server's "mcp__NAME|URL" */
 	const char *client_id, *token_host, *token_path;
 	const char *key_header; /* the preset's key header, which the agent's request loses */
 	struct upstream up;  /* tls:TOKEN_HOST.:443, public addresses only */
@@ -146,6 +148,7 @@ struct ward_config {
 	int mcp_has_up;	   /* upstream set (and not to ""): every server to it; else each by its URL */
 	char *mcp_tls_ca;  /* the roots of the https servers by URL (NULL: the system's) */
 	char *mcp_loopback; /* the directory of the host's loopback relays (PORT.sock), or NULL */
+	char *mcp_auth;	    /* the host's mcp-auth.json: servers' OAuth sign-ins the bridge refreshes, or NULL */
 	unsigned mcp_port; /* first bridge port for mcp.json servers */
 	int mcp_optional;  /* required = no: a missing source file means no MCP */
 

@@ -216,6 +216,8 @@ void config_print(const struct ward_config *cfg, FILE *out)
 			fprintf(out, "tls_ca = %s\n", cfg->mcp_tls_ca);
 		if (cfg->mcp_loopback)
 			fprintf(out, "loopback = %s\n", cfg->mcp_loopback);
+		if (cfg->mcp_auth)
+			fprintf(out, "auth = %s\n", cfg->mcp_auth);
 		fprintf(out, "listen = 127.0.0.1:%u\nrequired = %s\n", cfg->mcp_port, cfg->mcp_optional ? "no" : "yes");
 	} else {
 		fputs("\n; [mcp] absent: no MCP config materialisation\n", out);

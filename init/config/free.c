@@ -68,6 +68,7 @@ void config_free(struct ward_config *cfg)
 	free(cfg->mcp_target);
 	free(cfg->mcp_tls_ca);
 	free(cfg->mcp_loopback);
+	free(cfg->mcp_auth);
 	for (i = 0; i < cfg->n_files; i++) {
 		free(cfg->files[i].name);
 		free(cfg->files[i].source);

@@ -844,6 +844,18 @@ static int set_mcp(struct parse_ctx *ctx, const char *k, const char *v, const ch
 			return *why = "expected an absolute, normalised directory path of at most 80 characters", -1;
 		free(cfg->mcp_loopback);
 		cfg->mcp_loopback = strdup(v);
+	} else if (strcmp(k, "auth") == 0) {
+		/* the host's mcp-auth.json, read-write for the bridge alone;
+		 * ${VAR} unset or empty: none */
+		char from[ENVREF_NAME_MAX];
+		const char *val = config_env_ref(v, from, sizeof from);
+		free(cfg->mcp_auth);
+		cfg->mcp_auth = NULL;
+		if (!*val)
+			return 0;
+		if (!plain_file_path(val))
+			return *why = "expected the absolute, normalised path of the host's mcp-auth.json, or ${VAR}", -1;
+		cfg->mcp_auth = strdup(val);
 	} else if (strcmp(k, "required") == 0) {
 		int b;
 		if (parse_bool(v, &b, why) != 0)
@@ -897,6 +909,7 @@ const struct key_def config_keys[] = {
 	{ SEC_MCP, "required", set_mcp, 0, 0 },
 	{ SEC_MCP, "tls_ca", set_mcp, 0, 0 },
 	{ SEC_MCP, "loopback", set_mcp, 0, 0 },
+	{ SEC_MCP, "auth", set_mcp, 0, 0 },
 	/* route keys may repeat across routes; set_route refuses repeats in one */
 	{ SEC_ROUTE, "listen", set_route, 1, 0 },
 	{ SEC_ROUTE, "upstream", set_route, 1, 0 },

@@ -285,7 +285,7 @@ static void login_warning(json_t *w, const struct route *r)
 	struct cred_tokens t;
 
 	if (source_read(r->cred->path, CRED_MAX_FILE, &buf, &got, why, sizeof why) == 0 &&
-	    cred_parse_file(buf, got, r->cred->entry, &t, why, sizeof why) == 0)
+	    cred_parse(r->cred->format, buf, got, r->cred->entry, &t, why, sizeof why) == 0)
 		why[0] = '\0';
 	if (buf) {
 		explicit_bzero(buf, got);

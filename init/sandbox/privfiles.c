@@ -93,6 +93,28 @@ static void say_routes(const struct ward_config *cfg, const struct mcp_result *r
 	}
 }
 
+/* [mcp] auth: the host's mcp-auth.json, read now (the bridge opens it
+ * again read-write for the servers signed in there). Not there: no
+ * sign-ins, said in a line. 0, or 2 after saying why. */
+static int read_auth(const struct ward_config *cfg, char **buf, size_t *len)
+{
+	char err[1024];
+
+	*buf = NULL;
+	*len = 0;
+	if (!cfg->mcp_auth || cfg->mcp_has_up)
+		return 0;
+	if (access(cfg->mcp_auth, F_OK) != 0 && errno == ENOENT) {
+		log_info("mcp: [mcp] auth %s is not there: no server's sign-in to send", cfg->mcp_auth);
+		return 0;
+	}
+	if (source_read(cfg->mcp_auth, CRED_MAX_FILE, buf, len, err, sizeof err) != 0) {
+		log_error("%s:%d: [mcp] auth %s", cfg->path, cfg->mcp_line, err);
+		return 2;
+	}
+	return 0;
+}
+
 /* The host's mcp.json -> its servers' routes and the agent's copy, kept
  * in pf (the routes until the route table takes them, the copy until
  * privfiles_write). */
@@ -100,8 +122,8 @@ static int read_mcp(struct privfiles *pf, const struct ward_config *cfg, int che
 {
 	struct mcp_result *res = &pf->mcp_res;
 	struct mcp_where where = { .by_url = 1 };
-	char err[1024], *text = NULL;
-	size_t len = 0;
+	char err[1024], *text = NULL, *auth = NULL;
+	size_t len = 0, auth_len = 0;
 	int rc, i, j;
 
 	if (cfg->mcp_optional && strncmp(cfg->mcp_source, "fd:", 3) != 0 && access(cfg->mcp_source, F_OK) != 0 &&
@@ -114,9 +136,19 @@ static int read_mcp(struct privfiles *pf, const struct ward_config *cfg, int che
 		return 2;
 	}
 	where.loopback = cfg->mcp_loopback;
+	if (read_auth(cfg, &auth, &auth_len) != 0) {
+		explicit_bzero(text, len);
+		free(text);
+		return 2;
+	}
+	where.auth = auth;
+	where.auth_len = auth_len;
 	rc = mcp_rewrite(text, len, cfg->mcp_port, cfg->mcp_has_up ? NULL : &where, res);
 	explicit_bzero(text, len);
 	free(text);
+	if (auth)
+		explicit_bzero(auth, auth_len);
+	free(auth);
 	if (rc != 0) {
 		log_error("%s:%d: [mcp] source %s: %s", cfg->path, cfg->mcp_line, cfg->mcp_source, res->err);
 		return 2;

@@ -53,7 +53,7 @@ static int build_cred(struct bridgeproc *b, int i, const struct route *c, const 
 	struct cred_route *cr;
 	struct cred_tokens tok;
 	struct stat st;
-	char why[300], *buf = NULL;
+	char why[300], name[256] = "", *buf = NULL;
 	size_t got = 0;
 	int fd = open(k->path, O_RDWR | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
 
@@ -78,7 +78,7 @@ static int build_cred(struct bridgeproc *b, int i, const struct route *c, const 
 		struct flock un = { .l_type = F_UNLCK, .l_whence = SEEK_SET };
 		(void)fcntl(fd, F_SETLK, &un);
 	}
-	if (!buf || cred_parse_file(buf, got, k->entry, &tok, why, sizeof why) != 0) {
+	if (!buf || cred_parse(k->format, buf, got, k->entry, &tok, why, sizeof why) != 0) {
 		log_error("%s:%d: [route %s] credential %s: %s", cfg->path, c->line, c->name, k->path,
 			  buf ? why : "cannot read it");
 		if (buf)
@@ -95,8 +95,8 @@ static int build_cred(struct bridgeproc *b, int i, const struct route *c, const 
 		close(fd);
 		return 3;
 	}
-	*cr = (struct cred_route){ .fd = fd, .path = k->path, .entry = k->entry, .client_id = k->client_id,
-				   .token_host = k->token_host, .token_path = k->token_path,
+	*cr = (struct cred_route){ .fd = fd, .path = k->path, .format = k->format, .entry = k->entry,
+				   .client_id = k->client_id, .token_host = k->token_host, .token_path = k->token_path,
 				   .token_route = b->routes.n, .sock = -1 };
 	r->cred = cr;
 	r->drop = k->key_header;
@@ -117,7 +117,8 @@ static int build_cred(struct bridgeproc *b, int i, const struct route *c, const 
 	if (!tr->headers || !tr->tls)
 		return 3;
 	b->routes.n++;
-	if (tls_route_init(tr->tls, k->token_host, c->tls_ca, NULL, why, sizeof why) != 0) {
+	if (host_server_name(k->token_host, name, sizeof name) != 0 ||
+	    tls_route_init(tr->tls, name, c->tls_ca, NULL, why, sizeof why) != 0) {
 		log_error("%s:%d: [route %s] credential: %s", cfg->path, c->line, c->name, why);
 		return 2;
 	}

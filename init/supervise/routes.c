@@ -22,6 +22,19 @@ static const struct upstream proxy_up = {
 	.desc = "proxy: tunnels (and plain requests, by [proxy] methods) to the hosts of [proxy] allow",
 };
 
+/* A server's OAuth sign-in as a login the bridge sends and refreshes:
+ * its entry of [mcp] auth's file, its token endpoint where its URL says
+ * (mcpjson.c found both); NULL without one. */
+static const struct config_cred *mcp_cred(struct config_cred *k, const struct mcp_route *m,
+					  const struct ward_config *cfg)
+{
+	if (!m->oauth_key || !cfg->mcp_auth)
+		return NULL;
+	*k = (struct config_cred){ .path = cfg->mcp_auth, .format = CRED_MCP, .entry = m->oauth_key,
+				   .token_host = m->token_host, .token_path = m->token_path, .up = m->token_up };
+	return k;
+}
+
 int routes_build(struct route_table *t, const struct ward_config *cfg, struct mcp_result *mcp)
 {
 	int i, n_mcp = mcp ? mcp->n_routes : 0;
@@ -42,7 +55,8 @@ int routes_build(struct route_table *t, const struct ward_config *cfg, struct mc
 			memcpy(t->skipped, mcp->skipped, (size_t)t->n_skipped * sizeof *t->skipped);
 	}
 	t->v = calloc((size_t)cfg->n_routes + (size_t)n_mcp + 2, sizeof *t->v);
-	if (!t->v) {
+	t->mcp_creds = n_mcp ? calloc((size_t)n_mcp, sizeof *t->mcp_creds) : NULL;
+	if (!t->v || (n_mcp && !t->mcp_creds)) {
 		log_error("out of memory");
 		return 3;
 	}
@@ -70,6 +84,7 @@ int routes_build(struct route_table *t, const struct ward_config *cfg, struct mc
 			.methods = HTTP_DEFAULT_METHODS, .path = m->path, .host = m->host,
 			.exact = 1, /* an MCP server's URL is one endpoint, "/" or "/mcp/" too */
 			.from_mcp = 1, .headers = m->headers, .n_headers = m->n_headers,
+			.cred = mcp_cred(&t->mcp_creds[i], m, cfg),
 		};
 	}
 	if (cfg->proxy.has) {
@@ -92,6 +107,7 @@ void routes_free(struct route_table *t)
 {
 	free(t->v);
 	free(t->skipped);
+	free(t->mcp_creds);
 	mcp_routes_free(t->mcp, t->n_mcp);
 	memset(t, 0, sizeof *t);
 }

@@ -36,6 +36,7 @@ struct route_table {
 	int n;
 	struct mcp_route *mcp; /* mcp.json's servers, which its routes point into */
 	int n_mcp;
+	struct config_cred *mcp_creds; /* one per server: its sign-in (mcp-auth.json), path NULL when none */
 	/* the servers left out, each with why (--check's warnings name them) */
 	struct mcp_skipped *skipped;
 	int n_skipped, n_skipped_all;

@@ -12,7 +12,7 @@
 # ward judges the file itself: a server it cannot serve is left out with one
 # line saying why, the others work.
 
-mcp_vars="" mcp_ports="" mcp_remote="" mcp_relay_pid=""
+mcp_vars="" mcp_ports="" mcp_remote="" mcp_relay_pid="" mcp_auth=""
 
 # mcp_pick: the file (--mcp, else ~/.pi/agent/mcp.json when there), as a
 # real path, or none. What the agent could write (the project, a path lent
@@ -48,6 +48,41 @@ mcp_pick() {
 		done
 	done
 	mcp_scan
+	mcp_auth_pick
+}
+
+# mcp_auth_pick: the host's Pi keeps its MCP servers' OAuth sign-ins in
+# mcp-auth.json beside its mcp.json. ward's bridge alone gets it,
+# read-write (/run/ward/mcp-auth.json: it sends a signed-in server's access
+# token and writes refreshed tokens back here, in place). Given only when it
+# is a regular file of the person's, no link, outside anything an agent
+# writes; else one line, and ward leaves out the servers that need it.
+mcp_auth_pick() {
+	f="${PI_CODING_AGENT_DIR:-${HOME:-/nonexistent}/.pi/agent}/mcp-auth.json"
+	[ -e "$f" ] || [ -L "$f" ] || return 0
+	why=""
+	case "$f" in
+	*"
+"* | *:* | [!/]*) why="its path is not absolute or holds a ':' or a line break" ;;
+	esac
+	[ -n "$why" ] || ! [ -L "$f" ] || why="it is a symbolic link"
+	[ -n "$why" ] || [ -f "$f" ] || why="it is not a regular file"
+	[ -n "$why" ] || [ -O "$f" ] || why="it is not yours"
+	if [ -z "$why" ]; then
+		oldifs=$IFS
+		IFS=:
+		set -f
+		for w in "$project" $extra_rw "$cache" "${logins:-$cache}"; do
+			case "$f/" in "$w"/*) why="it is in $w, which an agent can write" ;; esac
+		done
+		set +f
+		IFS=$oldifs
+	fi
+	if [ -n "$why" ]; then
+		say "mcp: $f (your MCP servers' sign-ins) is not given to ward: $why; servers signed in there are left out"
+		return 0
+	fi
+	mcp_auth=$f
 }
 
 # mcp_writable PATH DIR: refused when PATH is in DIR
@@ -142,6 +177,8 @@ mcp_commands() {
 mcp_words() {
 	[ -n "$mcp" ] || return 0
 	printf '%s\n' -v "$mcp:/run/ward/mcp.json:ro"
+	# read-write, for the bridge: PID 1 opens it as root, the agent has no path to it
+	[ -z "$mcp_auth" ] || printf '%s\n' -v "$mcp_auth:/run/ward/mcp-auth.json" -e WARD_MCP_AUTH=/run/ward/mcp-auth.json
 	# (called as $(mcp_words) with IFS a line break: the names are blank-separated)
 	IFS=' '
 	for n in $mcp_vars; do

@@ -91,7 +91,8 @@ def names_child(a):
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     subprocess.run(["ip", "addr", "add", "203.0.113.1/24", "dev", "lo"], check=True)
     subprocess.run(["ip", "addr", "add", "2001:db8::1/128", "dev", "lo", "nodad"], check=True)
-    certs = make_certs(work, ["provider.test", "six.test", "tls13.test", "other.test", "mcp.test"] +
+    certs = make_certs(work, ["provider.test", "six.test", "tls13.test", "other.test", "mcp.test", "oauthmcp.test",
+                        "auth.test"] +
                        [p[0] for p in PRESETS.values()],
                        alt={"provider.test": ["ttl.test"]})
     # one server for the whole child: a second one on the same port could
@@ -224,6 +225,8 @@ def names_child(a):
               audit[:1])
         check("names: the key is in no log line", not any(KEY in l for l in lines), "")
         mcp_by_url(a, work, certs, dns, check)
+        from mcpoauth import mcp_oauth
+        mcp_oauth(a, work, certs, dns, check)
         # under ASan the bridge's parsing is what is checked: one preset is
         # enough there, every one runs in the plain pass
         presets = list(PRESETS.items())[:1] if a.label == "asan" else list(PRESETS.items())
@@ -306,7 +309,7 @@ listen = 127.0.0.1:17860
               "and why",
               "name=mcp-remote listen=127.0.0.1:17860 upstream=tls:mcp.test:8443" in out
               and f"name=mcp-local listen=127.0.0.1:17861 upstream=unix:{relays}/3000.sock" in out
-              and "warning: mcp: server oauthy: OAuth" in out and MCP_TOKEN not in out + chk.stderr,
+              and "warning: mcp: server oauthy: pi-mcp-adapter's OAuth" in out and MCP_TOKEN not in out + chk.stderr,
               out[-1500:] + chk.stderr[-500:])
         p = subprocess.run([a.ward, "-c", conf], capture_output=True, text=True, timeout=90, env=env)
         out = p.stdout

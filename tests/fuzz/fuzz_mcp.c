@@ -1,5 +1,6 @@
 /* libFuzzer target: mcp.json materialisation (jansson parse and rewrite), by
- * [mcp] upstream or by URL, and the list of its !command headers. */
+ * [mcp] upstream or by URL (with a host's mcp-auth.json whose sign-ins
+ * its servers may name), and the list of its !command headers. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -22,6 +23,12 @@ static int count(void *ctx, const char *command)
 	return 0;
 }
 
+/* Sign-ins for servers named a and b-c at https://a.test/mcp. */
+static const char auth[] =
+	"{\"mcp__a|https://a.test/mcp\": {\"tokens\": {\"access_token\": \"t\", \"refresh_token\": \"r\"}, "
+	"\"clientInformation\": {\"client_id\": \"c\"}, \"discovery\": {\"authorizationServerMetadata\": "
+	"{\"token_endpoint\": \"https://auth.test/token\"}}}, \"mcp__b_c|https://a.test/mcp\": {\"tokens\": {}}}";
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct mcp_result r;
@@ -30,6 +37,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* the first byte picks the mode: every server to [mcp] upstream (a
 	 * daemon's), or each where its URL says */
 	if (size && data[0] == '!') {
+		where.auth = auth;
+		where.auth_len = sizeof auth - 1;
 		(void)mcp_rewrite((const char *)data + 1, size - 1, 7800, &where, &r);
 		mcp_result_free(&r);
 		return 0;

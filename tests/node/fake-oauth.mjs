@@ -20,12 +20,18 @@
 //   FAKE_EXPIRES_IN=3600          expires_in of each new access token, seconds
 //   FAKE_DELAY_MS=0               the token endpoint answers this late
 //   FAKE_LOG=requests.jsonl       one JSON line per request: method, path, headers, body
+//   FAKE_TOKEN_PATH=/v1/oauth/token  the token endpoint's path
+//   FAKE_CLIENT_ID, FAKE_CLIENT_SECRET  the client it knows (default Pi's id, no secret); a
+//                                 form-encoded request (an MCP server's sign-in, as pi-mcp
+//                                 refreshes it) may give them in the form or by HTTP Basic
 // Prints "listening HOST:PORT" once ready.
 import fs from "node:fs";
 import http from "node:http";
 import https from "node:https";
 
-const CLIENT_ID = "9d1c250a-e61b-44d9-88ed-5944d1962f5e";
+const CLIENT_ID = process.env.FAKE_CLIENT_ID || "9d1c250a-e61b-44d9-88ed-5944d1962f5e";
+const CLIENT_SECRET = process.env.FAKE_CLIENT_SECRET || "";
+const TOKEN_PATH = process.env.FAKE_TOKEN_PATH || "/v1/oauth/token";
 const listen = process.env.FAKE_LISTEN || "127.0.0.1:18444";
 const [, host, port] = listen.match(/^([^:]+):(\d+)$/) || [];
 const statePath = process.env.FAKE_STATE;
@@ -56,7 +62,19 @@ function handle(req, res) {
   req.on("end", () => {
     const raw = Buffer.concat(chunks).toString("utf8");
     let body = null;
-    try { body = raw ? JSON.parse(raw) : null; } catch { body = null; }
+    const form = (req.headers["content-type"] || "").startsWith("application/x-www-form-urlencoded");
+    if (form) {
+      body = Object.fromEntries(new URLSearchParams(raw));
+      const basic = /^Basic (.+)$/.exec(req.headers.authorization || "");
+      if (basic) {
+        const pair = Buffer.from(basic[1], "base64").toString("utf8");
+        const i = pair.indexOf(":");
+        body.basic_client_id = pair.slice(0, i);
+        body.basic_client_secret = pair.slice(i + 1);
+      }
+    } else {
+      try { body = raw ? JSON.parse(raw) : null; } catch { body = null; }
+    }
     if (process.env.FAKE_LOG)
       fs.appendFileSync(process.env.FAKE_LOG, JSON.stringify({ method: req.method, path: req.url, headers: req.headers, body }) + "\n");
     const url = new URL(req.url, "https://fake");
@@ -68,13 +86,15 @@ function handle(req, res) {
       res.writeHead(302, { location: to.toString(), "content-length": 0 });
       return res.end();
     }
-    if (req.method !== "POST" || url.pathname !== "/v1/oauth/token")
+    if (req.method !== "POST" || url.pathname !== TOKEN_PATH)
       return json(res, 404, { error: "not_found" });
     const wait = statePath ? load().delay_ms ?? delay : delay;
     setTimeout(() => {
       const s = load();
-      if (!body || body.client_id !== CLIENT_ID)
-        return json(res, 400, { error: "invalid_client", error_description: "unknown client_id" });
+      const id = body && (body.basic_client_id ?? body.client_id);
+      const secret = body && (body.basic_client_secret ?? body.client_secret ?? "");
+      if (!body || id !== CLIENT_ID || secret !== CLIENT_SECRET)
+        return json(res, form ? 401 : 400, { error: "invalid_client", error_description: "unknown client" });
       if (body.grant_type === "authorization_code") {
         if (body.code !== "fake-authorization-code" || !body.code_verifier)
           return json(res, 400, { error: "invalid_grant", error_description: "bad code" });

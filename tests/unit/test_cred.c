@@ -56,7 +56,7 @@ static void test_parse_file(void)
 
 static void test_request(void)
 {
-	struct cred_tokens t = { "at", "rt-\"quoted\"", 0 };
+	struct cred_tokens t = { .access = "at", .refresh = "rt-\"quoted\"" };
 	char out[1024];
 	int n = cred_refresh_request(&t, "platform.claude.com", "/v1/oauth/token", "cid", out, sizeof out);
 
@@ -68,7 +68,7 @@ static void test_request(void)
 
 static void test_answer(void)
 {
-	struct cred_tokens t = { "at-0", "rt-0", 0 };
+	struct cred_tokens t = { .access = "at-0", .refresh = "rt-0" };
 	char why[300];
 	const char *ok = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
 			 "{\"access_token\":\"at-1\",\"refresh_token\":\"rt-1\",\"expires_in\":3600}";
@@ -110,7 +110,7 @@ static void test_answer(void)
 
 static void test_update(void)
 {
-	struct cred_tokens t = { "at-9", "rt-9", 42 }, back;
+	struct cred_tokens t = { .access = "at-9", .refresh = "rt-9", .expires = 42 }, back;
 	char buf[512], why[300], *text;
 	size_t n;
 
