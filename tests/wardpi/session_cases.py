@@ -410,6 +410,49 @@ def mcp_cases(wp, work, run, dry, log, home):
     p = run(proj, "--dry-run", "--engine", "docker", "--rpc", "--mcp", nl)
     report("ward-pi --mcp of a path with a line break: one line, exit 2 (it would be more than one engine word)",
            p.returncode == 2 and "line break" in p.stderr and "--privileged" not in p.stdout, p.stderr)
+    mcp_auth_cases(proj, remote, dry, home)
+
+
+def mcp_auth_cases(proj, remote, dry, home):
+    """The host's mcp-auth.json (Pi's MCP sign-ins): given to ward's bridge
+    alone, read-write at /run/ward/mcp-auth.json, only when it is the
+    person's own regular file outside what an agent writes."""
+    agent = os.path.join(home, ".pi", "agent")
+    os.makedirs(agent, exist_ok=True)
+    auth = os.path.join(agent, "mcp-auth.json")
+    with open(auth, "w") as f:
+        json.dump({"mcp__r|https://mcp.example.com/mcp": {"tokens": {"access_token": "tok-signed-in"}}}, f)
+    try:
+        rc, w = dry(proj, "--engine", "docker", "--rpc", "--mcp", remote)
+        envs = [w[i + 1] for i, x in enumerate(w[:-1]) if x == "-e"] if rc == 0 else []
+        report("ward-pi --mcp with the host's mcp-auth.json: the file read-write at /run/ward/mcp-auth.json (the "
+               "bridge writes refreshed tokens back in place), named to ward by WARD_MCP_AUTH, no token on the "
+               "command line", rc == 0 and f"{auth}:/run/ward/mcp-auth.json" in w
+               and "WARD_MCP_AUTH=/run/ward/mcp-auth.json" in envs and "tok-signed-in" not in " ".join(w),
+               " ".join(w) if rc == 0 else w)
+        rc, w = dry(proj, "--engine", "docker", "--rpc", "--no-mcp")
+        report("ward-pi --no-mcp: the sign-ins are not given either", rc == 0
+               and not any("mcp-auth" in x for x in w), " ".join(w) if rc == 0 else w)
+        # a link, and a Pi agent dir the agent can write (the project)
+        os.rename(auth, auth + ".real")
+        os.symlink(auth + ".real", auth)
+        p_rc, w = dry(proj, "--engine", "docker", "--rpc", "--mcp", remote)
+        report("ward-pi --mcp with mcp-auth.json a symbolic link: not given, the session still starts",
+               p_rc == 0 and not any("mcp-auth" in x for x in w), " ".join(w) if p_rc == 0 else w)
+        os.unlink(auth)
+        os.rename(auth + ".real", auth)
+        planted = os.path.join(proj, "pi-agent")
+        os.makedirs(planted, exist_ok=True)
+        with open(os.path.join(planted, "mcp-auth.json"), "w") as f:
+            f.write("{}")
+        rc, w = dry(proj, "--engine", "docker", "--rpc", "--mcp", remote, extra={"PI_CODING_AGENT_DIR": planted})
+        report("ward-pi --mcp with PI_CODING_AGENT_DIR in the project: its mcp-auth.json is not given (the agent "
+               "could have written it)", rc == 0 and not any("mcp-auth" in x for x in w),
+               " ".join(w) if rc == 0 else w)
+    finally:
+        for p in (auth, auth + ".real"):
+            if os.path.lexists(p):
+                os.unlink(p)
 
 
 def login_cases(wp, work, run, dry, log, home):
