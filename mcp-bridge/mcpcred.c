@@ -146,9 +146,13 @@ static int entry_tokens(json_t *o, struct cred_tokens *t, char *why, size_t whys
 	if (field(ci, "client_secret", t->client_secret, sizeof t->client_secret) < 0 ||
 	    (h = field(ci, "token_endpoint_auth_method", hinted, sizeof hinted)) < 0)
 		return fail(why, whysize, "its client's secret or method is not a printable string");
+	/* https, or http on the loopback (pi-mcp's secureEndpoint: a server
+	 * of the person's own machine) */
 	if (!json_is_object(meta) || field(meta, "token_endpoint", t->token_url, sizeof t->token_url) != 1 ||
-	    strncmp(t->token_url, "https://", 8) != 0)
-		return fail(why, whysize, "its sign-in keeps no https token endpoint (the server's discovery)");
+	    (strncmp(t->token_url, "https://", 8) != 0 && strncmp(t->token_url, "http://127.0.0.1:", 17) != 0 &&
+	     strncmp(t->token_url, "http://localhost:", 17) != 0))
+		return fail(why, whysize, "its sign-in keeps no https token endpoint (the server's discovery), nor "
+			    "one on the host's loopback");
 	t->client_auth = choose_auth(h ? hinted : NULL, json_object_get(meta, "token_endpoint_auth_methods_supported"),
 				     t->client_secret[0] != '\0');
 	if (t->client_auth == CLIENT_BASIC && !t->client_secret[0])

@@ -9,7 +9,9 @@
  * The refresh is pi-mcp's own (its flow.js): a form-encoded POST to the
  * token endpoint with grant_type, refresh_token, resource and the client's
  * authentication (none, client_secret_post or client_secret_basic, chosen
- * as pi-mcp chooses). Pure functions over buffers, as cred.h's: the bridge
+ * as pi-mcp chooses). The token endpoint is https, or http on the host's
+ * loopback (as pi-mcp allows), which the bridge reaches as a server there:
+ * by that port's relay. Pure functions over buffers, as cred.h's: the bridge
  * refreshes through refresh.c as for a provider's login. */
 #ifndef WARD_MCPCRED_H
 #define WARD_MCPCRED_H

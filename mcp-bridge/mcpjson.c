@@ -236,13 +236,17 @@ static int sign_in(struct mcp_result *r, const char *name, json_t *srv, const ch
 	if (!(t = malloc(sizeof *t)))
 		return fail(r, "out of memory");
 	found = mcpcred_find(where->auth, where->auth_len, name, url, key, sizeof key, t, why, sizeof why);
-	if (found == 1 && (mcp_url_split(t->token_url, authority, sizeof authority, target, sizeof target, &tls) != 0 ||
-			   !tls)) {
-		snprintf(why, sizeof why, "its sign-in's token endpoint is not an https URL the bridge can pin");
+	if (found == 1 && mcp_url_split(t->token_url, authority, sizeof authority, target, sizeof target, &tls) != 0) {
+		snprintf(why, sizeof why, "its sign-in's token endpoint is not a URL the bridge can pin");
 		found = -1;
 	}
 	if (found == 1 && mcp_url_upstream(authority, tls, where, &si->up, why + 30, sizeof why - 30) != 0) {
 		memcpy(why, "its sign-in's token endpoint: ", 30);
+		found = -1;
+	}
+	/* plain http only to the host's loopback, by its relay */
+	if (found == 1 && !tls && si->up.kind != UP_UNIX) {
+		snprintf(why, sizeof why, "its sign-in's token endpoint is plain http off the host's loopback");
 		found = -1;
 	}
 	explicit_bzero(t, sizeof *t);

@@ -164,11 +164,11 @@ static int write_back(struct cred_route *cr, const struct cred_tokens *t, char *
 static int same_endpoint(const struct cred_route *cr, const struct cred_tokens *t)
 {
 	size_t hl = strlen(cr->token_host);
+	const char *rest = strstr(t->token_url, "://");
 
 	if (t->format != CRED_MCP)
 		return 1;
-	return strncmp(t->token_url, "https://", 8) == 0 && strncasecmp(t->token_url + 8, cr->token_host, hl) == 0 &&
-	       strcmp(t->token_url + 8 + hl, cr->token_path) == 0;
+	return rest && strncasecmp(rest + 3, cr->token_host, hl) == 0 && strcmp(rest + 3 + hl, cr->token_path) == 0;
 }
 
 /* The lock, then the file: tokens another bridge refreshed are taken as

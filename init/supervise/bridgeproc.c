@@ -113,12 +113,13 @@ static int build_cred(struct bridgeproc *b, int i, const struct route *c, const 
 	tr->http.exact = 1;
 	tr->http.host = k->token_host;
 	tr->headers = calloc(1, sizeof *tr->headers);
-	tr->tls = calloc(1, sizeof *tr->tls);
-	if (!tr->headers || !tr->tls)
+	/* TLS, but for an MCP sign-in's endpoint on the host's loopback (its relay) */
+	tr->tls = k->up.kind == UP_TLS ? calloc(1, sizeof *tr->tls) : NULL;
+	if (!tr->headers || (k->up.kind == UP_TLS && !tr->tls))
 		return 3;
 	b->routes.n++;
-	if (host_server_name(k->token_host, name, sizeof name) != 0 ||
-	    tls_route_init(tr->tls, name, c->tls_ca, NULL, why, sizeof why) != 0) {
+	if (tr->tls && (host_server_name(k->token_host, name, sizeof name) != 0 ||
+			tls_route_init(tr->tls, name, c->tls_ca, NULL, why, sizeof why) != 0)) {
 		log_error("%s:%d: [route %s] credential: %s", cfg->path, c->line, c->name, why);
 		return 2;
 	}

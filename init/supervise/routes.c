@@ -80,7 +80,8 @@ int routes_build(struct route_table *t, const struct ward_config *cfg, struct mc
 		}
 		t->v[t->n++] = (struct route){
 			.name = m->name, .line = cfg->mcp_line, .port = m->port, .up = m->has_up ? &m->up : &cfg->mcp_up,
-			.tls_ca = m->has_up && m->up.kind == UP_TLS ? cfg->mcp_tls_ca : NULL,
+			/* its own, and its sign-in's token endpoint's (by name over TLS too) */
+			.tls_ca = m->has_up ? cfg->mcp_tls_ca : NULL,
 			.methods = HTTP_DEFAULT_METHODS, .path = m->path, .host = m->host,
 			.exact = 1, /* an MCP server's URL is one endpoint, "/" or "/mcp/" too */
 			.from_mcp = 1, .headers = m->headers, .n_headers = m->n_headers,

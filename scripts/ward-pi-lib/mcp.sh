@@ -83,6 +83,15 @@ mcp_auth_pick() {
 		return 0
 	fi
 	mcp_auth=$f
+	# the sign-ins' token endpoints on the host's loopback (a server of the
+	# person's machine signs in there too): relayed as the servers' ports
+	tp=$(LC_ALL=C grep -oE '"token_endpoint"[[:space:]]*:[[:space:]]*"http://(127\.0\.0\.1|localhost):[0-9]{1,5}/' -- "$f" |
+		sed -E 's/.*:([0-9]+)\/$/\1/; s/^0+//' | sort -un | head -n 32 | tr '\n' ' ')
+	mcp_ports=$(printf '%s %s\n' "$mcp_ports" "$tp" | tr ' ' '\n' | LC_ALL=C grep -E '^[0-9]+$' | sort -un | head -n 32 | tr '\n' ' ')
+	# a server on the loopback whose sign-in refreshes elsewhere: the
+	# bridge needs a network for it (the agent's sockets still reach only ward's ports)
+	[ -n "$mcp_remote" ] || [ -z "$mcp_ports" ] ||
+		mcp_remote=$(LC_ALL=C grep -oE '"token_endpoint"[[:space:]]*:[[:space:]]*"https://[^"/?:]*' -- "$f" | head -n 1)
 }
 
 # mcp_writable PATH DIR: refused when PATH is in DIR

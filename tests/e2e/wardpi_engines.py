@@ -18,6 +18,7 @@ import subprocess
 import time
 
 import wardpi_day
+import wardpi_mcpauth
 import wardpi_trust
 
 from results import report
@@ -182,6 +183,7 @@ def docker(a, d, env, run, Session, workspace):
     day(wp, d, wenv, workspace)
     wardpi_day.all_cases(wp, d, wenv, workspace, sock)
     wardpi_day.host_mcp(wp, d, wenv, workspace, sock, a.node, a.tests)
+    wardpi_mcpauth.host_mcp_oauth(wp, d, wenv, workspace, sock, a.node, a.tests)
 
     # an RPC session in a linked worktree: a commit the main repository has
     main = workspace(d, "wp-repo")

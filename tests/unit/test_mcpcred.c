@@ -200,6 +200,27 @@ static void test_rewrite(void)
 	/* the agent's copy: no oauth object, no token */
 	CHECK(r.text && !strstr(r.text, "oauth\"") && !strstr(r.text, "at-0") && !strstr(r.text, "clientName"));
 	mcp_result_free(&r);
+	/* a token endpoint on the host's loopback: by that port's relay */
+	{
+		char *p = strstr(auth, "https://auth.example.com/oauth/token");
+		char local[4096];
+		snprintf(local, sizeof local, "%.*shttp://127.0.0.1:8446/token%s", (int)(p - auth), auth,
+			 p + strlen("https://auth.example.com/oauth/token"));
+		where.auth = local;
+		where.auth_len = strlen(local);
+		CHECK(mcp_rewrite(json, strlen(json), 7800, &where, &r) == 0);
+		CHECK(r.n_routes == 3 && r.routes[0].oauth_key && r.routes[0].token_up.kind == UP_UNIX &&
+		      strstr(r.routes[0].token_up.desc, "/run/ward/host/8446.sock") &&
+		      strcmp(r.routes[0].token_path, "/token") == 0);
+		mcp_result_free(&r);
+		/* plain http elsewhere: the server left out, saying why */
+		snprintf(local, sizeof local, "%.*shttp://localhost.example.com/token%s", (int)(p - auth), auth,
+			 p + strlen("https://auth.example.com/oauth/token"));
+		where.auth_len = strlen(local);
+		CHECK(mcp_rewrite(json, strlen(json), 7800, &where, &r) == 0);
+		CHECK(r.n_routes == 2 && strstr(r.skipped[0].why, "lin-ear") && strstr(r.skipped[0].why, "token endpoint"));
+		mcp_result_free(&r);
+	}
 	/* no file given: an oauth server is left out saying so */
 	where.auth = NULL;
 	CHECK(mcp_rewrite(json, strlen(json), 7800, &where, &r) == 0);

@@ -430,6 +430,13 @@ def mcp_auth_cases(proj, remote, dry, home):
                "command line", rc == 0 and f"{auth}:/run/ward/mcp-auth.json" in w
                and "WARD_MCP_AUTH=/run/ward/mcp-auth.json" in envs and "tok-signed-in" not in " ".join(w),
                " ".join(w) if rc == 0 else w)
+        with open(auth, "w") as f:
+            json.dump({"mcp__r|https://mcp.example.com/mcp": {"discovery": {"authorizationServerMetadata": {
+                "token_endpoint": "http://127.0.0.1:8446/token"}}}}, f)
+        rc, w = dry(proj, "--engine", "docker", "--rpc", "--mcp", remote)
+        report("ward-pi --mcp with a sign-in whose token endpoint is on the host's loopback: that port relayed as "
+               "a server's (the relays' directory at /run/ward/host)", rc == 0
+               and any(x.endswith("/relay:/run/ward/host:ro") for x in w), " ".join(w) if rc == 0 else w)
         rc, w = dry(proj, "--engine", "docker", "--rpc", "--no-mcp")
         report("ward-pi --no-mcp: the sign-ins are not given either", rc == 0
                and not any("mcp-auth" in x for x in w), " ".join(w) if rc == 0 else w)
