@@ -170,6 +170,13 @@ static __attribute__((noinline)) int private_checks(const struct ward_config *cf
 	info = mountinfo();
 	if (cfg->has_mcp && cfg->mcp_source)
 		rc = private_reached(cfg, info, cfg->mcp_line, "[mcp] source", cfg->mcp_source);
+	/* the logins the bridge sends and writes back: the host's own files */
+	if (!rc && cfg->has_mcp && cfg->mcp_auth && !cfg->mcp_has_up)
+		rc = private_reached(cfg, info, cfg->mcp_line, "[mcp] auth", cfg->mcp_auth);
+	for (i = 0; !rc && i < cfg->n_routes; i++)
+		if (cfg->routes[i].cred)
+			rc = private_reached(cfg, info, cfg->routes[i].line, "[route] credential",
+					     cfg->routes[i].cred->path);
 	/* a header written in the config is a secret in the config file */
 	for (i = 0; !rc && cfg->path && i < cfg->n_routes; i++)
 		for (h = 0; !rc && h < cfg->routes[i].n_headers; h++)

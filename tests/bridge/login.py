@@ -198,6 +198,15 @@ def subscription(a, work, certs, dns, check):
         check("login: a credential file without the provider's login: exit 2 before anything runs, one line "
               "saying log in first", p.returncode == 2 and "no \"anthropic\" entry" in p.stderr,
               f"rc {p.returncode} {p.stderr[-300:]}")
+        # the login where the agent could read it: refused before anything runs
+        inconf = os.path.join(work, "inreach.conf")
+        with open(inconf, "w") as f:
+            f.write(f"[agent]\nuser = {AGENT_UID}\n[landlock]\nread = /usr /etc {work}\n[route m]\n"
+                    f"listen = 127.0.0.1:17964\nprovider = anthropic\ncredential = {cred}\n")
+        p = subprocess.run([a.ward, "-c", inconf, "--", "true"], capture_output=True, text=True, timeout=30)
+        check("login: a credential file within the agent's Landlock rules: exit 2 before anything runs, one line "
+              "saying the agent could read it", p.returncode == 2 and "[route] credential" in p.stderr
+              and "within the agent's Landlock rule" in p.stderr, f"rc {p.returncode} {p.stderr[-300:]}")
         p = subprocess.run([a.ward, "--check", "-c", conf], capture_output=True, text=True, timeout=30)
         check("login: --check warns of that file: the start would stop, and why",
               "credential" in p.stdout + p.stderr and "start would stop" in p.stdout + p.stderr

@@ -205,6 +205,20 @@ listen = 127.0.0.1:17870
               and any("credential" in l and "invalid_grant" in l for l in err.splitlines()),
               f"{r[-300:]!r} log {err[-600:]}")
         set_state(st, revoked=False)
+
+        # the file where the agent could read it: refused before anything runs
+        inside = os.path.join(home, "mcp-auth.json")
+        write_auth(inside, "mcp-access-x", "mcp-refresh-x", now + 3600000)
+        with open(conf) as f:
+            text = f.read().replace(f"auth = {auth}", f"auth = {inside}")
+        with open(conf + ".inside", "w") as f:
+            f.write(text)
+        p = subprocess.run([a.ward, "-c", conf + ".inside", "--", "true"], capture_output=True, text=True, timeout=60)
+        check(f"{name}: [mcp] auth within the agent's Landlock rules: exit 2 before anything runs, one line "
+              "saying the agent could read it", p.returncode == 2 and "[mcp] auth" in p.stderr
+              and "within the agent's Landlock rule" in p.stderr and "mcp-access-x" not in p.stderr,
+              f"rc {p.returncode} {p.stderr[-400:]!r}")
+        os.unlink(inside)
     finally:
         for proc in (srv, tok):
             proc.terminate()
