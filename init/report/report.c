@@ -490,6 +490,7 @@ json_t *report_policy(const struct confine *agent, const struct ll_ruleset *ll, 
 		if (!cfg->mcp_has_up) {
 			json_object_set_new(mcp, "tls_ca", jstr(cfg->mcp_tls_ca ? cfg->mcp_tls_ca : TLS_DEFAULT_CA));
 			json_object_set_new(mcp, "loopback", cfg->mcp_loopback ? jstr(cfg->mcp_loopback) : json_null());
+			json_object_set_new(mcp, "auth", cfg->mcp_auth ? jstr(cfg->mcp_auth) : json_null());
 		}
 		snprintf(port, sizeof port, "%u", cfg->mcp_port);
 		json_object_set_new(mcp, "first_port", jstr(port));
