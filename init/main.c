@@ -19,6 +19,7 @@
 #include "common/version.h"
 #include "init/config/config.h"
 #include "init/host/mcpcmds.h"
+#include "init/host/mcppkgs.h"
 #include "init/start/start.h"
 #include "init/supervise/vm.h"
 #include "landlock/landlock.h"
@@ -45,6 +46,9 @@ static void usage(FILE *out)
 	      "      --mcp-commands FILE DIR\n"
 	      "                     for ward-pi on the host: each !COMMAND header value of\n"
 	      "                     the mcp.json FILE written to DIR/WARD_MCP_CMD_..., exit\n"
+	      "      --mcp-packages FILE\n"
+	      "                     for ward-pi on the host: the npm package each stdio server\n"
+	      "                     of the mcp.json FILE launches with npx, a line each, exit\n"
 	      "  -V, --version      print the versions (ward, its libraries, kernel Landlock ABI)\n"
 	      "  -h, --help         print this help\n"
 	      "\n"
@@ -126,6 +130,13 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return 1000 + EXIT_USAGE;
 			}
 			return 1000 + mcp_commands_main(argv[i + 1], argv[i + 2]);
+		} else if (strcmp(a, "--mcp-packages") == 0) {
+			/* ward-pi's, on the host: nothing of PID 1's runs */
+			if (i + 1 >= argc) {
+				log_error("%s: needs FILE", a);
+				return 1000 + EXIT_USAGE;
+			}
+			return 1000 + mcp_packages_main(argv[i + 1]);
 		} else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
 			version();
 			return 1000;

@@ -14,7 +14,7 @@ extra_env="" extra_names="" extra_ro="" extra_rw=""
 # The names the image's ward.conf sets itself ([agent] env wins over a
 # passed one), ward sets (the proxy's), or ward reads (WARD_*): refused
 # rather than silently lost, or let into ward's own settings.
-EXTRA_IMAGE_NAMES="PATH HOME TMPDIR LANG PI_CODING_AGENT_DIR PI_OFFLINE PI_TELEMETRY NPM_CONFIG_PREFIX NPM_CONFIG_NODEDIR NPM_CONFIG_UPDATE_NOTIFIER PIP_BREAK_SYSTEM_PACKAGES TERM HTTPS_PROXY HTTP_PROXY NO_PROXY"
+EXTRA_IMAGE_NAMES="PATH HOME TMPDIR LANG PI_CODING_AGENT_DIR PI_OFFLINE PI_TELEMETRY NPM_CONFIG_PREFIX NPM_CONFIG_NODEDIR NPM_CONFIG_UPDATE_NOTIFIER NPM_CONFIG_PREFER_OFFLINE PIP_BREAK_SYSTEM_PACKAGES TERM HTTPS_PROXY HTTP_PROXY NO_PROXY"
 
 # extra_var WHERE NAME VALUE: one variable for the agent, judged by its name
 extra_var() {

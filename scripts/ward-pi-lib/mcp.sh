@@ -140,11 +140,7 @@ mcp_scan() {
 # args are never one); without ward here, those servers are left out.
 mcp_commands() {
 	LC_ALL=C grep -q '"!' -- "$mcp" || return 0
-	ward=${WARD_PI_WARD:-}
-	for w in "$here/../sbin/ward" "$here/../build/ward" "$(command -v ward 2>/dev/null || :)"; do
-		[ -n "$ward" ] || { [ -n "$w" ] && [ -x "$w" ] && ward=$w; } || :
-	done
-	if [ -z "$ward" ]; then
+	if ! mcp_ward; then
 		say "mcp: $mcp has !command headers, and ward (which says which values are commands) is not installed here: those servers are left out (make install)"
 		return 0
 	fi

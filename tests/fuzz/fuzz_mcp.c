@@ -1,16 +1,28 @@
 /* libFuzzer target: mcp.json materialisation (jansson parse and rewrite), by
  * [mcp] upstream or by URL (with a host's mcp-auth.json whose sign-ins
- * its servers may name), and the list of its !command headers. */
+ * its servers may name), the list of its !command headers and of its stdio
+ * servers' npm packages. */
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "mcp-bridge/mcpjson.h"
+#include "mcp-bridge/mcppkg.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
 	setenv("FUZZ_TOKEN", "tok", 1);
+	return 0;
+}
+
+static int count_pkg(void *ctx, enum mcp_pkg_kind kind, const char *server, const char *spec)
+{
+	(void)kind;
+	(void)server;
+	if (kind == MCP_PKG_NPX && !mcp_npm_spec_ok(spec)) /* only a spec it judged fetchable */
+		abort();
+	(*(int *)ctx)++;
 	return 0;
 }
 
@@ -50,6 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		char err[128];
 		int n = 0;
 		(void)mcp_commands((const char *)data, size, count, &n, err, sizeof err);
+		(void)mcp_packages((const char *)data, size, count_pkg, &n, err, sizeof err);
 	}
 	return 0;
 }

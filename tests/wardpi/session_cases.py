@@ -411,6 +411,69 @@ def mcp_cases(wp, work, run, dry, log, home):
     report("ward-pi --mcp of a path with a line break: one line, exit 2 (it would be more than one engine word)",
            p.returncode == 2 and "line break" in p.stderr and "--privileged" not in p.stdout, p.stderr)
     mcp_auth_cases(proj, remote, dry, home)
+    mcp_fetch_cases(wp, work, run, cfgdir, home)
+
+
+def mcp_fetch_cases(wp, work, run, cfgdir, home):
+    """The packages stdio servers launch with npx (ward-pi-lib/mcpfetch.sh):
+    listed by ward's parser, fetched once into the project's home after a
+    yes at a terminal (npm install -g --ignore-scripts in the image, as the
+    agent's uid, on the host's network), never without a terminal, not asked
+    again once fetched; uvx and a git spec named in a line each."""
+    import ptyrun
+    proj = os.path.join(work, "src", "stdiomcp")
+    os.makedirs(proj)
+    calls = os.path.join(work, "calls.log")
+    cfg = os.path.join(cfgdir, "stdio.json")
+    with open(cfg, "w") as f:
+        json.dump({"mcpServers": {
+            "fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem@2025.1.1", proj]},
+            "git": {"command": "uvx", "args": ["mcp-server-git"]},
+            "gh": {"command": "npx", "args": ["-y", "github:someone/server"]},
+            "local": {"command": "node", "args": ["server.js"]}}}, f)
+
+    def calls_now():
+        return open(calls).read().splitlines() if os.path.exists(calls) else []
+
+    def fetches(since):
+        return [c for c in calls_now()[since:] if "install -g --ignore-scripts" in c]
+
+    n0 = len(calls_now())
+    p = run(proj, "--engine", "docker", "--rpc", "--mcp", cfg)
+    report("ward-pi --mcp with stdio servers and no terminal (a daemon's --rpc): the session starts, nothing "
+           "fetched, one line saying their packages need approval at a terminal; uvx and a git spec each named",
+           p.returncode == 0 and not fetches(n0) and "approval at a terminal" in p.stderr
+           and "server git: uvx" in p.stderr and "server gh:" in p.stderr, p.stderr[-600:])
+
+    def at_pty(answer):
+        return ptyrun.at_pty([wp, "--engine", "docker", "--mcp", cfg, "-p", "hi"], proj,
+                             {"PATH": f"{os.path.dirname(calls)}/bin:/usr/bin:/bin", "HOME": home}, answer, 30)
+
+    n0 = len(calls_now())
+    rc, out = at_pty("n")
+    report("ward-pi --mcp with stdio servers at a terminal, answered no: the package shown, nothing fetched, the "
+           "session still starts", rc == 0 and "@modelcontextprotocol/server-filesystem@2025.1.1" in out
+           and not fetches(n0), out[-400:])
+    n0 = len(calls_now())
+    rc, out = at_pty("y")
+    f = fetches(n0)
+    w = f[0].split() if f else []
+    report("ward-pi --mcp with stdio servers at a terminal, answered yes: fetched once into the project's home "
+           "volume by the image's npm as uid 1000 on the host's network, its install scripts not run",
+           rc == 0 and len(f) == 1 and w[:5] == ["run", "--rm", "--pull=never", "--network", "host"]
+           and "--user" in w and w[w.index("--user") + 1] == "1000:1000"
+           and any(x.startswith("ward-pi-home-stdiomcp-") and x.endswith(":/home/pi") for x in w)
+           and w[-2:] == ["--", "@modelcontextprotocol/server-filesystem@2025.1.1"]
+           and "/usr/local/bin/npm" in w, f"rc {rc} {f} {out[-300:]!r}")
+    n0 = len(calls_now())
+    p = run(proj, "--engine", "docker", "--rpc", "--mcp", cfg)
+    report("ward-pi --mcp with stdio servers already fetched: no question, no fetch, no line about them",
+           p.returncode == 0 and not fetches(n0) and "approval" not in p.stderr, p.stderr[-300:])
+    p = run(proj, "--engine", "docker", "--reset", "--yes")
+    n0 = len(calls_now())
+    p = run(proj, "--engine", "docker", "--rpc", "--mcp", cfg)
+    report("ward-pi --reset forgets them with the home: the next start asks again",
+           p.returncode == 0 and "approval at a terminal" in p.stderr, p.stderr[-300:])
 
 
 def mcp_auth_cases(proj, remote, dry, home):
