@@ -269,7 +269,7 @@ demo-init: $(B)/ward
 
 # End to end: the main job (on the image check-build made), then the image in every
 # runtime here: docker, runc, crun, podman (tests/e2e/e2e.py).
-check-e2e: $(B)/ward $(NODE22) $(HELPERS) $(B)/image/ward-pi.tar
+check-e2e: $(B)/ward $(NODE22) $(HELPERS) $(B)/image/ward-pi.tar $(VERDACCIO)
 	@if WARD_IMAGE_BUILT=1 scripts/demo-image.sh $(B)/ward > $(B)/e2e.log 2>&1; then \
 		tail -n 3 $(B)/e2e.log; echo "e2e-demo: 1 passed, 0 failed"; \
 	else tail -n 40 $(B)/e2e.log; echo "e2e-demo: 0 passed, 1 failed"; exit 1; fi

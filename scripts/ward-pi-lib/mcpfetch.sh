@@ -6,13 +6,22 @@
 # (NPM_CONFIG_PREFER_OFFLINE). ward-pi lists the packages by ward's own
 # parser (ward --mcp-packages) and fetches those this project does not have
 # yet, once, after the person agrees at the terminal (as .pi-packages are
-# approved), into the project's home volume: npm install -g --ignore-scripts
-# in a container of the image, as the agent's uid, on the host's network (as
-# .pi-packages' apt runs), nothing of the packages run. What was fetched is
+# approved), into the project's home volume: npm exec --ignore-scripts in a
+# container of the image, as the agent's uid, on the host's network (as
+# .pi-packages' apt runs), nothing of the packages run: npm exec's install,
+# which is where npx looks. What was fetched is
 # noted in ward-pi's own files for the project ($pstate/mcp-npx), which
 # --reset deletes with the home.
 #
 # Uses: mcp, dry, engine, image, home_volume, pstate.
+
+# In the image, as the agent's uid: each package as npx itself will ask for
+# it (npm exec's own install, under ~/.npm/_npx, and the registry's answers
+# in npm's cache), its install scripts not run; `true` is run, not the
+# package. (npm install -g would not do: npx asks the registry again for a
+# PKG@VERSION, which the sandbox cannot reach.)
+# shellcheck disable=SC2016
+MCP_FETCH='for s; do npm exec --yes --ignore-scripts --no-audit --no-fund --package "$s" -- true || exit 1; done'
 
 # ward, which reads the file as its start does (mcp.sh finds it the same way)
 mcp_ward() {
@@ -48,7 +57,7 @@ LIST
 	[ -n "$want" ] || return 0
 	registry=${NPM_CONFIG_REGISTRY:-https://registry.npmjs.org/}
 	if [ -n "$dry" ]; then
-		say "mcp: would ask to fetch $want from $registry into $home_volume (npm install -g --ignore-scripts, the host's network)"
+		say "mcp: would ask to fetch $want from $registry into $home_volume (npm exec --ignore-scripts, the host's network)"
 		return 0
 	fi
 	if ! [ -t 0 ] || ! [ -t 2 ]; then
@@ -57,7 +66,7 @@ LIST
 	fi
 	{
 		printf 'ward-pi: your MCP servers launch these npm packages in the sandbox, which reaches no registry:\n\n    %s\n\n' "$want"
-		printf 'fetch them once from %s into this project'"'"'s home (%s), with npm install -g --ignore-scripts (nothing of them runs now)? [y/N] ' "$registry" "$home_volume"
+		printf 'fetch them once from %s into this project'"'"'s home (%s), with npm exec --ignore-scripts (nothing of them runs now)? [y/N] ' "$registry" "$home_volume"
 	} | clean >&2
 	IFS= read -r answer 9>&- || answer=""
 	case "$answer" in y | Y | yes | YES) ;; *) say "mcp: nothing fetched: those servers fail in the sandbox"; return 0 ;; esac
@@ -67,8 +76,7 @@ LIST
 	# shellcheck disable=SC2086  # (the specs: words ward judged, no blank in any)
 	if "$engine" run --rm --pull=never --network host $userns --user 1000:1000 -v "$home_volume:/home/pi" \
 		-e HOME=/home/pi -e NPM_CONFIG_PREFIX=/home/pi/.npm-global -e NPM_CONFIG_UPDATE_NOTIFIER=false \
-		-e NPM_CONFIG_REGISTRY="$registry" --entrypoint /usr/local/bin/npm "$image" \
-		install -g --ignore-scripts --no-audit --no-fund -- $want >&2 9>&-; then
+		-e NPM_CONFIG_REGISTRY="$registry" --entrypoint /bin/sh "$image" -c "$MCP_FETCH" ward-pi-fetch $want >&2 9>&-; then
 		printf '%s\n' $want >> "$pstate/mcp-npx"
 		say "mcp: fetched into $home_volume: $want"
 	else

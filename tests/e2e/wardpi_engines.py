@@ -19,6 +19,7 @@ import time
 
 import wardpi_day
 import wardpi_mcpauth
+import wardpi_mcpstdio
 import wardpi_trust
 
 from results import report
@@ -184,6 +185,7 @@ def docker(a, d, env, run, Session, workspace):
     wardpi_day.all_cases(wp, d, wenv, workspace, sock)
     wardpi_day.host_mcp(wp, d, wenv, workspace, sock, a.node, a.tests)
     wardpi_mcpauth.host_mcp_oauth(wp, d, wenv, workspace, sock, a.node, a.tests)
+    wardpi_mcpstdio.host_mcp_stdio(wp, d, wenv, workspace, sock, a.node, a.tests)
 
     # an RPC session in a linked worktree: a commit the main repository has
     main = workspace(d, "wp-repo")

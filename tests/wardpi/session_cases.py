@@ -417,7 +417,7 @@ def mcp_cases(wp, work, run, dry, log, home):
 def mcp_fetch_cases(wp, work, run, cfgdir, home):
     """The packages stdio servers launch with npx (ward-pi-lib/mcpfetch.sh):
     listed by ward's parser, fetched once into the project's home after a
-    yes at a terminal (npm install -g --ignore-scripts in the image, as the
+    yes at a terminal (npm exec --ignore-scripts in the image, as the
     agent's uid, on the host's network), never without a terminal, not asked
     again once fetched; uvx and a git spec named in a line each."""
     import ptyrun
@@ -436,7 +436,7 @@ def mcp_fetch_cases(wp, work, run, cfgdir, home):
         return open(calls).read().splitlines() if os.path.exists(calls) else []
 
     def fetches(since):
-        return [c for c in calls_now()[since:] if "install -g --ignore-scripts" in c]
+        return [c for c in calls_now()[since:] if " ward-pi-fetch " in c]
 
     n0 = len(calls_now())
     p = run(proj, "--engine", "docker", "--rpc", "--mcp", cfg)
@@ -463,8 +463,8 @@ def mcp_fetch_cases(wp, work, run, cfgdir, home):
            rc == 0 and len(f) == 1 and w[:5] == ["run", "--rm", "--pull=never", "--network", "host"]
            and "--user" in w and w[w.index("--user") + 1] == "1000:1000"
            and any(x.startswith("ward-pi-home-stdiomcp-") and x.endswith(":/home/pi") for x in w)
-           and w[-2:] == ["--", "@modelcontextprotocol/server-filesystem@2025.1.1"]
-           and "/usr/local/bin/npm" in w, f"rc {rc} {f} {out[-300:]!r}")
+           and w[-2:] == ["ward-pi-fetch", "@modelcontextprotocol/server-filesystem@2025.1.1"]
+           and "npm exec --yes --ignore-scripts" in f[0], f"rc {rc} {f} {out[-300:]!r}")
     n0 = len(calls_now())
     p = run(proj, "--engine", "docker", "--rpc", "--mcp", cfg)
     report("ward-pi --mcp with stdio servers already fetched: no question, no fetch, no line about them",
