@@ -13,6 +13,7 @@ test's CA; the server takes the one access token of the fake's state."""
 import json
 import os
 import subprocess
+import threading
 import time
 
 from harness import AGENT_UID, NODE_DIR, body_json, exchange, req, status, stop_ward, wait_port  # noqa: E402
@@ -187,6 +188,40 @@ listen = 127.0.0.1:17870
               "and reaches the server with the new token",
               status(r1) == 401 and status(r2) == 400 and s["refreshes"] == base + 1,
               f"{status(r1)} {status(r2)} {s}")
+
+        # two sessions sharing the host's file, both expired, at once: one refresh
+        s = json.load(open(st))
+        write_auth(auth, s["access"], s["refresh"], now - 1000)
+        base = s["refreshes"]
+        confs = []
+        for i, port in enumerate((17871, 17872)):
+            with open(conf) as f:
+                text = f.read().replace("listen = 127.0.0.1:17870", f"listen = 127.0.0.1:{port}")
+            confs.append(conf + f".{i}")
+            with open(confs[-1], "w") as f:
+                f.write(text)
+        pair = [subprocess.Popen([a.ward, "-c", c, "--", "sleep", "60"], stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for c in confs]
+        got = {}
+        try:
+            for port in (17871, 17872):
+                wait_port(port)
+            ts = [threading.Thread(target=lambda p=p: got.__setitem__(p, exchange(p, req("POST", "/mcp",
+                                                                                        body=b'{"x":1}'), timeout=30)))
+                  for p in (17871, 17872)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+        finally:
+            for w in pair:
+                stop_ward(w)
+        s = json.load(open(st))
+        check(f"{name}: two sessions sharing the host's file, both expired, at once: both reach the server with "
+              "the new token, one refresh (the second takes the first's tokens from the file, under its lock)",
+              status(got.get(17871, b"")) == 400 and status(got.get(17872, b"")) == 400
+              and s["refreshes"] == base + 1,
+              f"{status(got.get(17871, b''))} {status(got.get(17872, b''))} refreshes {s['refreshes'] - base}")
 
         # the endpoint refuses the refresh token: a 502 at once that says so
         set_state(st, revoked=True)
