@@ -16,6 +16,7 @@ import subprocess
 import threading
 import time
 
+from login import set_state  # noqa: E402
 from harness import AGENT_UID, NODE_DIR, body_json, exchange, req, status, stop_ward, wait_port  # noqa: E402
 
 URL = "https://oauthmcp.test:8444/mcp"
@@ -40,14 +41,6 @@ def write_auth(path, access, refresh, expire_at_ms):
             "tokens": {"access_token": access, "token_type": "Bearer", "expires_in": 3600, "refresh_token": refresh},
             "tokensExpireAt": expire_at_ms}}, f, indent=2)
     os.chmod(path, 0o600)
-
-
-def set_state(path, **kw):
-    s = json.load(open(path)) if os.path.exists(path) else {}
-    s.update(kw)
-    with open(path, "w") as f:
-        json.dump(s, f)
-    return s
 
 
 def lines(path):

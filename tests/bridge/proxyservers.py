@@ -12,16 +12,15 @@ with a certificate of the test CA:
 """
 import json
 import os
-import re
 import socket
 import socketserver
 import ssl
 import subprocess
 import threading
-import time
 from http.server import BaseHTTPRequestHandler
 
-from harness import HERE, recv_until  # noqa: E402
+from harness import recv_until  # noqa: E402
+from verdaccio import VERDACCIO, Verdaccio  # noqa: E402,F401 (VERDACCIO: proxy.py's)
 
 BIG = 4 << 20
 
@@ -184,90 +183,13 @@ class GitServer(_Https):
         super().__init__(addr, cert, H)
 
 
-VERDACCIO = os.path.join(HERE, "verdaccio", "node_modules", "verdaccio", "bin", "verdaccio")
-
-
-class VerdaccioServer:
-    """verdaccio (npm's own registry server, pinned in tests/bridge/verdaccio)
-    over TLS on addr:443 for host, with no uplink, and NAME@1.0.0 published
-    into it by npm publish, as a user added through its API."""
-
-    def __init__(self, addr, cert, ca, host, name, work, node):
-        d = os.path.join(work, "verdaccio")
-        os.makedirs(os.path.join(d, "pkg"), exist_ok=True)
-        self.addr, self.host, self.ca, self.d = addr, host, ca, d
-        conf = os.path.join(d, "config.yaml")
-        with open(conf, "w") as f:
-            f.write(f"storage: {d}/storage\nauth:\n  htpasswd:\n    file: {d}/htpasswd\nuplinks: {{}}\n"
-                    "packages:\n  '**':\n    access: $all\n    publish: $authenticated\n"
-                    f"https:\n  key: {cert[1]}\n  cert: {cert[0]}\n"
-                    "log: { type: stdout, format: pretty, level: http }\n")
-        self.log = os.path.join(d, "log")
-        with open(self.log, "w") as out:
-            self.proc = subprocess.Popen([node, VERDACCIO, "--config", conf, "--listen", f"https://{addr}:443"],
-                                         stdout=out, stderr=subprocess.STDOUT, cwd=d)
-        try:
-            self._ready()
-            self._publish(name, node)
-        except Exception:
-            self.stop()
-            raise
-
-    def _call(self, method, path, body=None):
-        """One request over TLS to the registry: (status, JSON body)."""
-        import http.client
-        ctx = ssl.create_default_context(cafile=self.ca)
-        c = http.client.HTTPSConnection(self.addr, 443, context=ctx, timeout=10)
-        c.sock = ctx.wrap_socket(socket.create_connection((self.addr, 443), timeout=10), server_hostname=self.host)
-        data = json.dumps(body).encode() if body is not None else None
-        c.request(method, path, body=data, headers={"Host": self.host, "Content-Type": "application/json"})
-        r = c.getresponse()
-        got = r.read()
-        c.close()
-        return r.status, json.loads(got or b"{}")
-
-    def _ready(self):
-        for _ in range(300):
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"verdaccio exited: {open(self.log).read()[-500:]}")
-            try:
-                if self._call("GET", "/-/ping")[0] == 200:
-                    return
-            except (OSError, ValueError):
-                pass
-            time.sleep(0.1)
-        raise RuntimeError(f"verdaccio did not answer: {open(self.log).read()[-500:]}")
-
-    def _publish(self, name, node):
-        st, r = self._call("PUT", "/-/user/org.couchdb.user:ward", {"name": "ward", "password": "ward-test-pw"})
-        if st >= 300 or not r.get("token"):
-            raise RuntimeError(f"verdaccio: adding a user: {st} {r}")
-        pkg = os.path.join(self.d, "pkg")
-        with open(os.path.join(pkg, "package.json"), "w") as f:
-            json.dump({"name": name, "version": "1.0.0", "main": "index.js"}, f)
-        with open(os.path.join(pkg, "index.js"), "w") as f:
-            f.write("module.exports = (s, n) => s.padStart(n);\n")
-        npmrc = os.path.join(self.d, "npmrc")
-        with open(npmrc, "w") as f:
-            f.write(f"//{self.host}/:_authToken={r['token']}\n")
-        env = dict(os.environ, PATH=os.path.dirname(node) + ":" + os.environ.get("PATH", ""))
-        p = subprocess.run(["npm", "publish", "--registry", f"https://{self.host}/", "--cafile", self.ca,
-                            "--userconfig", npmrc, "--cache", os.path.join(self.d, "npm-cache")],
-                           cwd=pkg, env=env, capture_output=True, text=True, timeout=120)
-        if p.returncode != 0:
-            raise RuntimeError(f"npm publish: {p.stdout[-300:]} {p.stderr[-500:]}")
-
-    @property
-    def requests(self):
-        """The requests verdaccio logged, "GET /path" each."""
-        with open(self.log) as f:
-            return re.findall(r"req: '([A-Z]+ [^']+)'", f.read())
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+def VerdaccioServer(addr, cert, ca, host, name, work, node):
+    """verdaccio over TLS on addr:443 for host, NAME@1.0.0 published into
+    it (a one-line module): tests/lib/verdaccio.py."""
+    pkg = os.path.join(work, "verdaccio-pkg")
+    os.makedirs(pkg, exist_ok=True)
+    with open(os.path.join(pkg, "package.json"), "w") as f:
+        json.dump({"name": name, "version": "1.0.0", "main": "index.js"}, f)
+    with open(os.path.join(pkg, "index.js"), "w") as f:
+        f.write("module.exports = (s, n) => s.padStart(n);\n")
+    return Verdaccio(work, node, addr, 443, [pkg], tls=(cert[0], cert[1], ca, host))

@@ -9,13 +9,12 @@ asked again."""
 import json
 import os
 import subprocess
-import time
 
 import ptyrun
 from results import report
+from verdaccio import VERDACCIO, Verdaccio
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-VERDACCIO = os.path.join(HERE, "..", "bridge", "verdaccio", "node_modules", "verdaccio", "bin", "verdaccio")
 PKG = "@ward-test/mcp-stdio-echo"
 
 
@@ -23,72 +22,8 @@ def check(name, ok, detail=""):
     report(name, ok, detail)
 
 
-class Registry:
-    """verdaccio over plain http on 127.0.0.1:port, no uplink, the fixture
-    package published into it by npm publish."""
-
-    def __init__(self, d, node, port):
-        self.d, self.port = os.path.join(d, "verdaccio"), port
-        os.makedirs(self.d)
-        conf = os.path.join(self.d, "config.yaml")
-        with open(conf, "w") as f:
-            f.write(f"storage: {self.d}/storage\nauth:\n  htpasswd:\n    file: {self.d}/htpasswd\nuplinks: {{}}\n"
-                    "packages:\n  '**':\n    access: $all\n    publish: $authenticated\n"
-                    "log: { type: stdout, format: pretty, level: http }\n")
-        self.log = os.path.join(self.d, "log")
-        with open(self.log, "w") as out:
-            self.proc = subprocess.Popen([node, VERDACCIO, "--config", conf, "--listen", f"http://127.0.0.1:{port}"],
-                                         stdout=out, stderr=subprocess.STDOUT, cwd=self.d)
-        self.url = f"http://127.0.0.1:{port}/"
-        self._ready()
-        self._publish(node)
-
-    def _call(self, method, path, body=None):
-        import http.client
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-        c.request(method, path, body=json.dumps(body).encode() if body is not None else None,
-                  headers={"Content-Type": "application/json"})
-        r = c.getresponse()
-        got = r.read()
-        c.close()
-        return r.status, json.loads(got or b"{}")
-
-    def _ready(self):
-        for _ in range(300):
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"verdaccio exited: {open(self.log).read()[-500:]}")
-            try:
-                if self._call("GET", "/-/ping")[0] == 200:
-                    return
-            except (OSError, ValueError):
-                pass
-            time.sleep(0.1)
-        raise RuntimeError(f"verdaccio did not answer: {open(self.log).read()[-500:]}")
-
-    def _publish(self, node):
-        st, r = self._call("PUT", "/-/user/org.couchdb.user:ward", {"name": "ward", "password": "ward-test-pw"})
-        if st >= 300 or not r.get("token"):
-            raise RuntimeError(f"verdaccio: adding a user: {st} {r}")
-        npmrc = os.path.join(self.d, "npmrc")
-        with open(npmrc, "w") as f:
-            f.write(f"//127.0.0.1:{self.port}/:_authToken={r['token']}\n")
-        env = dict(os.environ, PATH=os.path.dirname(node) + ":" + os.environ.get("PATH", ""))
-        p = subprocess.run(["npm", "publish", "--registry", self.url, "--userconfig", npmrc,
-                            "--cache", os.path.join(self.d, "npm-cache")],
-                           cwd=os.path.join(HERE, "..", "node", "mcp-stdio-echo"), env=env, capture_output=True,
-                           text=True, timeout=120)
-        if p.returncode != 0:
-            raise RuntimeError(f"npm publish: {p.stdout[-300:]} {p.stderr[-500:]}")
-
-    def tarball_gets(self):
-        return open(self.log).read().count(".tgz")
-
-    def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+def tarball_gets(reg):
+    return sum(1 for r in reg.requests if r.startswith("GET ") and r.endswith(".tgz"))
 
 
 def host_mcp_stdio(wp, d, wenv, workspace, sock, node, tests):
@@ -97,7 +32,7 @@ def host_mcp_stdio(wp, d, wenv, workspace, sock, node, tests):
         check(name, None, "verdaccio is not installed (make tests/bridge/verdaccio/node_modules/verdaccio/package.json)")
         return
     try:
-        reg = Registry(d, node, 17426)
+        reg = Verdaccio(d, node, "127.0.0.1", 17426, [os.path.join(HERE, "..", "node", "mcp-stdio-echo")])
     except (RuntimeError, OSError) as e:
         check(f"{name}: the test's registry starts and takes the package", False, e)
         return
@@ -117,15 +52,15 @@ def host_mcp_stdio(wp, d, wenv, workspace, sock, node, tests):
               "and Pi starts the server in the sandbox (as the agent, uid 1000) and calls its tool",
               rc == 0 and f"{PKG}@1.0.0" in out and "[y/N]" in out and "fetched into ward-pi-home-" in out
               and "stdio echo: from the registry (uid 1000)" in out, f"rc {rc} {out[-1200:]!r}")
-        gets = reg.tarball_gets()
+        gets = tarball_gets(reg)
         p = subprocess.run(words + ['CALL mcp__echo__echo {"text": "again"}'], cwd=proj, env=env,
                            capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
         check(f"{name}: the next session asks nothing and runs the server offline from the home's npm cache "
               "(the registry is not asked again)",
               p.returncode == 0 and "stdio echo: again (uid 1000)" in p.stdout and "approval" not in p.stderr
-              and reg.tarball_gets() == gets and gets >= 1,
+              and tarball_gets(reg) == gets and gets >= 1,
               f"rc {p.returncode} out {p.stdout[-300:]!r} err {p.stderr[-500:]!r} tarball GETs {gets} then "
-              f"{reg.tarball_gets()}")
+              f"{tarball_gets(reg)}")
         look = subprocess.run([wp, "--engine", "docker", "--no-mcp", "run", "--", "sh", "-c", "ls -a /home/pi"],
                               cwd=proj, env=env, capture_output=True, text=True, timeout=180,
                               stdin=subprocess.DEVNULL)
