@@ -76,8 +76,14 @@ static enum refresh_step finish(struct cred_route *cr, const char *why)
 	drop(cr->ans, cr->ans_len);
 	cr->ans = NULL;
 	cr->ans_len = 0;
-	if (cr->state != R_IDLE)
-		(void)file_lock(cr->fd, 0); /* held from the lock on; none taken: a no-op */
+	if (cr->holds) {
+		/* only by its holder: another route of this process's may be
+		 * waiting for it, and a no-op for one would free the other's */
+		(void)file_lock(cr->fd, 0);
+		cr->holds = 0;
+		if (cr->held)
+			*cr->held = 0;
+	}
 	cr->state = R_IDLE;
 	if (why) {
 		snprintf(cr->failed, sizeof cr->failed, "%s", why);
@@ -181,14 +187,18 @@ static enum refresh_step try_lock(struct cred_route *cr, uint64_t now, int *peer
 	char *buf;
 	int stale;
 
-	if (file_lock(cr->fd, 1) != 0) {
-		if (errno == EAGAIN || errno == EACCES || errno == EINTR) {
+	if ((cr->held && *cr->held && !cr->holds) || file_lock(cr->fd, 1) != 0) {
+		/* another route of this bridge's holds it, or another ward */
+		if ((cr->held && *cr->held && !cr->holds) || errno == EAGAIN || errno == EACCES || errno == EINTR) {
 			cr->next_try = now + REFRESH_LOCK_MS;
 			return REFRESH_WAIT;
 		}
 		snprintf(msg, sizeof msg, "cannot lock it: %s", strerror(errno));
 		return finish(cr, msg);
 	}
+	cr->holds = 1;
+	if (cr->held)
+		*cr->held = 1;
 	if (cr->unsaved) {
 		/* the file holds tokens the provider may have retired: ours
 		 * are the newest; written now if the file takes them */

@@ -49,6 +49,13 @@ struct cred_route {
 	const char *client_id; /* the provider's OAuth client */
 	const char *token_host, *token_path;
 	int token_route;       /* index of the route to the token endpoint */
+	/* shared by the routes of one file in this bridge (the MCP servers
+	 * signed in in one mcp-auth.json): whether one of them holds the
+	 * file's lock. A POSIX lock is the process's: a second route would
+	 * take it too, and the first one's letting go would free the
+	 * second's. One route at a time holds it, the others wait. */
+	int *held;
+	int holds;	       /* this route holds it */
 	/* the bridge's */
 	struct cred_tokens t;
 	unsigned gen;	       /* which access token: a 401 to an older one says nothing */

@@ -55,7 +55,7 @@ static int build_cred(struct bridgeproc *b, int i, const struct route *c, const 
 	struct stat st;
 	char why[300], name[256] = "", *buf = NULL;
 	size_t got = 0;
-	int fd = open(k->path, O_RDWR | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	int j, fd = open(k->path, O_RDWR | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
 
 	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (off_t)CRED_MAX_FILE) {
 		log_error("%s:%d: [route %s] credential %s: %s", cfg->path, c->line, c->name, k->path,
@@ -98,6 +98,15 @@ static int build_cred(struct bridgeproc *b, int i, const struct route *c, const 
 	*cr = (struct cred_route){ .fd = fd, .path = k->path, .format = k->format, .entry = k->entry,
 				   .client_id = k->client_id, .token_host = k->token_host, .token_path = k->token_path,
 				   .token_route = b->routes.n, .sock = -1 };
+	/* one lock holder among the routes of one file (refresh.h) */
+	for (j = 0; j < i && !cr->held; j++)
+		if (b->routes.v[j].cred && strcmp(b->routes.v[j].cred->path, k->path) == 0)
+			cr->held = b->routes.v[j].cred->held;
+	if (!cr->held && !(cr->held = calloc(1, sizeof *cr->held))) {
+		close(fd);
+		free(cr);
+		return 3;
+	}
 	r->cred = cr;
 	r->drop = k->key_header;
 	/* the token endpoint: POST to its one path, by name, TLS verified

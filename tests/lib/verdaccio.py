@@ -21,8 +21,10 @@ class Verdaccio:
     publishes, in order."""
 
     def __init__(self, work, node, addr, port, packages, tls=None):
+        node = os.path.abspath(node)  # (it runs in its own directory)
         self.d = os.path.join(work, "verdaccio")
         os.makedirs(self.d, exist_ok=True)
+        packages = [os.path.abspath(p) for p in packages]
         self.addr, self.port, self.tls = addr, port, tls
         self.url = f"https://{tls[3]}/" if tls else f"http://{addr}:{port}/"
         conf = os.path.join(self.d, "config.yaml")

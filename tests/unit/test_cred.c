@@ -181,6 +181,56 @@ static int login_file(char *path, int64_t expires)
 	return fd;
 }
 
+/* Two routes of one bridge on one file (MCP servers signed in in one
+ * mcp-auth.json): one holds the file's lock at a time. A POSIX lock is
+ * the process's, so without the shared flag the second would "take" it
+ * while the first asks, and the first's letting go would free it. */
+static void test_one_holder(void)
+{
+	static const char text[] = "{\"a\": {\"type\": \"oauth\", \"access\": \"at-a\", \"refresh\": \"rt-a\", \"expires\": 1}, "
+				   "\"b\": {\"type\": \"oauth\", \"access\": \"at-b\", \"refresh\": \"rt-b\", \"expires\": 1}}";
+	static const char ans[] = "HTTP/1.1 200 OK\r\nContent-Length: 64\r\n\r\n"
+				  "{\"access_token\":\"at-1\",\"refresh_token\":\"rt-1\",\"expires_in\":3600}";
+	char path[] = "/tmp/ward-cred-XXXXXX", got[2048];
+	int held = 0, fd = mkstemp(path), fd2, pa = -1, pb = -1;
+	struct cred_route a = { .path = "test", .entry = "a", .client_id = "cid", .token_host = "h", .token_path = "/t",
+				.sock = -1, .held = &held };
+	struct cred_route b = a;
+	struct cred_tokens t;
+	char why[300];
+	ssize_t n;
+
+	CHECK(fd >= 0 && write(fd, text, sizeof text - 1) == (ssize_t)(sizeof text - 1));
+	fd2 = open(path, O_RDWR);
+	a.fd = fd;
+	b.fd = fd2;
+	b.entry = "b";
+	CHECK(refresh_start(&a, 1, &pa) == REFRESH_ASK && pa >= 0 && a.holds && held);
+	/* b waits while a asks, its lock not taken, no request of its own */
+	CHECK(refresh_start(&b, 2, &pb) == REFRESH_WAIT && pb == -1 && !b.holds);
+	CHECK(refresh_due(&b) == 2 + REFRESH_LOCK_MS);
+	CHECK(locked_elsewhere(path));
+	CHECK(read(pa, got, sizeof got) > 0);
+	CHECK(write(pa, ans, sizeof ans - 1) == (ssize_t)(sizeof ans - 1));
+	close(pa);
+	CHECK(refresh_readable(&a, 3) == REFRESH_DONE && !a.failed[0] && !a.holds && !held);
+	/* then b, which finds its own entry still expired */
+	CHECK(refresh_tick(&b, 2 + REFRESH_LOCK_MS, &pb) == REFRESH_ASK && pb >= 0 && b.holds && held);
+	CHECK(locked_elsewhere(path));
+	CHECK(read(pb, got, sizeof got) > 0);
+	CHECK(write(pb, ans, sizeof ans - 1) == (ssize_t)(sizeof ans - 1));
+	close(pb);
+	CHECK(refresh_readable(&b, 4) == REFRESH_DONE && !b.failed[0] && !held && !locked_elsewhere(path));
+	/* both entries written back, a's kept by b's write */
+	n = pread(fd, got, sizeof got - 1, 0);
+	got[n > 0 ? n : 0] = '\0';
+	CHECK(cred_parse_file(got, (size_t)n, "a", &t, why, sizeof why) == 0 && strcmp(t.access, "at-1") == 0);
+	CHECK(cred_parse_file(got, (size_t)n, "b", &t, why, sizeof why) == 0 && strcmp(t.access, "at-1") == 0);
+	close(fd);
+	close(fd2);
+	unlink(path);
+}
+
 static void test_refresh_steps(void)
 {
 	struct cred_route cr = { .fd = -1, .path = "test", .entry = "anthropic", .client_id = "cid",
@@ -302,6 +352,7 @@ int main(void)
 	test_answer();
 	test_update();
 	test_refresh_steps();
+	test_one_holder();
 	test_extra_header();
 	return unit_done("test_cred");
 }

@@ -145,7 +145,7 @@ static void test_left_out(void)
 		      "\"mux\":{\"socket\":\"/run/mux.sock\"},\"local\":{\"command\":\"npx\"},"
 		      "\"cmd\":{\"url\":\"http://h/x\",\"headers\":{\"A\":\"!pass show t\"}}}}", &r) == 0);
 	CHECK(r.n_routes == 1 && strcmp(r.routes[0].name, "mcp-good") == 0 && r.routes[0].port == 7800);
-	CHECK(r.n_skipped == 3 && strstr(r.skipped[0].why, "server auth: OAuth") &&
+	CHECK(r.n_skipped == 3 && strstr(r.skipped[0].why, "server auth: pi-mcp-adapter's OAuth") &&
 	      strstr(r.skipped[1].why, "server mux: a host unix socket") && strstr(r.skipped[2].why, "server cmd: ") &&
 	      strstr(r.skipped[2].why, "!command"));
 	CHECK(r.text && !strstr(r.text, "S3CRET") && !strstr(r.text, "\"auth\"") && !strstr(r.text, "mux") &&
