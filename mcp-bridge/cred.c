@@ -1,6 +1,5 @@
 #define _GNU_SOURCE
 #include "mcp-bridge/cred.h"
-#include "mcp-bridge/mcpcred.h"
 
 #include <http_parser.h>
 #include <jansson.h>
@@ -71,13 +70,6 @@ out:
 	return rc;
 }
 
-int cred_parse(enum cred_format format, const char *buf, size_t len, const char *entry, struct cred_tokens *t,
-	       char *why, size_t whysize)
-{
-	return format == CRED_MCP ? mcpcred_parse(buf, len, entry, t, why, whysize)
-				  : cred_parse_file(buf, len, entry, t, why, whysize);
-}
-
 int cred_refresh_request(const struct cred_tokens *t, const char *host, const char *path, const char *client_id,
 			 char *out, size_t size)
 {
@@ -85,8 +77,6 @@ int cred_refresh_request(const struct cred_tokens *t, const char *host, const ch
 	char *body;
 	int n = -1;
 
-	if (t->format == CRED_MCP)
-		return mcpcred_request(t, host, path, out, size);
 	o = json_pack("{s:s,s:s,s:s}", "grant_type", "refresh_token", "client_id", client_id, "refresh_token",
 		      t->refresh);
 	body = o ? json_dumps(o, JSON_COMPACT) : NULL;
@@ -203,8 +193,6 @@ int cred_parse_answer(const char *buf, size_t len, int64_t now_ms, struct cred_t
 	void *jv = NULL;
 	int rc = -1, status = 0;
 
-	if (t->format == CRED_MCP)
-		return mcpcred_answer(buf, len, now_ms, t, why, whysize);
 	if (cred_answer_json(buf, len, &jv, &status, why, whysize) != 0)
 		return -1;
 	j = jv;
@@ -236,8 +224,7 @@ out:
 	return rc;
 }
 
-/* Pi's auth.json: the entry's access, refresh and expires replaced. */
-static char *pi_update(const char *buf, size_t len, const char *entry, const struct cred_tokens *t, size_t *out_len)
+char *cred_file_update(const char *buf, size_t len, const char *entry, const struct cred_tokens *t, size_t *out_len)
 {
 	json_t *root = json_loadb(buf, len, JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, NULL);
 	json_t *o = json_object_get(root, entry);
@@ -254,15 +241,7 @@ static char *pi_update(const char *buf, size_t len, const char *entry, const str
 	return text;
 }
 
-char *cred_file_update(const char *buf, size_t len, const char *entry, const struct cred_tokens *t, size_t *out_len)
-{
-	return t->format == CRED_MCP ? mcpcred_update(buf, len, entry, t, out_len)
-				     : pi_update(buf, len, entry, t, out_len);
-}
-
 int cred_fresh(const struct cred_tokens *t, int64_t now_ms)
 {
-	if (t->format == CRED_MCP) /* no expiry kept: good until a 401; else Pi's own margin */
-		return t->access[0] && (!t->expires || t->expires - MCPCRED_MARGIN_MS > now_ms);
 	return t->access[0] && t->expires - CRED_MARGIN_MS > now_ms;
 }

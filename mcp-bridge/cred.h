@@ -44,14 +44,9 @@ struct cred_tokens {
  * after it are ignored, see cred_file_update). 0, or -1 with why. */
 int cred_parse_file(const char *buf, size_t len, const char *entry, struct cred_tokens *t, char *why, size_t whysize);
 
-/* The entry of either format (cred_parse_file or mcpcred_parse). */
-int cred_parse(enum cred_format format, const char *buf, size_t len, const char *entry, struct cred_tokens *t,
-	       char *why, size_t whysize);
-
 /* The refresh request, head and JSON body, to POST host path: what Pi's
- * own refresh sends (grant_type, client_id, refresh_token); for t's
- * format CRED_MCP, mcpcred_request's. Its length, or -1 if it does not
- * fit. */
+ * own refresh sends (grant_type, client_id, refresh_token). Its length,
+ * or -1 if it does not fit. (Either format: credfile.h.) */
 int cred_refresh_request(const struct cred_tokens *t, const char *host, const char *path, const char *client_id,
 			 char *out, size_t size);
 

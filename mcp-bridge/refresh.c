@@ -100,7 +100,7 @@ static enum refresh_step finish(struct cred_route *cr, const char *why)
 static enum refresh_step ask(struct cred_route *cr, uint64_t now, int *peer)
 {
 	char req[CRED_MAX_TOKEN + 1024];
-	int n = cred_refresh_request(&cr->t, cr->token_host, cr->token_path, cr->client_id, req, sizeof req);
+	int n = credfile_request(&cr->t, cr->token_host, cr->token_path, cr->client_id, req, sizeof req);
 	int sp[2];
 	ssize_t w;
 
@@ -135,7 +135,7 @@ static int write_back(struct cred_route *cr, const struct cred_tokens *t, char *
 
 	if (!buf)
 		return -1;
-	text = cred_file_update(buf, len, cr->entry, t, &out_len);
+	text = credfile_update(buf, len, cr->entry, t, &out_len);
 	drop(buf, len);
 	if (!text)
 		return snprintf(why, size, "it is no longer a credential file"), -1;
@@ -207,7 +207,7 @@ static enum refresh_step try_lock(struct cred_route *cr, uint64_t now, int *peer
 			cr->unsaved = 0;
 	} else {
 		buf = read_all(cr->fd, &len, why, sizeof why);
-		if (!buf || cred_parse(cr->format, buf, len, cr->entry, &t, why, sizeof why) != 0) {
+		if (!buf || credfile_parse(cr->format, buf, len, cr->entry, &t, why, sizeof why) != 0) {
 			drop(buf, len);
 			snprintf(msg, sizeof msg, "%s", why);
 			return finish(cr, msg);
@@ -221,7 +221,7 @@ static enum refresh_step try_lock(struct cred_route *cr, uint64_t now, int *peer
 	}
 	/* the one the provider refused, still in the file: no one refreshed */
 	stale = cr->rejected && strcmp(t.access, cr->t.access) == 0;
-	if (cred_fresh(&t, wall_ms()) && !stale) {
+	if (credfile_fresh(&t, wall_ms()) && !stale) {
 		take(cr, &t);
 		explicit_bzero(&t, sizeof t);
 		return finish(cr, NULL);
@@ -233,7 +233,7 @@ static enum refresh_step try_lock(struct cred_route *cr, uint64_t now, int *peer
 
 int refresh_line(struct cred_route *cr, uint64_t now, const char **line, unsigned *gen)
 {
-	if (cr->state == R_IDLE && !cr->rejected && cred_fresh(&cr->t, wall_ms())) {
+	if (cr->state == R_IDLE && !cr->rejected && credfile_fresh(&cr->t, wall_ms())) {
 		*line = cr->line;
 		*gen = cr->gen;
 		return 1;
@@ -300,7 +300,7 @@ enum refresh_step refresh_readable(struct cred_route *cr, uint64_t now)
 		if (cr->ans_len == CRED_MAX_ANSWER)
 			return finish(cr, "the token endpoint's answer is over 64 KiB");
 	}
-	if (cred_parse_answer(cr->ans, cr->ans_len, wall_ms(), &t, why, sizeof why) != 0) {
+	if (credfile_answer(cr->ans, cr->ans_len, wall_ms(), &t, why, sizeof why) != 0) {
 		explicit_bzero(&t, sizeof t);
 		return finish(cr, why);
 	}

@@ -22,7 +22,7 @@
 
 #include <stdint.h>
 
-#include "mcp-bridge/cred.h"
+#include "mcp-bridge/credfile.h"
 
 #define REFRESH_LOCK_MS 50	 /* the lock tried again, while another holds it */
 #define REFRESH_WAIT_MS 30000	 /* the whole refresh, lock included */

@@ -15,7 +15,7 @@
 #include "common/parse.h"
 #include "init/config/names.h"
 #include "init/report/json.h"
-#include "mcp-bridge/cred.h"
+#include "mcp-bridge/credfile.h"
 #include "mcp-bridge/http.h"
 #include "mcp-bridge/tls.h"
 
@@ -285,7 +285,7 @@ static void login_warning(json_t *w, const struct route *r)
 	struct cred_tokens t;
 
 	if (source_read(r->cred->path, CRED_MAX_FILE, &buf, &got, why, sizeof why) == 0 &&
-	    cred_parse(r->cred->format, buf, got, r->cred->entry, &t, why, sizeof why) == 0)
+	    credfile_parse(r->cred->format, buf, got, r->cred->entry, &t, why, sizeof why) == 0)
 		why[0] = '\0';
 	if (buf) {
 		explicit_bzero(buf, got);

@@ -78,7 +78,7 @@ static int build_cred(struct bridgeproc *b, int i, const struct route *c, const 
 		struct flock un = { .l_type = F_UNLCK, .l_whence = SEEK_SET };
 		(void)fcntl(fd, F_SETLK, &un);
 	}
-	if (!buf || cred_parse(k->format, buf, got, k->entry, &tok, why, sizeof why) != 0) {
+	if (!buf || credfile_parse(k->format, buf, got, k->entry, &tok, why, sizeof why) != 0) {
 		log_error("%s:%d: [route %s] credential %s: %s", cfg->path, c->line, c->name, k->path,
 			  buf ? why : "cannot read it");
 		if (buf)

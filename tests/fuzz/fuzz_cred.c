@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "mcp-bridge/cred.h"
+#include "mcp-bridge/credfile.h"
 #include "mcp-bridge/mcpcred.h"
 
 static int mcp_format(const uint8_t *data, size_t size)
@@ -26,14 +27,14 @@ static int mcp_format(const uint8_t *data, size_t size)
 		t.format = CRED_MCP;
 		strcpy(t.access, "a");
 		strcpy(t.refresh, "r");
-		(void)cred_parse_answer(buf, size - 1, 1000, &t, why, sizeof why);
+		(void)credfile_answer(buf, size - 1, 1000, &t, why, sizeof why);
 		return 0;
 	}
 	if (mcpcred_find(buf, size - 1, "srv-1", "https://mcp.example.com/mcp", key, sizeof key, &t, why,
 			 sizeof why) != 1)
 		return 0;
-	(void)cred_refresh_request(&t, "auth.example.com", "/token", NULL, req, sizeof req);
-	text = cred_file_update(buf, size - 1, key, &t, &n);
+	(void)credfile_request(&t, "auth.example.com", "/token", NULL, req, sizeof req);
+	text = credfile_update(buf, size - 1, key, &t, &n);
 	/* what it writes reads back as the same tokens */
 	if (!text || mcpcred_parse(text, n, key, &back, why, sizeof why) != 0 || strcmp(back.access, t.access) != 0 ||
 	    strcmp(back.refresh, t.refresh) != 0 || back.expires != t.expires)

@@ -5,7 +5,7 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 
-#include "mcp-bridge/cred.h"
+#include "mcp-bridge/credfile.h"
 #include "mcp-bridge/mcpcred.h"
 #include "mcp-bridge/mcpjson.h"
 #include "unit.h"
@@ -64,7 +64,7 @@ static void test_find(void)
 				   why, sizeof why) == 1);
 		CHECK_STR(key, "https://old.example.com/mcp");
 		CHECK(t.expires == 0); /* none kept: good until a 401 */
-		CHECK(cred_fresh(&t, 1LL << 50));
+		CHECK(credfile_fresh(&t, 1LL << 50));
 	}
 	/* a token endpoint that is not https: refused */
 	{
@@ -88,7 +88,7 @@ static void test_request(void)
 	auth_text(buf, sizeof buf, "", "");
 	CHECK(mcpcred_find(buf, strlen(buf), "lin-ear", "https://mcp.example.com/mcp", key, sizeof key, &t, why,
 			   sizeof why) == 1);
-	n = cred_refresh_request(&t, "auth.example.com", "/oauth/token", NULL, out, sizeof out);
+	n = credfile_request(&t, "auth.example.com", "/oauth/token", NULL, out, sizeof out);
 	CHECK(n > 0);
 	CHECK(strncmp(out, "POST /oauth/token HTTP/1.1\r\nHost: auth.example.com\r\n"
 			   "Content-Type: application/x-www-form-urlencoded\r\n", 101) == 0);
@@ -99,7 +99,7 @@ static void test_request(void)
 	auth_text(buf, sizeof buf, ", \"client_secret\": \"s3cr:t\"", "");
 	CHECK(mcpcred_find(buf, strlen(buf), "lin-ear", "https://mcp.example.com/mcp", key, sizeof key, &t, why,
 			   sizeof why) == 1 && t.client_auth == CLIENT_BASIC);
-	n = cred_refresh_request(&t, "auth.example.com", "/oauth/token", NULL, out, sizeof out);
+	n = credfile_request(&t, "auth.example.com", "/oauth/token", NULL, out, sizeof out);
 	/* base64("cid-1:s3cr:t") */
 	CHECK(n > 0 && strstr(out, "\r\nAuthorization: Basic Y2lkLTE6czNjcjp0\r\n") && !strstr(out, "client_id=") &&
 	      !strstr(out, "client_secret="));
@@ -108,14 +108,14 @@ static void test_request(void)
 		  ", \"token_endpoint_auth_methods_supported\": [\"client_secret_post\"]");
 	CHECK(mcpcred_find(buf, strlen(buf), "lin-ear", "https://mcp.example.com/mcp", key, sizeof key, &t, why,
 			   sizeof why) == 1 && t.client_auth == CLIENT_POST);
-	n = cred_refresh_request(&t, "auth.example.com", "/oauth/token", NULL, out, sizeof out);
+	n = credfile_request(&t, "auth.example.com", "/oauth/token", NULL, out, sizeof out);
 	CHECK(n > 0 && strstr(out, "&client_id=cid-1&client_secret=s3cr%3At") && !strstr(out, "Authorization"));
 	/* the registration's own method, when the server lists it */
 	auth_text(buf, sizeof buf, ", \"client_secret\": \"s\", \"token_endpoint_auth_method\": \"client_secret_post\"",
 		  ", \"token_endpoint_auth_methods_supported\": [\"client_secret_basic\", \"client_secret_post\"]");
 	CHECK(mcpcred_find(buf, strlen(buf), "lin-ear", "https://mcp.example.com/mcp", key, sizeof key, &t, why,
 			   sizeof why) == 1 && t.client_auth == CLIENT_POST);
-	CHECK(cred_refresh_request(&t, "h", "/p", NULL, out, 60) == -1);
+	CHECK(credfile_request(&t, "h", "/p", NULL, out, 60) == -1);
 }
 
 /* A token endpoint's answer as the bridge relays it. */
@@ -141,13 +141,13 @@ static void test_answer_and_update(void)
 	auth_text(buf, sizeof buf, "", "");
 	CHECK(mcpcred_find(buf, strlen(buf), "lin-ear", "https://mcp.example.com/mcp", key, sizeof key, &t, why,
 			   sizeof why) == 1);
-	CHECK(cred_parse_answer(ok, strlen(ok), 1000000, &t, why, sizeof why) == 0);
+	CHECK(credfile_answer(ok, strlen(ok), 1000000, &t, why, sizeof why) == 0);
 	CHECK_STR(t.access, "at-1");
 	CHECK_STR(t.refresh, "rt-1");
 	/* pi-mcp's tokensExpireAt: now + expires_in, no margin of its own */
 	CHECK(t.expires == 1000000 + 7200000);
-	CHECK(cred_fresh(&t, 1000000 + 7200000 - 31000) && !cred_fresh(&t, 1000000 + 7200000 - 29000));
-	text = cred_file_update(buf, strlen(buf), key, &t, &n);
+	CHECK(credfile_fresh(&t, 1000000 + 7200000 - 31000) && !credfile_fresh(&t, 1000000 + 7200000 - 29000));
+	text = credfile_update(buf, strlen(buf), key, &t, &n);
 	CHECK(text && n == strlen(text));
 	CHECK(text && mcpcred_parse(text, n, key, &back, why, sizeof why) == 0 && strcmp(back.access, "at-1") == 0 &&
 	      strcmp(back.refresh, "rt-1") == 0 && back.expires == 1000000 + 7200000 &&
@@ -157,17 +157,17 @@ static void test_answer_and_update(void)
 	CHECK(text && strstr(text, "\"scope\": \"read write\"") && strstr(text, "\"expires_in\": 7200,") &&
 	      strstr(text, "\"mcp__other|https://other.example.com/\"") && strstr(text, "\"issuer\""));
 	free(text);
-	CHECK(cred_parse_answer(err200, strlen(err200), 0, &t, why, sizeof why) == -1 && strstr(why, "invalid_grant") &&
+	CHECK(credfile_answer(err200, strlen(err200), 0, &t, why, sizeof why) == -1 && strstr(why, "invalid_grant") &&
 	      strstr(why, "revoked"));
-	CHECK(cred_parse_answer(notype, strlen(notype), 0, &t, why, sizeof why) == -1 && strstr(why, "token_type"));
+	CHECK(credfile_answer(notype, strlen(notype), 0, &t, why, sizeof why) == -1 && strstr(why, "token_type"));
 	CHECK_STR(t.access, "at-1");
 	/* no expires_in: no tokensExpireAt, good until a 401 */
-	CHECK(cred_parse_answer(noexp, strlen(noexp), 5, &t, why, sizeof why) == 0 && t.expires == 0 &&
+	CHECK(credfile_answer(noexp, strlen(noexp), 5, &t, why, sizeof why) == 0 && t.expires == 0 &&
 	      t.expires_in < 0);
-	text = cred_file_update(buf, strlen(buf), key, &t, &n);
+	text = credfile_update(buf, strlen(buf), key, &t, &n);
 	CHECK(text && !strstr(text, "tokensExpireAt\": 1796") && !strstr(strstr(text, "lin_ear"), "tokensExpireAt"));
 	free(text);
-	CHECK(cred_file_update("[]", 2, key, &t, &n) == NULL);
+	CHECK(credfile_update("[]", 2, key, &t, &n) == NULL);
 }
 
 /* mcpjson: a signed-in server's route sends its token; an oauth object
