@@ -17,11 +17,15 @@
 
 # In the image, as the agent's uid: each package as npx itself will ask for
 # it (npm exec's own install, under ~/.npm/_npx, and the registry's answers
-# in npm's cache), its install scripts not run; `true` is run, not the
-# package. (npm install -g would not do: npx asks the registry again for a
+# in npm's cache), its install scripts not run; /bin/true is run, not the
+# package. The home is the agent's to write: npm reads no config of it
+# (~/.npmrc, the prefix's etc/npmrc), runs scripts by /bin/sh alone, and
+# the command is a path (a 'true' among the agent's bins is never found),
+# with PATH the image's own: nothing the agent planted runs here, on the
+# host's network. (npm install -g would not do: npx asks the registry again for a
 # PKG@VERSION, which the sandbox cannot reach.)
 # shellcheck disable=SC2016
-MCP_FETCH='for s; do npm exec --yes --ignore-scripts --no-audit --no-fund --package "$s" -- true || exit 1; done'
+MCP_FETCH='for s; do npm exec --yes --ignore-scripts --script-shell=/bin/sh --no-audit --no-fund --package "$s" -- /bin/true || exit 1; done'
 
 # ward, which reads the file as its start does (mcp.sh finds it the same way)
 mcp_ward() {
@@ -74,8 +78,9 @@ LIST
 	[ "$engine" = podman ] && [ "$(id -u)" -ne 0 ] && userns=--userns=keep-id:uid=1000,gid=1000
 	set -f
 	# shellcheck disable=SC2086  # (the specs: words ward judged, no blank in any)
-	if "$engine" run --rm --pull=never --network host $userns --user 1000:1000 -v "$home_volume:/home/pi" \
-		-e HOME=/home/pi -e NPM_CONFIG_PREFIX=/home/pi/.npm-global -e NPM_CONFIG_UPDATE_NOTIFIER=false \
+	if "$engine" run --rm --pull=never --network host $userns --user 1000:1000 -v "$home_volume:/home/pi" -w / \
+		-e HOME=/home/pi -e PATH=/usr/local/bin:/usr/bin:/bin -e NPM_CONFIG_USERCONFIG=/nonexistent/user-npmrc \
+		-e NPM_CONFIG_GLOBALCONFIG=/nonexistent/global-npmrc -e NPM_CONFIG_UPDATE_NOTIFIER=false \
 		-e NPM_CONFIG_REGISTRY="$registry" --entrypoint /bin/sh "$image" -c "$MCP_FETCH" ward-pi-fetch $want >&2 9>&-; then
 		printf '%s\n' $want >> "$pstate/mcp-npx"
 		say "mcp: fetched into $home_volume: $want"

@@ -67,5 +67,31 @@ def host_mcp_stdio(wp, d, wenv, workspace, sock, node, tests):
         check(f"{name}: the package's install script did not run at the fetch (--ignore-scripts: nothing of it ran "
               "with the host's network)", look.returncode == 0 and ".npm" in look.stdout
               and "install-script-ran" not in look.stdout, f"rc {look.returncode} {look.stdout[-300:]!r}")
+        # another project, whose agent planted npm settings in its home
+        # before the person's first fetch there
+        proj = workspace(d, "wp-mcpstdio-planted")
+        # the agent, in an earlier session, plants npm settings in its home
+        # (the fetch runs npm there, on the host's network): a shell for
+        # npm's scripts and a command named true on its PATH, each of which
+        # would leave a mark if the fetch ran it
+        # (the mark says where it ran: NoNewPrivs is 1 in the sandbox, where
+        # the agent's own npx may well run it, and 0 in the fetch's container)
+        plant = ("printf '#!/bin/sh\\ntouch /home/pi/planted-ran-nnp$(grep NoNewPrivs /proc/self/status | "
+                 "tr -dc 0-9)\\n' > ~/evil.sh && chmod +x ~/evil.sh && "
+                 "printf 'script-shell=/home/pi/evil.sh\\nignore-scripts=false\\n' > ~/.npmrc && "
+                 "mkdir -p ~/.npm-global/etc ~/.npm-global/bin && cp ~/.npmrc ~/.npm-global/etc/npmrc && "
+                 "cp ~/evil.sh ~/.npm-global/bin/true && echo planted")
+        p = subprocess.run([wp, "--engine", "docker", "--no-mcp", "run", "--", "sh", "-c", plant], cwd=proj, env=env,
+                           capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+        check(f"{name}: the agent plants npm settings and a 'true' in its home", "planted" in p.stdout,
+              f"rc {p.returncode} {p.stdout[-200:]!r} {p.stderr[-300:]!r}")
+        rc, out = ptyrun.at_pty(words + ["hi"], proj, env, "y", 300)
+        look = subprocess.run([wp, "--engine", "docker", "--no-mcp", "run", "--", "sh", "-c", "ls -a /home/pi"],
+                              cwd=proj, env=env, capture_output=True, text=True, timeout=180,
+                              stdin=subprocess.DEVNULL)
+        check(f"{name}: nothing the agent planted in its home ran at the fetch (npm's user and global configs not "
+              "read there, its shell and the command it runs fixed)", rc == 0 and "fetched into" in out
+              and look.returncode == 0 and ".npm" in look.stdout and "planted-ran-nnp0" not in look.stdout,
+              f"rc {rc} {out[-300:]!r} / {look.stdout[-300:]!r}")
     finally:
         reg.stop()
