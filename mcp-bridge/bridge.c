@@ -20,8 +20,10 @@
 #include "mcp-bridge/conn.h"
 #include "mcp-bridge/dial.h"
 #include "mcp-bridge/ending.h"
+#include "mcp-bridge/pool.h"
 #include "mcp-bridge/refresh.h"
 #include "mcp-bridge/stream.h"
+#include "mcp-bridge/tls.h"
 #include "mcp-bridge/tunnel.h"
 
 /* Listeners in (EPOLLIN) or out (0) of what the loop waits for. */
@@ -95,6 +97,10 @@ static void accept_one(struct loop *l, const struct bridge_route *r)
 		turn_away(r, fd, l->n_conns, "too many connections");
 		return;
 	}
+	/* No Nagle toward the client either: an answer relayed as it comes
+	 * (a head, then each chunk or event) is several small writes, and
+	 * each would wait for the client's ACK of the one before */
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
 	c = conn_add(l, r, fd);
 	if (!c)
 		return;
@@ -216,12 +222,31 @@ static void connect_literal(struct loop *l, struct conn *c)
 	conn_rearm(l, c);
 }
 
+/* The route's kept connection carries the request: no connect, no
+ * handshake (pool.h). A request sent again after one failed takes a new
+ * connection. */
+static int connect_kept(struct loop *l, struct conn *c)
+{
+	if (!c->keepable || c->replayed || !pool_take(l, c))
+		return 0;
+	c->reused = 1;
+	c->state = C_RELAY;
+	/* it was writable when kept: the request goes now, not after a wait */
+	if (conn_flush(c) < 0)
+		drop_request(c);
+	conn_watch(l, c, 1, EPOLL_CTL_ADD, EPOLLIN);
+	conn_rearm(l, c);
+	return 1;
+}
+
 static void connect_upstream(struct loop *l, struct conn *c)
 {
 	if (c->tun && c->tun->literal) {
 		connect_literal(l, c);
 		return;
 	}
+	if (connect_kept(l, c))
+		return;
 	if (by_name(c)) {
 		dialed(l, c, dial_start(l, c));
 		return;
@@ -347,7 +372,8 @@ static void head_send(struct loop *l, struct conn *c)
 			return;
 		}
 	}
-	h = http_req_upstream_head(&c->req, extra, c->route->drop, c->c2u, REQ_BUF);
+	c->keepable = pool_eligible(c);
+	h = http_req_upstream_head(&c->req, extra, c->route->drop, c->keepable, c->c2u, REQ_BUF);
 	if (h < 0 || (size_t)h + n - c->req.head_len > REQ_BUF) {
 		refuse(l, c, 431, "request head too large after rewriting");
 		return;
@@ -358,6 +384,10 @@ static void head_send(struct loop *l, struct conn *c)
 	c->c2u_len += n - c->req.head_len;
 	c->bytes_in = (uint64_t)n;
 	c->req_done = c->req.done;
+	/* all of a request that came with its head stays in c2u as sent (no
+	 * more is read into it): it can be sent again (replay) */
+	c->whole = c->req_done ? c->c2u_len : 0;
+	resp_end_init(&c->rend, c->req.parser.method == HTTP_HEAD);
 	connect_upstream(l, c);
 }
 
@@ -387,8 +417,14 @@ static void head_complete(struct loop *l, struct conn *c)
 		return;
 	}
 	c->head_used = (size_t)n;
-	c->c2u = malloc(REQ_BUF);
-	c->u2c = malloc(RESP_CAP);
+	/* bytes past the request (pipelined): dropped, and the connection
+	 * is not kept, since they were */
+	c->extra_in = c->head_len > c->head_used;
+	/* a kept connection's next request has its buffers still */
+	if (!c->c2u)
+		c->c2u = malloc(REQ_BUF);
+	if (!c->u2c)
+		c->u2c = malloc(RESP_CAP);
 	c->u2c_room = RESP_BUF;
 	if (!c->c2u || !c->u2c) {
 		refuse(l, c, 503, "out of memory");
@@ -451,11 +487,17 @@ static void on_client_read(struct loop *l, struct conn *c)
 		n = recv(c->cfd, c->head + c->head_len, HTTP_MAX_HEAD - c->head_len, 0);
 		if (n <= 0) {
 			if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+				if (c->served && !c->head_len) { /* a kept connection, done with */
+					close_idle(l, c);
+					return;
+				}
 				c->req.why = "client closed before the head was complete";
 				close_conn(l, c);
 			}
 			return;
 		}
+		if (c->served && !c->head_len)
+			c->started = now_ms(); /* a kept connection's next request begins */
 		/* only the new bytes (and the 3 before them) are searched: a
 		 * head sent a byte at a time is not rescanned from its start */
 		from = c->head_len > 3 ? c->head_len - 3 : 0;
@@ -485,6 +527,8 @@ static void on_client_read(struct loop *l, struct conn *c)
 		}
 	} else if (n > 0) {
 		ssize_t used = http_req_feed(&c->req, c->c2u + c->c2u_len, (size_t)n);
+		if (used >= 0 && used < n)
+			c->extra_in = 1;
 		if (used < 0) {
 			/* the upstream has the body up to the bad bytes, never
 			 * an end; the client is told why unless the upstream's
@@ -530,9 +574,78 @@ static void client_gone(struct loop *l, struct conn *c)
 	close_conn(l, c);
 }
 
+/* A kept connection that its server had closed as the request went out
+ * (its own idle limit, a restart): not one byte of an answer came, so the
+ * request goes again, once, on a new connection. Only a request c2u still
+ * holds whole; a server that closes an idle connection has not read it. */
+static int replay(struct loop *l, struct conn *c)
+{
+	if (!c->reused || !c->whole || c->u2c_len || c->bytes_out)
+		return 0;
+	log_debug("bridge: route=%s: its kept upstream connection closed under the request: sent again on a new one",
+		  c->route->name);
+	conn_close_upstream(c);
+	if (c->tls) {
+		tls_conn_free(c->tls);
+		free(c->tls);
+		c->tls = NULL;
+	}
+	c->reused = 0;
+	c->replayed = 1;
+	c->up_eof = c->req_cut = 0;
+	c->stalled_since = 0;
+	c->req.why = NULL; /* drop_request's, when the send failed first */
+	c->c2u_off = 0;
+	c->c2u_len = c->whole;
+	c->req_done = 1;
+	c->events[1] = 0;
+	resp_end_init(&c->rend, c->req.parser.method == HTTP_HEAD);
+	connect_upstream(l, c);
+	return 1;
+}
+
+/* The answer of a request that asked to keep its connection ended where
+ * its framing says (the upstream does not close to say so). What came
+ * after it is nobody's; the connection waits for the route's next request
+ * if nothing is left over either way and the server keeps it, else it is
+ * closed. An answer whose framing is broken is cut. */
+static void answer_ended(struct loop *l, struct conn *c, size_t extra)
+{
+	int reuse = c->rend.done && c->rend.keep && !extra && c->req_done && !c->req_cut && c->c2u_len == c->c2u_off &&
+		    !c->in_rpipe && (!c->tls || (!tls_pending(c->tls) && !c->tls->wr_pending)) && c->keep_s != 1;
+
+	if (!c->rend.done) {
+		if (!c->req.why)
+			c->req.why = "upstream's answer is not framed as HTTP/1.1 says: cut";
+		c->cut = 1;
+	}
+	c->u2c_len -= extra;
+	/* answered before all of the request went: the rest is not sent */
+	if (!c->req_done || c->c2u_len > c->c2u_off || c->in_rpipe)
+		drop_request(c);
+	if (reuse)
+		pool_put(l, c, c->keep_s && (uint64_t)(c->keep_s - 1) * 1000 < POOL_IDLE_MS
+				       ? (uint64_t)(c->keep_s - 1) * 1000
+				       : POOL_IDLE_MS);
+	else
+		conn_close_upstream(c);
+	c->up_eof = 1;
+}
+
+/* Whether the client may keep its connection for another request, as far
+ * as the request tells: one that asked to keep its upstream's (pool.h),
+ * whole, with nothing sent past it, from a client that did not ask to
+ * close; not the refresh's own (a hidden route's client reads to the end). */
+static int client_may_keep(const struct conn *c)
+{
+	return c->keepable && !c->route->hidden && c->req.done && c->req_done && !c->req_cut && !c->extra_in &&
+	       !c->client_fin && http_should_keep_alive(&c->req.parser);
+}
+
 static void on_upstream_read(struct loop *l, struct conn *c)
 {
 	ssize_t n;
+	size_t extra = 0;
 
 	if (c->tls && c->state == C_HANDSHAKE)
 		return;
@@ -564,6 +677,8 @@ again:
 	c->kept_now = 0;
 
 	if (n == 0) {
+		if (!c->resp_head_done && replay(l, c))
+			return;
 		c->up_eof = 1;
 		if (!c->resp_head_done) {
 			refuse(l, c, 502, "upstream closed without a response");
@@ -574,6 +689,8 @@ again:
 			conn_rearm(l, c);
 			return;
 		}
+		if (!c->resp_head_done && replay(l, c))
+			return;
 		if (!c->resp_head_done) {
 			refuse(l, c, 502, n == -3 ? "upstream closed without a response" : "upstream reset the connection");
 			return;
@@ -588,6 +705,9 @@ again:
 		c->cut = !c->resp_framed;
 		c->up_eof = 1;
 	} else {
+		/* a kept-alive upstream's answer ends where its framing says */
+		if (c->keepable)
+			extra = (size_t)n - resp_end_feed(&c->rend, c->u2c + c->u2c_len, (size_t)n);
 		c->u2c_len += (size_t)n;
 		while (!c->resp_head_done) {
 			/* the rewrite may be longer: ": " where "Name:value"
@@ -595,8 +715,9 @@ again:
 			char head[2 * HTTP_MAX_HEAD];
 			size_t hl = 0, seen = c->u2c_len < HTTP_MAX_HEAD ? c->u2c_len : HTTP_MAX_HEAD;
 			size_t from = c->resp_scan > 3 ? c->resp_scan - 3 : 0;
-			struct http_resp r = { 0, 0 };
+			struct http_resp r = { 0, 0, 0 };
 			ssize_t used;
+			int keep;
 
 			/* parsed once it is whole; until then only new bytes are
 			 * searched for its end (no rescan per read) */
@@ -608,8 +729,14 @@ again:
 				c->resp_scan = seen;
 				break;
 			}
-			used = http_resp_head(c->u2c, c->u2c_len, head, sizeof head, &hl, &r);
+			keep = client_may_keep(c);
+			used = http_resp_head(c->u2c, c->u2c_len, keep, head, sizeof head, &hl, &r);
+			/* an answer only the close ends cannot leave the connection open */
+			if (keep && used > 0 && !(r.framed || c->req.parser.method == HTTP_HEAD))
+				used = http_resp_head(c->u2c, c->u2c_len, keep = 0, head, sizeof head, &hl, &r);
+			c->client_keep = keep;
 			c->status = r.status;
+			c->keep_s = r.keep_s;
 			c->resp_framed = r.framed || c->req.parser.method == HTTP_HEAD;
 			if (used < 0 || (used == 0 && c->u2c_len >= HTTP_MAX_HEAD)) {
 				refuse(l, c, 502, "upstream sent a malformed response head");
@@ -644,6 +771,13 @@ again:
 				c->u2c_len = hl + rest;
 				c->resp_head_done = 1;
 			}
+		}
+		if (c->keepable && (c->rend.done || c->rend.failed)) {
+			if (!c->resp_head_done) { /* its parser and the head's disagree */
+				refuse(l, c, 502, "upstream sent a malformed response head");
+				return;
+			}
+			answer_ended(l, c, extra);
 		}
 	}
 	if (c->resp_head_done && flush(c->cfd, c->u2c, &c->u2c_off, &c->u2c_len, &c->bytes_out) < 0) {
@@ -708,6 +842,10 @@ static void on_hello(struct loop *l, struct conn *c, int upstream, unsigned ev)
 static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 {
 	if (c->dead)
+		return;
+	/* an upstream event of this batch for a socket c no longer has (kept
+	 * for the route, or closed at its answer's end) */
+	if (upstream && c->ufd < 0)
 		return;
 	if (c->state == C_STREAM) {
 		on_stream(l, c, upstream, ev);
@@ -901,7 +1039,9 @@ static void expire(struct loop *l)
 
 	for (; c; c = next) {
 		next = c->next;
-		if (c->state == C_HEAD && now >= c->deadline)
+		if (c->state == C_HEAD && now >= c->deadline && c->served && !c->head_len)
+			close_idle(l, c); /* kept, and no next request came */
+		else if (c->state == C_HEAD && now >= c->deadline)
 			refuse(l, c, 408, "request head not received in time");
 		else if (c->state == C_DRAIN && now >= c->deadline)
 			close_conn(l, c);
@@ -923,6 +1063,7 @@ static void expire(struct loop *l)
 		else if (c->state == C_RELAY && !c->req_cut && (c->c2u_len > c->c2u_off || c->in_rpipe))
 			stall_check(c, now);
 	}
+	pool_sweep(l, now);
 }
 
 /* The loop's wait, no longer than the next lock try or deadline of a
@@ -981,9 +1122,11 @@ int bridge_run(const struct bridge_routes *r, struct resolver *res, int max_conn
 		if (epoll_ctl(l.epfd, EPOLL_CTL_ADD, resolver_fd(res), &ev) != 0)
 			return -1;
 	}
+	/* without it no connection is kept: each request its own */
+	l.pools = calloc((size_t)r->n, sizeof *l.pools);
 	for (;;) {
 		struct epoll_event evs[64];
-		int wait = l.n_retrying ? RETRY_MS : l.n_aborting ? ABORT_POLL_MS : l.conns ? 1000 : -1, n, k;
+		int wait = l.n_retrying ? RETRY_MS : l.n_aborting ? ABORT_POLL_MS : l.conns || l.n_kept ? 1000 : -1, n, k;
 		int dns = resolver_timeout_ms(res), dns_ready = 0;
 		uint64_t dns_due = dns >= 0 ? now_ms() + (uint64_t)dns : 0;
 
@@ -1001,8 +1144,10 @@ int bridge_run(const struct bridge_routes *r, struct resolver *res, int max_conn
 			}
 		}
 		n = epoll_wait(l.epfd, evs, 64, wait);
-		if (n < 0 && errno != EINTR)
+		if (n < 0 && errno != EINTR) {
+			free(l.pools); /* the bridge ends: its kept connections with it */
 			return -1;
+		}
 		for (k = 0; k < n; k++) {
 			uint64_t d = evs[k].data.u64;
 			if (d == RESOLVER_TAG(r)) {

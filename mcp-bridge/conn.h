@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "mcp-bridge/resolve.h"
+#include "mcp-bridge/respend.h"
 #include "mcp-bridge/route.h"
 
 /* Relay buffers, allocated with the first request. Request heads, chunked
@@ -99,8 +100,26 @@ struct conn {
 	int kept_now, kept_last;
 	uint64_t bytes_in, bytes_out, started, deadline, drained;
 	uint64_t stalled_since; /* request bytes held that the upstream takes none of (0: not) */
+	/* an upstream connection that may carry the next request (pool.h):
+	 * whether this request asked to keep it (keepable), where its answer
+	 * ends (rend), the server's own idle limit (Keep-Alive timeout=, s; 0:
+	 * none said); whether it came from the pool (reused), whether this
+	 * request was sent again on a new one (replayed), and the request's
+	 * length while c2u holds all of it (whole: 0 if it does not) */
+	int keepable, reused, replayed;
+	/* the client's connection kept for its next request (ending.c's
+	 * next_request): whether the answer's head told it so (client_keep),
+	 * whether it sent bytes past its request (extra_in: then it is not),
+	 * and how many requests it had answered before this one (served) */
+	int client_keep, extra_in;
+	unsigned served;
+	struct resp_end rend;
+	unsigned keep_s;
+	size_t whole;
 	struct conn *next;
 };
+
+struct pool;
 
 struct loop {
 	int epfd, n_conns, max_conns, n_retrying, n_bulk;
@@ -113,6 +132,8 @@ struct loop {
 	unsigned n_tunnels; /* connections to the egress proxy */
 	struct conn *conns;
 	struct conn *dead; /* closed in this batch of events, freed after it */
+	struct pool *pools; /* each route's kept upstream connections (pool.h); NULL: none kept */
+	int n_kept;
 };
 
 /* Upstream I/O, plain or TLS: > 0 bytes, 0 end, -1 would block, -2 error,

@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "mcp-bridge/dial.h"
 #include "mcp-bridge/stream.h"
+#include "mcp-bridge/tls.h"
 #include "mcp-bridge/tunnel.h"
 
 /* The upstream stopped taking the request (it closed, or answered early,
@@ -225,13 +226,63 @@ void abort_client(struct loop *l, struct conn *c)
 	abort_now(l, c);
 }
 
-/* All of the answer is with the client's socket. */
+/* All of the answer is with the client's socket. A client told it may
+ * keep its connection keeps it only if the answer ended where its framing
+ * says and the client has not closed its side. */
 void finish(struct loop *l, struct conn *c)
 {
 	if (c->cut)
 		abort_client(l, c);
+	else if (c->client_keep && c->rend.done && !c->client_fin && !c->client_eof)
+		next_request(l, c);
 	else
 		linger(l, c);
+}
+
+/* Everything of the request that ended goes (its upstream, kept or
+ * closed, its buffers, its pipe); what stays is the client's socket, its
+ * route, its head buffer and its place in the loop. The next request gets
+ * the same checks as a first one, and its own audit line. */
+void next_request(struct loop *l, struct conn *c)
+{
+	struct conn was;
+
+	answered(c);
+	if (c->tls) {
+		tls_conn_free(c->tls);
+		free(c->tls);
+	}
+	conn_close_rpipe(c);
+	/* the relay buffers stay for the next request (no new mapping and
+	 * its page faults per request), but not a bulk one */
+	if (c->u2c_room == BULK_BUF) {
+		free(c->u2c);
+		c->u2c = NULL;
+	}
+	drop_bulk(l, c);
+	was = *c;
+	memset(c, 0, sizeof *c);
+	c->c2u = was.c2u;
+	c->u2c = was.u2c;
+	c->cfd = was.cfd;
+	c->route = was.route;
+	c->name_i = was.name_i;
+	c->next = was.next;
+	c->events[0] = was.events[0];
+	c->head = was.head;
+	c->served = was.served + 1;
+	c->ufd = c->rpipe_r = c->rpipe_w = -1;
+	c->started = now_ms();
+	c->deadline = c->started + (uint64_t)BRIDGE_CLIENT_IDLE_S * 1000;
+	http_req_init(&c->req, &c->route->http);
+	c->state = C_HEAD;
+	conn_rearm(l, c);
+}
+
+void close_idle(struct loop *l, struct conn *c)
+{
+	c->audited = 1; /* no request: nothing to log */
+	close_conn(l, c);
 }
 
 void drain(struct loop *l, struct conn *c)
@@ -265,11 +316,14 @@ void evict_closed(struct loop *l)
 			c->req.why = "closed at the connection limit: its client had closed its side";
 			close_conn(l, c);
 			n++;
+		} else if (c->state == C_HEAD && c->served && !c->head_len) {
+			close_idle(l, c); /* kept for a next request that has not come */
+			n++;
 		}
 	}
 	if (n)
-		log_warn("bridge: at the limit of %d connections: closed %d whose client had closed its side",
-			 l->max_conns, n);
+		log_warn("bridge: at the limit of %d connections: closed %d whose client had closed its side or "
+			 "sent no next request", l->max_conns, n);
 }
 
 /* A client refused before it has a connection: 503, then no lingering

@@ -23,6 +23,11 @@ void abort_now(struct loop *l, struct conn *c);
 void abort_client(struct loop *l, struct conn *c);
 /* The answer is complete: the next request, or the close. */
 void finish(struct loop *l, struct conn *c);
+/* A client whose connection is kept: its request's audit line, then the
+ * connection waits for the next request as a new one would. */
+void next_request(struct loop *l, struct conn *c);
+/* A kept client connection between requests: closed without a line. */
+void close_idle(struct loop *l, struct conn *c);
 /* After a refusal: the client's bytes read and dropped until DRAIN_MS. */
 void drain(struct loop *l, struct conn *c);
 /* Connections at their limit: the oldest idle ones closed. */

@@ -491,7 +491,8 @@ static int named_by(const char *line, const struct span *f)
 	return colon && f->n == (size_t)(colon - line) && strncasecmp(f->p, line, f->n) == 0;
 }
 
-ssize_t http_req_upstream_head(const struct http_req *q, const char *extra, const char *drop, char *out, size_t size)
+ssize_t http_req_upstream_head(const struct http_req *q, const char *extra, const char *drop, int keep, char *out,
+			       size_t size)
 {
 	const struct http_route *r = q->route;
 	size_t n = 0;
@@ -519,7 +520,7 @@ ssize_t http_req_upstream_head(const struct http_req *q, const char *extra, cons
 		PUT("%s\r\n", r->inject[i]);
 	if (extra)
 		PUT("%s\r\n", extra);
-	PUT("Connection: close\r\n\r\n");
+	PUT("Connection: %s\r\n\r\n", keep ? "keep-alive" : "close");
 #undef PUT
 	return (ssize_t)n;
 }
@@ -569,9 +570,27 @@ const char *http_req_rpc_method(const struct http_req *q, char *buf, size_t size
 struct resp_ctx {
 	struct span field, value;
 	int have, open, overflow;
+	unsigned keep_s;
 	char *out;
 	size_t size, n;
 };
+
+/* Keep-Alive's timeout=N (RFC 2068's form: "timeout=5, max=100"), at most
+ * 3600; 0 if it says none. */
+static unsigned keep_timeout(const struct span *v)
+{
+	const char *p = v->p, *end = v->p + v->n;
+	unsigned t = 0;
+
+	for (; p + 8 <= end; p++) {
+		if (strncasecmp(p, "timeout=", 8) != 0 || (p > v->p && p[-1] != ' ' && p[-1] != ','))
+			continue;
+		for (p += 8; p < end && *p >= '0' && *p <= '9'; p++)
+			t = t >= 3600 ? 3600 : t * 10 + (unsigned)(*p - '0');
+		return t > 3600 ? 3600 : t;
+	}
+	return 0;
+}
 
 /* Writes the field the parser has finished, unless it is one the bridge
  * replaces (Connection) or drops (Keep-Alive). */
@@ -582,6 +601,8 @@ static void r_emit(struct resp_ctx *c)
 	if (!c->have || c->overflow)
 		return;
 	c->have = 0;
+	if (field_is(&c->field, "Keep-Alive"))
+		c->keep_s = keep_timeout(&c->value);
 	if (field_is(&c->field, "Connection") || field_is(&c->field, "Keep-Alive"))
 		return;
 	w = snprintf(c->out + c->n, c->size - c->n, "%.*s: %.*s\r\n", (int)c->field.n, c->field.p,
@@ -627,7 +648,8 @@ static int r_headers_complete(http_parser *p)
 	return 0;
 }
 
-ssize_t http_resp_head(const char *in, size_t len, char *out, size_t size, size_t *out_len, struct http_resp *r)
+ssize_t http_resp_head(const char *in, size_t len, int keep, char *out, size_t size, size_t *out_len,
+		       struct http_resp *r)
 {
 	http_parser p;
 	http_parser_settings s;
@@ -660,11 +682,16 @@ ssize_t http_resp_head(const char *in, size_t len, char *out, size_t size, size_
 	if (c.overflow || HTTP_PARSER_ERRNO(&p) != HPE_PAUSED)
 		return -1;
 	r->status = (int)p.status_code;
+	r->keep_s = c.keep_s;
 	/* its end is known without the connection's close: a length, chunks,
 	 * or a status that has no body */
 	r->framed = (p.flags & F_CHUNKED) || p.content_length != ULLONG_MAX || r->status < 200 ||
 		    r->status == 204 || r->status == 304;
-	w = snprintf(out + c.n, size - c.n, "Connection: close\r\n\r\n");
+	if (keep)
+		w = snprintf(out + c.n, size - c.n, "Connection: keep-alive\r\nKeep-Alive: timeout=%d\r\n\r\n",
+			     BRIDGE_CLIENT_IDLE_S);
+	else
+		w = snprintf(out + c.n, size - c.n, "Connection: close\r\n\r\n");
 	if (w < 0 || (size_t)w >= size - c.n)
 		return -1;
 	*out_len = c.n + (size_t)w;

@@ -12,6 +12,10 @@
 #define HTTP_MAX_HEAD 16384 /* request or response head, bytes */
 #define HTTP_MAX_FIELDS 64
 #define HTTP_PEEK 4096 /* body bytes kept to name the JSON-RPC method(s) */
+/* A client connection kept after an answer waits this long (s) for its
+ * next request's head, and says so (Keep-Alive: timeout=), so that a
+ * client lets it go first (undici and Node's agent a second before). */
+#define BRIDGE_CLIENT_IDLE_S 5
 /* What a route allows when it names no methods ([route] methods, [mcp]) */
 #define HTTP_DEFAULT_METHODS ((1u << HTTP_POST) | (1u << HTTP_GET) | (1u << HTTP_DELETE))
 
@@ -90,10 +94,11 @@ int http_header_reserved(const char *name, size_t len);
  * Host, Connection and hop-by-hop ones and those the route injects, then
  * Host, the injected lines, extra (a "Name: value" line set now, such as
  * a credential's Authorization, or NULL; the client's header of that name
- * is dropped too), "Connection: close". drop: a header name the client's
- * request loses besides (NULL: none). Returns its length, or -1 if it does
- * not fit. */
-ssize_t http_req_upstream_head(const struct http_req *q, const char *extra, const char *drop, char *out,
+ * is dropped too), "Connection: close", or with keep "Connection:
+ * keep-alive" (the bridge's own connection, kept for the route's next
+ * request: pool.h). drop: a header name the client's request loses besides
+ * (NULL: none). Returns its length, or -1 if it does not fit. */
+ssize_t http_req_upstream_head(const struct http_req *q, const char *extra, const char *drop, int keep, char *out,
 			       size_t size);
 
 /* The JSON-RPC method of the body, for the audit line: each method of a
@@ -107,13 +112,17 @@ struct http_resp {
 	int status;
 	int framed; /* the body's end is known (Content-Length, chunked, or no
 		     * body by status); 0: the connection's close ends it */
+	unsigned keep_s; /* Keep-Alive: timeout=N, N (at most 3600); 0: not said */
 };
 
 /* A response head from upstream: rewritten into out with "Connection:
- * close" (keep-alive headers dropped), however many fields it has. Returns
- * the head length consumed from in, 0 if incomplete, -1 if malformed or
- * too long for out. */
-ssize_t http_resp_head(const char *in, size_t len, char *out, size_t size, size_t *out_len, struct http_resp *r);
+ * close" (the upstream's Connection and Keep-Alive dropped), however many
+ * fields it has; with keep, "Connection: keep-alive" and the bridge's own
+ * "Keep-Alive: timeout=N" (BRIDGE_CLIENT_IDLE_S) instead: the client's
+ * connection carries its next request. Returns the head length consumed
+ * from in, 0 if incomplete, -1 if malformed or too long for out. */
+ssize_t http_resp_head(const char *in, size_t len, int keep, char *out, size_t size, size_t *out_len,
+		       struct http_resp *r);
 
 /* A complete refusal response with a short JSON body. */
 int http_refusal(int status, const char *why, unsigned allow_methods, char *out, size_t size);

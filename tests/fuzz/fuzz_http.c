@@ -7,11 +7,33 @@
 #include <string.h>
 
 #include "mcp-bridge/http.h"
+#include "mcp-bridge/respend.h"
 
 static char *inject[] = { "Authorization: Bearer x" };
 static const struct http_route exact = { "mcp", (1u << HTTP_POST) | (1u << HTTP_GET) | (1u << HTTP_DELETE),
 					 "/mcp?agent=a1", "127.0.0.1:6767", inject, 1, 1, 0 };
 static const struct http_route prefix = { "api", 1u << HTTP_POST, "/v1/", "h", NULL, 0, 0, 0 };
+
+/* Where an answer ends does not depend on how its bytes were read: fed
+ * whole or in two pieces (split where the first byte says), the same
+ * bytes are the answer's, with the same verdict; never more than given. */
+static void resp_ends(const uint8_t *data, size_t size)
+{
+	struct resp_end a, b;
+	size_t whole, cut = size ? data[0] % (size + 1) : 0, first, second;
+
+	resp_end_init(&a, size && (data[0] & 0x80));
+	resp_end_init(&b, size && (data[0] & 0x80));
+	whole = resp_end_feed(&a, (const char *)data, size);
+	first = resp_end_feed(&b, (const char *)data, cut);
+	second = resp_end_feed(&b, (const char *)data + cut, size - cut);
+	if (whole > size || first > cut || second > size - cut)
+		abort();
+	if (a.done != b.done || (a.done && (a.keep != b.keep || whole != first + second)))
+		abort();
+	if (a.done && resp_end_feed(&a, (const char *)data, size) != 0)
+		abort();
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -54,13 +76,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			pos += piece;
 		}
 		if (q.headers_done && !q.status)
-			(void)http_req_upstream_head(&q, NULL, NULL, out, sizeof out);
+			(void)http_req_upstream_head(&q, NULL, NULL, (int)(size & 1), out, sizeof out);
 		if (q.done && http_req_rpc_method(&q, m, sizeof m))
 			/* it goes into a log line */
 			for (pos = 0; m[pos]; pos++)
 				if ((unsigned char)m[pos] <= ' ' || (unsigned char)m[pos] >= 0x7f)
 					abort();
 	}
-	(void)http_resp_head((const char *)data, size, out, sizeof out, &ol, &resp);
+	(void)http_resp_head((const char *)data, size, 0, out, sizeof out, &ol, &resp);
+	resp_ends(data, size);
 	return 0;
 }

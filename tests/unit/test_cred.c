@@ -339,7 +339,7 @@ static void test_extra_header(void)
 
 	http_req_init(&q, &r);
 	CHECK(http_req_feed(&q, in, strlen(in)) == (ssize_t)strlen(in));
-	n = http_req_upstream_head(&q, "Authorization: Bearer at-1", "x-api-key", out, sizeof out);
+	n = http_req_upstream_head(&q, "Authorization: Bearer at-1", "x-api-key", 0, out, sizeof out);
 	CHECK(n > 0);
 	out[n > 0 ? n : 0] = '\0';
 	CHECK(strstr(out, "Authorization: Bearer at-1\r\n") && !strstr(out, "placeholder"));

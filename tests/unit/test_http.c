@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "mcp-bridge/http.h"
+#include "mcp-bridge/respend.h"
 #include "mcp-bridge/tls.h"
 #include "mcp-bridge/upstream.h"
 #include "unit.h"
@@ -88,7 +89,7 @@ static void test_good(void)
 			CHECK_STR(http_req_rpc_method(&b, mm, sizeof mm), "?");
 		}
 	}
-	n = http_req_upstream_head(&q, NULL, NULL, out, sizeof out);
+	n = http_req_upstream_head(&q, NULL, NULL, 0, out, sizeof out);
 	CHECK(n > 0);
 	out[n > 0 ? n : 0] = '\0';
 	CHECK(strstr(out, "POST /mcp/agents?callerAgentId=a1 HTTP/1.1\r\n") == out);
@@ -332,9 +333,9 @@ static void test_response(void)
 			 "6\r\nevent:\r\n";
 	char out[1024], ref[512], many[HTTP_MAX_HEAD], big[HTTP_MAX_HEAD + 64];
 	size_t ol = 0, ml;
-	struct http_resp r = { 0, 0 };
+	struct http_resp r = { 0, 0, 0 };
 	int n, i;
-	ssize_t h = http_resp_head(in, strlen(in), out, sizeof out, &ol, &r);
+	ssize_t h = http_resp_head(in, strlen(in), 0, out, sizeof out, &ol, &r);
 
 	CHECK(h > 0 && r.status == 200 && r.framed && (size_t)h == strlen(in) - strlen("6\r\nevent:\r\n"));
 	out[ol] = '\0';
@@ -342,14 +343,14 @@ static void test_response(void)
 	CHECK(strstr(out, "keep-alive") == NULL && strstr(out, "Keep-Alive") == NULL);
 	CHECK(strstr(out, "Mcp-Session-Id: s1\r\n") && strstr(out, "Transfer-Encoding: chunked\r\n"));
 	CHECK(strstr(out, "Connection: close\r\n\r\n") != NULL);
-	CHECK(http_resp_head("HTTP/1.1 200 OK\r\n", 17, out, sizeof out, &ol, &r) == 0);
-	CHECK(http_resp_head("garbage\r\n\r\n", 11, out, sizeof out, &ol, &r) == -1);
+	CHECK(http_resp_head("HTTP/1.1 200 OK\r\n", 17, 0, out, sizeof out, &ol, &r) == 0);
+	CHECK(http_resp_head("garbage\r\n\r\n", 11, 0, out, sizeof out, &ol, &r) == -1);
 	/* what ends the body: a length, chunks (above), a status without
 	 * one, or else only the connection's close */
-	CHECK(http_resp_head("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n", 38, out, sizeof out, &ol, &r) == 38 && r.framed);
-	CHECK(http_resp_head("HTTP/1.1 204 No Content\r\n\r\n", 27, out, sizeof out, &ol, &r) == 27 && r.framed);
+	CHECK(http_resp_head("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n", 38, 0, out, sizeof out, &ol, &r) == 38 && r.framed);
+	CHECK(http_resp_head("HTTP/1.1 204 No Content\r\n\r\n", 27, 0, out, sizeof out, &ol, &r) == 27 && r.framed);
 #define CLOSE_ENDS "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"
-	CHECK(http_resp_head(CLOSE_ENDS, strlen(CLOSE_ENDS), out, sizeof out, &ol, &r) == (ssize_t)strlen(CLOSE_ENDS) &&
+	CHECK(http_resp_head(CLOSE_ENDS, strlen(CLOSE_ENDS), 0, out, sizeof out, &ol, &r) == (ssize_t)strlen(CLOSE_ENDS) &&
 	      !r.framed && r.status == 200);
 	/* no limit on the number of fields but the head's size: 1000 of
 	 * them, each kept, in order, Connection still replaced */
@@ -357,16 +358,16 @@ static void test_response(void)
 	for (i = 0; i < 1000; i++)
 		ml += (size_t)snprintf(many + ml, sizeof many - ml, "S%d: v\r\n", i);
 	ml += (size_t)snprintf(many + ml, sizeof many - ml, "\r\n");
-	CHECK(http_resp_head(many, ml, big, sizeof big, &ol, &r) == (ssize_t)ml && r.status == 200);
+	CHECK(http_resp_head(many, ml, 0, big, sizeof big, &ol, &r) == (ssize_t)ml && r.status == 200);
 	big[ol] = '\0';
 	CHECK(strstr(big, "S0: v\r\nS1: v\r\n") && strstr(big, "S999: v\r\nConnection: close\r\n\r\n") &&
 	      !strstr(big, "keep-alive"));
 	/* the same for responses: a bare LF or a folded line is a malformed head */
 #define BARE_LF "HTTP/1.1 200 OK\nX: 1\n\nabc\r\n\r\n"
 #define FOLDED "HTTP/1.1 200 OK\r\nX: 1\r\n 2\r\n\r\n"
-	CHECK(http_resp_head(BARE_LF, strlen(BARE_LF), out, sizeof out, &ol, &r) == -1);
+	CHECK(http_resp_head(BARE_LF, strlen(BARE_LF), 0, out, sizeof out, &ol, &r) == -1);
 	/* a blank line before the status line: http-parser skips it */
-	CHECK(http_resp_head("\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", 40, out, sizeof out, &ol, &r) == -1);
+	CHECK(http_resp_head("\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", 40, 0, out, sizeof out, &ol, &r) == -1);
 	{
 		/* a head near 16 KiB whose fields have no blank after the colon
 		 * grows when rewritten: it still fits the bridge's 32 KiB */
@@ -375,9 +376,9 @@ static void test_response(void)
 		while (tl < HTTP_MAX_HEAD - 16)
 			tl += (size_t)snprintf(tight + tl, sizeof tight - tl, "a:b\r\n");
 		tl += (size_t)snprintf(tight + tl, sizeof tight - tl, "\r\n");
-		CHECK(http_resp_head(tight, tl, wide, sizeof wide, &ol, &r) == (ssize_t)tl && ol > tl);
+		CHECK(http_resp_head(tight, tl, 0, wide, sizeof wide, &ol, &r) == (ssize_t)tl && ol > tl);
 	}
-	CHECK(http_resp_head(FOLDED, strlen(FOLDED), out, sizeof out, &ol, &r) == -1);
+	CHECK(http_resp_head(FOLDED, strlen(FOLDED), 0, out, sizeof out, &ol, &r) == -1);
 
 	n = http_refusal(405, "method not allowed on this route", route.methods, ref, sizeof ref);
 	CHECK(n > 0 && strstr(ref, "HTTP/1.1 405 Method Not Allowed\r\n") == ref);
@@ -480,8 +481,88 @@ static void test_server_name(void)
 	CHECK(host_server_name("fifteen-chars-x", n, sizeof n) == 0 && strcmp(n, "fifteen-chars-x") == 0);
 }
 
+/* Where an answer ends (respend.c): what of the bytes read is the
+ * answer's, and whether its connection may carry another request. */
+static size_t ends(const char *in, int head_req, int *done, int *keep)
+{
+	struct resp_end e;
+	size_t n;
+
+	resp_end_init(&e, head_req);
+	n = resp_end_feed(&e, in, strlen(in));
+	*done = e.done;
+	*keep = e.keep;
+	return n;
+}
+
+static void test_resp_end(void)
+{
+	int done, keep;
+	struct resp_end e;
+	const char *chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n";
+	size_t i, sum = 0;
+
+	CHECK(ends("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhiEXTRA", 0, &done, &keep) == 40 && done && keep);
+	CHECK(ends("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nh", 0, &done, &keep) == 39 && !done);
+	CHECK(ends("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\nX", 0, &done, &keep) == 59 && done &&
+	      keep);
+	/* an interim answer does not end the exchange; the final one does */
+	CHECK(ends("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\nX", 0, &done, &keep) == 52 && done && keep);
+	CHECK(ends("HTTP/1.1 100 Continue\r\n\r\n", 0, &done, &keep) == 25 && !done);
+	/* the server's close after it, or a 1.0 answer: the connection is not kept */
+	CHECK(ends("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", 0, &done, &keep) == 57 && done &&
+	      !keep);
+	CHECK(ends("HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", 0, &done, &keep) == 38 && done && !keep);
+	/* a HEAD's answer: no body, whatever its length says */
+	CHECK(ends("HTTP/1.1 200 OK\r\nContent-Length: 500\r\n\r\n", 1, &done, &keep) == 40 && done && keep);
+	CHECK(ends("HTTP/1.1 200 OK\r\nContent-Length: 500\r\n\r\n", 0, &done, &keep) == 40 && !done);
+	/* only the close ends it: never done by its bytes */
+	CHECK(ends("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: x\n\n", 0, &done, &keep) == 61 && !done);
+	/* a byte at a time ends at the same byte */
+	resp_end_init(&e, 0);
+	for (i = 0; i < strlen(chunked) + 3; i++)
+		sum += resp_end_feed(&e, i < strlen(chunked) ? chunked + i : "Z", 1);
+	CHECK(sum == strlen(chunked) && e.done && e.keep);
+	/* not HTTP: failed, every byte the answer's (only the close ends it) */
+	resp_end_init(&e, 0);
+	CHECK(resp_end_feed(&e, "SSH-2.0-x\r\n", 11) == 11 && e.failed && !e.done);
+}
+
+/* The upstream's head asks to keep the connection only when told to, and
+ * a Keep-Alive timeout is read off the answer. */
+static void test_keep_heads(void)
+{
+	static const struct http_route keep_route = { .methods = 1u << HTTP_POST, .path = "/mcp", .exact = 1 };
+	struct http_req q;
+	char out[1024];
+	size_t ol;
+	struct http_resp r = { 0, 0, 0 };
+	const char *in = "POST /mcp HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}";
+	ssize_t n;
+
+	http_req_init(&q, &keep_route);
+	CHECK(http_req_feed(&q, in, strlen(in)) > 0);
+	n = http_req_upstream_head(&q, NULL, NULL, 1, out, sizeof out);
+	CHECK(n > 0 && (out[n] = '\0', strstr(out, "Connection: keep-alive\r\n\r\n")) && !strstr(out, "close"));
+	n = http_req_upstream_head(&q, NULL, NULL, 0, out, sizeof out);
+	CHECK(n > 0 && (out[n] = '\0', strstr(out, "Connection: close\r\n\r\n")) && !strstr(out, "keep-alive"));
+#define KA(v) "HTTP/1.1 200 OK\r\nKeep-Alive: " v "\r\nContent-Length: 0\r\n\r\n"
+	CHECK(http_resp_head(KA("timeout=5, max=100"), strlen(KA("timeout=5, max=100")), 1, out, sizeof out, &ol, &r) > 0 &&
+	      r.keep_s == 5);
+	CHECK(http_resp_head(KA("max=9, timeout=12"), strlen(KA("max=9, timeout=12")), 1, out, sizeof out, &ol, &r) > 0 &&
+	      r.keep_s == 12);
+	out[ol] = '\0';
+	CHECK(strstr(out, "Content-Length: 0\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\n\r\n") &&
+	      !strstr(out, "max=9") && !strstr(out, "close"));
+	CHECK(http_resp_head(KA("xtimeout=5"), strlen(KA("xtimeout=5")), 1, out, sizeof out, &ol, &r) > 0 && r.keep_s == 0);
+	CHECK(http_resp_head(KA("timeout=99999999999"), strlen(KA("timeout=99999999999")), 1, out, sizeof out, &ol, &r) > 0 &&
+	      r.keep_s == 3600);
+}
+
 int main(void)
 {
+	test_resp_end();
+	test_keep_heads();
 	test_server_name();
 	test_pin();
 	test_body_left();

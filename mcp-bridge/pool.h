@@ -1,0 +1,52 @@
+/* pool: a route's upstream connections kept open between requests. A
+ * request to a tls: or tcp: upstream asks to keep the connection; once
+ * its answer has ended where its framing says (respend.h), with nothing
+ * left over either way, the connection waits here for the route's next
+ * request, which then skips the TCP connect and the TLS handshake. Each
+ * kept connection is the bridge's alone: one request on it at a time,
+ * never shared between routes, never handed to a client.
+ * Private to mcp-bridge/. */
+#ifndef WARD_POOL_H
+#define WARD_POOL_H
+
+#include <stdint.h>
+
+#include "mcp-bridge/conn.h"
+
+/* Kept connections per route at most (the oldest goes for a newer one). */
+#define POOL_MAX 4
+/* How long one waits at most: under the 5 s that Node's, uvicorn's and
+ * most servers' own idle limits allow, so that the server is not the one
+ * to close it as a request goes out; a server's Keep-Alive timeout=N
+ * shortens it to N - 1 s. */
+#define POOL_IDLE_MS 4000
+
+struct kept {
+	int fd;
+	struct tls_conn *tls; /* NULL: plain TCP */
+	struct name_addr addr;
+	uint64_t until;
+};
+
+struct pool {
+	struct kept v[POOL_MAX]; /* oldest first */
+	int n;
+};
+
+/* Whether c's request may leave its upstream connection open: an HTTP/1.1
+ * request of a route to a tls: or tcp: upstream (not a stream, not the
+ * egress proxy's, not a replay). */
+int pool_eligible(const struct conn *c);
+
+/* c's answer has ended and its connection may carry another: kept for its
+ * route (out of the epoll set; c no longer has it) for idle_ms. */
+void pool_put(struct loop *l, struct conn *c, uint64_t idle_ms);
+
+/* A kept connection of c's route, if one is still open and quiet: 1 with
+ * c->ufd, c->tls and c->addr set (not yet polled), else 0. */
+int pool_take(struct loop *l, struct conn *c);
+
+/* Kept connections past their time are closed. */
+void pool_sweep(struct loop *l, uint64_t now);
+
+#endif
