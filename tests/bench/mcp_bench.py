@@ -3,7 +3,7 @@
 straight to the server; and what a login's refresh adds to the request
 that triggers it. Side by side in one run.
 
-  mcp_bench.py --ward build/ward --node NODE [--n 300] [--out F] [--json F]
+  mcp_bench.py --ward build/ward --node NODE [--n 1000] [--out F] [--json F]
 
 In a network namespace of its own (ip netns exec, its resolv.conf naming a
 DNS server of the benchmark's, tests/lib/dnsserver.py), with a test CA:
@@ -268,7 +268,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ward", required=True)
     ap.add_argument("--node", required=True)
-    ap.add_argument("--n", type=int, default=300)
+    ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--out")
     ap.add_argument("--json")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
