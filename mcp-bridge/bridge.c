@@ -174,6 +174,7 @@ static void dialed(struct loop *l, struct conn *c, int fd)
 		return;
 	}
 	c->ufd = fd;
+	c->up_born = now_ms();
 	c->state = C_CONNECTING;
 	/* one address of several does not hold the request for long */
 	c->deadline = now_ms() + (dial_more(l, c) ? NAME_TRY_MS : CONNECT_MS);
@@ -229,7 +230,9 @@ static int connect_kept(struct loop *l, struct conn *c)
 {
 	if (!c->keepable || c->replayed || !pool_take(l, c))
 		return 0;
+	leave_retry(l, c);
 	c->reused = 1;
+	c->sent_at = now_ms();
 	c->state = C_RELAY;
 	/* it was writable when kept: the request goes now, not after a wait */
 	if (conn_flush(c) < 0)
@@ -269,6 +272,7 @@ static void connect_upstream(struct loop *l, struct conn *c)
 		refuse(l, c, 502, busy ? "upstream busy" : "upstream unreachable");
 		return;
 	}
+	c->up_born = now_ms();
 	c->state = C_CONNECTING;
 	c->deadline = now_ms() + CONNECT_MS;
 	conn_watch(l, c, 1, EPOLL_CTL_ADD, EPOLLOUT);
@@ -314,6 +318,8 @@ static void cred_step(struct loop *l, int ri, enum refresh_step step, int peer)
 		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = CRED_TAG(l->routes, ri) };
 		struct conn *t = NULL;
 
+		if (l->n_conns >= l->max_conns)
+			evict_closed(l);
 		if (l->n_conns < l->max_conns)
 			t = conn_add(l, &l->routes->v[cr->token_route], peer);
 		else
@@ -496,8 +502,10 @@ static void on_client_read(struct loop *l, struct conn *c)
 			}
 			return;
 		}
-		if (c->served && !c->head_len)
-			c->started = now_ms(); /* a kept connection's next request begins */
+		if (c->served && !c->head_len) { /* a kept connection's next request begins */
+			c->started = now_ms();
+			c->deadline = c->started + BRIDGE_HEAD_TIMEOUT_MS;
+		}
 		/* only the new bytes (and the 3 before them) are searched: a
 		 * head sent a byte at a time is not rescanned from its start */
 		from = c->head_len > 3 ? c->head_len - 3 : 0;
@@ -580,7 +588,12 @@ static void client_gone(struct loop *l, struct conn *c)
  * holds whole; a server that closes an idle connection has not read it. */
 static int replay(struct loop *l, struct conn *c)
 {
-	if (!c->reused || !c->whole || c->u2c_len || c->bytes_out)
+	/* at once, or not at all: a server that closes an idle connection
+	 * answers the request's first bytes with its FIN or reset within a
+	 * round trip; a close after it had the request for a while (a server
+	 * that crashed running a tool call) may have done the work, and the
+	 * client is told 502 rather than have it done twice */
+	if (!c->reused || !c->whole || c->got_bytes || c->bytes_out || now_ms() - c->sent_at > REPLAY_WINDOW_MS)
 		return 0;
 	log_debug("bridge: route=%s: its kept upstream connection closed under the request: sent again on a new one",
 		  c->route->name);
@@ -592,6 +605,7 @@ static int replay(struct loop *l, struct conn *c)
 	}
 	c->reused = 0;
 	c->replayed = 1;
+	c->got_bytes = 0;
 	c->up_eof = c->req_cut = 0;
 	c->stalled_since = 0;
 	c->req.why = NULL; /* drop_request's, when the send failed first */
@@ -611,8 +625,11 @@ static int replay(struct loop *l, struct conn *c)
  * closed. An answer whose framing is broken is cut. */
 static void answer_ended(struct loop *l, struct conn *c, size_t extra)
 {
+	/* an error may be an answer to a request the upstream did not read
+	 * to its end: that connection is not trusted with another */
 	int reuse = c->rend.done && c->rend.keep && !extra && c->req_done && !c->req_cut && c->c2u_len == c->c2u_off &&
-		    !c->in_rpipe && (!c->tls || (!tls_pending(c->tls) && !c->tls->wr_pending)) && c->keep_s != 1;
+		    !c->in_rpipe && (!c->tls || (!tls_pending(c->tls) && !c->tls->wr_pending)) && c->keep_s != 1 &&
+		    c->status < 400;
 
 	if (!c->rend.done) {
 		if (!c->req.why)
@@ -705,6 +722,7 @@ again:
 		c->cut = !c->resp_framed;
 		c->up_eof = 1;
 	} else {
+		c->got_bytes = 1;
 		/* a kept-alive upstream's answer ends where its framing says */
 		if (c->keepable)
 			extra = (size_t)n - resp_end_feed(&c->rend, c->u2c + c->u2c_len, (size_t)n);
@@ -1030,6 +1048,14 @@ static void stall_check(struct conn *c, uint64_t now)
 	}
 }
 
+/* Bytes the client sent that are not read yet. */
+static int waiting(int fd)
+{
+	char b;
+
+	return recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
+}
+
 /* Heads that take too long (slowloris) get 408; connecting and the TLS
  * handshake have CONNECT_MS; established streams have no idle timeout. */
 static void expire(struct loop *l)
@@ -1039,7 +1065,9 @@ static void expire(struct loop *l)
 
 	for (; c; c = next) {
 		next = c->next;
-		if (c->state == C_HEAD && now >= c->deadline && c->served && !c->head_len)
+		if (c->state == C_HEAD && now >= c->deadline && c->served && !c->head_len && waiting(c->cfd))
+			c->deadline = now + BRIDGE_HEAD_TIMEOUT_MS; /* its next request came as the time ran out */
+		else if (c->state == C_HEAD && now >= c->deadline && c->served && !c->head_len)
 			close_idle(l, c); /* kept, and no next request came */
 		else if (c->state == C_HEAD && now >= c->deadline)
 			refuse(l, c, 408, "request head not received in time");

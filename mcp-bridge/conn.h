@@ -50,6 +50,7 @@ enum conn_state { C_HEAD, C_CRED, C_RESOLVING, C_RETRY, C_CONNECTING, C_HANDSHAK
 #define ABORT_POLL_MS 10    /* how often a cut answer's socket is asked if it has sent all */
 
 #define CONNECT_MS 10000	/* to connect to the upstream, TLS handshake included */
+#define REPLAY_WINDOW_MS 1000	/* a kept connection closed this soon after a request was sent on it: sent again */
 #define DRAIN_MS 2000		/* lingering close after a refusal */
 #define CUT_WAIT_MS 10000	/* an upstream that stopped reading the request has this long to answer */
 #define DRAIN_MAX (1 << 20)	/* bytes discarded at most */
@@ -107,6 +108,9 @@ struct conn {
 	 * request was sent again on a new one (replayed), and the request's
 	 * length while c2u holds all of it (whole: 0 if it does not) */
 	int keepable, reused, replayed;
+	int got_bytes;	   /* a byte came from the upstream (an interim answer's too) */
+	uint64_t up_born;  /* its upstream connection's connect (kept ones keep theirs) */
+	uint64_t sent_at;  /* the request went on a kept connection (replay's window) */
 	/* the client's connection kept for its next request (ending.c's
 	 * next_request): whether the answer's head told it so (client_keep),
 	 * whether it sent bytes past its request (extra_in: then it is not),

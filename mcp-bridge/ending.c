@@ -273,7 +273,9 @@ void next_request(struct loop *l, struct conn *c)
 	c->served = was.served + 1;
 	c->ufd = c->rpipe_r = c->rpipe_w = -1;
 	c->started = now_ms();
-	c->deadline = c->started + (uint64_t)BRIDGE_CLIENT_IDLE_S * 1000;
+	/* a second past what the answer said: a client that keeps to it
+	 * has let the connection go before ward closes it */
+	c->deadline = c->started + (uint64_t)(BRIDGE_CLIENT_IDLE_S + 1) * 1000;
 	http_req_init(&c->req, &c->route->http);
 	c->state = C_HEAD;
 	conn_rearm(l, c);

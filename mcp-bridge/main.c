@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "child/privdrop.h"
+#include "mcp-bridge/pool.h"
 #include "common/fds.h"
 #include "common/log.h"
 #include "common/record.h"
@@ -36,8 +37,9 @@ static int conn_limit(int n_routes)
 			rl.rlim_cur = 0;
 	}
 	fds = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (1u << 20) ? (1u << 20) : rl.rlim_cur;
-	/* the listeners, the log, epoll, the spare and a margin, then 4 a connection */
-	room = ((long)fds - n_routes - 16) / 4;
+	/* the listeners, each route's kept upstream connections (pool.h), the
+	 * log, epoll, the spare and a margin, then 4 a connection */
+	room = ((long)fds - (long)n_routes * (1 + POOL_MAX) - 16) / 4;
 	return room < 1 ? 1 : room < BRIDGE_MAX_CONNS ? (int)room : BRIDGE_MAX_CONNS;
 }
 

@@ -16,8 +16,12 @@ int pool_eligible(const struct conn *c)
 {
 	const struct bridge_route *r = c->route;
 
+	unsigned m = c->req.parser.method;
+	int body = c->req.body_bytes > 0 || http_req_body_left(&c->req) > 0 || (c->req.parser.flags & F_CHUNKED);
+
 	return !c->tun && !r->stream && !r->proxy && !c->replayed && (r->up.kind == UP_TLS || r->up.kind == UP_TCP) &&
-	       c->req.parser.http_major == 1 && c->req.parser.http_minor == 1;
+	       c->req.parser.http_major == 1 && c->req.parser.http_minor == 1 &&
+	       (!body || m == HTTP_POST || m == HTTP_PUT || m == HTTP_PATCH);
 }
 
 static struct pool *route_pool(struct loop *l, const struct conn *c)
@@ -46,7 +50,7 @@ void pool_put(struct loop *l, struct conn *c, uint64_t idle_ms)
 		(void)epoll_ctl(l->epfd, EPOLL_CTL_DEL, c->ufd, NULL);
 	c->up_polled = 0;
 	c->events[1] = 0;
-	if (!p) {
+	if (!p || now_ms() - c->up_born >= POOL_MAX_AGE_MS) {
 		conn_close_upstream(c);
 		return;
 	}
@@ -55,7 +59,8 @@ void pool_put(struct loop *l, struct conn *c, uint64_t idle_ms)
 		memmove(&p->v[0], &p->v[1], sizeof p->v[0] * (POOL_MAX - 1));
 		p->n--;
 	}
-	p->v[p->n++] = (struct kept){ .fd = c->ufd, .tls = c->tls, .addr = c->addr, .until = now_ms() + idle_ms };
+	p->v[p->n++] = (struct kept){ .fd = c->ufd, .tls = c->tls, .addr = c->addr, .until = now_ms() + idle_ms,
+				      .born = c->up_born };
 	l->n_kept++;
 	c->ufd = -1;
 	c->tls = NULL;
@@ -84,6 +89,7 @@ int pool_take(struct loop *l, struct conn *c)
 			c->ufd = k.fd;
 			c->tls = k.tls;
 			c->addr = k.addr;
+			c->up_born = k.born;
 			if (k.tls)
 				k.tls->want_rd = k.tls->want_wr = 0;
 			return 1;

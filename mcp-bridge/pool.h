@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "mcp-bridge/conn.h"
+#include "mcp-bridge/tls.h"
 
 /* Kept connections per route at most (the oldest goes for a newer one). */
 #define POOL_MAX 4
@@ -20,12 +21,17 @@
  * to close it as a request goes out; a server's Keep-Alive timeout=N
  * shortens it to N - 1 s. */
 #define POOL_IDLE_MS 4000
+/* A connection older than this (from its connect) is not kept again: its
+ * server's certificate is checked anew at least this often, as a kept TLS
+ * session is (TLS_SESSION_MAX_S). */
+#define POOL_MAX_AGE_MS ((uint64_t)TLS_SESSION_MAX_S * 1000)
 
 struct kept {
 	int fd;
 	struct tls_conn *tls; /* NULL: plain TCP */
 	struct name_addr addr;
 	uint64_t until;
+	uint64_t born; /* its connect */
 };
 
 struct pool {
@@ -35,11 +41,15 @@ struct pool {
 
 /* Whether c's request may leave its upstream connection open: an HTTP/1.1
  * request of a route to a tls: or tcp: upstream (not a stream, not the
- * egress proxy's, not a replay). */
+ * egress proxy's, not a replay), with no body or with one its method is
+ * for (POST, PUT, PATCH). A body on a GET or a DELETE is one an upstream
+ * may leave unread, to take it for the start of the next request: the
+ * route's next request, credential and all, would be its body. */
 int pool_eligible(const struct conn *c);
 
 /* c's answer has ended and its connection may carry another: kept for its
- * route (out of the epoll set; c no longer has it) for idle_ms. */
+ * route (out of the epoll set; c no longer has it) for idle_ms, unless it
+ * is older than POOL_MAX_AGE_MS (then closed). */
 void pool_put(struct loop *l, struct conn *c, uint64_t idle_ms);
 
 /* A kept connection of c's route, if one is still open and quiet: 1 with

@@ -1,12 +1,14 @@
 #include "mcp-bridge/respend.h"
 
-/* A HEAD's answer: its Content-Length says what a GET would have had, and
- * no body follows (returning 1 tells http-parser so). */
+/* Answers that have no body whatever their head says (returning 1 tells
+ * http-parser so): a HEAD's (its Content-Length is what a GET would have
+ * had), an interim one, 204 and 304 (RFC 9112 6.3). Else one framed by a
+ * length would wait for bytes that never come. */
 static int on_headers(http_parser *p)
 {
 	const struct resp_end *e = p->data;
 
-	return e->head_req && p->status_code >= 200;
+	return e->head_req || p->status_code < 200 || p->status_code == 204 || p->status_code == 304;
 }
 
 /* An interim answer (100 Continue, 103 Early Hints) ends without ending

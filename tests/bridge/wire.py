@@ -43,7 +43,9 @@ def fd_limit_case(a, work, up):
                              preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64)))
     try:
         wait_port(17899)
-        want = (64 - 1 - 16) // 4  # bridge_conn_limit(): 4 a connection, after routes and a margin
+        # conn_limit(): 4 a connection, after each route's listener and its 4
+        # kept upstream connections (pool.h) and a margin
+        want = (64 - 1 * (1 + 4) - 16) // 4
         holds, statuses = [], []
         for _ in range(want + 8):
             hs = socket.create_connection(("127.0.0.1", 17899), timeout=10)

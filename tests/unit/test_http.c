@@ -516,6 +516,9 @@ static void test_resp_end(void)
 	/* a HEAD's answer: no body, whatever its length says */
 	CHECK(ends("HTTP/1.1 200 OK\r\nContent-Length: 500\r\n\r\n", 1, &done, &keep) == 40 && done && keep);
 	CHECK(ends("HTTP/1.1 200 OK\r\nContent-Length: 500\r\n\r\n", 0, &done, &keep) == 40 && !done);
+	/* 204 and 304 have no body, whatever length or chunks their head says */
+	CHECK(ends("HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n", 0, &done, &keep) == 49 && done && keep);
+	CHECK(ends("HTTP/1.1 204 No Content\r\nTransfer-Encoding: chunked\r\n\r\n", 0, &done, &keep) == 55 && done);
 	/* only the close ends it: never done by its bytes */
 	CHECK(ends("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: x\n\n", 0, &done, &keep) == 61 && !done);
 	/* a byte at a time ends at the same byte */
