@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/envheap.h"
 #include "common/fds.h"
 #include "common/log.h"
 #include "common/version.h"
@@ -194,6 +195,10 @@ int main(int argc, char **argv)
 	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &inherited, (size_t)(_NSIG / 8));
 
 	std_fds_open();
+	/* before any secret is read from it: /proc/1/environ shows nothing
+	 * to a runtime that lets the agent read it (gVisor) */
+	if (envheap_move() != 0)
+		log_warn("cannot move the environment to the heap (out of memory): /proc/1/environ keeps it");
 
 	/* A VM's init must never return, not even on a usage error (the kernel
 	 * passes its unknown command-line words to init): it powers off. */

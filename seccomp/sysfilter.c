@@ -484,7 +484,16 @@ static int export(scmp_filter_ctx ctx, struct sc_filter *f, char *err, size_t er
  * and 35 (tests/bench/seccomp_load.c). */
 static scmp_filter_ctx new_ctx(uint32_t def)
 {
-	scmp_filter_ctx ctx = seccomp_init(def);
+	scmp_filter_ctx ctx;
+
+	/* ward loads the exported program itself: libseccomp's probe of the
+	 * kernel only decides which actions it may write. gVisor answers
+	 * none of the probe's calls (SECCOMP_GET_ACTION_AVAIL), so libseccomp
+	 * takes it for a kernel without SECCOMP_RET_KILL_PROCESS, though
+	 * gVisor runs that action; a Linux since 4.14 passes the probe. */
+	if (seccomp_api_get() < 3)
+		(void)seccomp_api_set(3);
+	ctx = seccomp_init(def);
 
 	if (ctx && (seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS) != 0 ||
 		    seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0) != 0 ||

@@ -26,6 +26,10 @@ enum forward_target { FORWARD_CHILD, FORWARD_GROUP };
 /* [landlock] egress: loopback (the guard binds every inet socket of the
  * agent to lo) or ports (Landlock's port rules only, on any address). */
 enum egress_mode { EGRESS_LOOPBACK, EGRESS_PORTS };
+/* [landlock] gvisor: under gVisor, which has no Landlock, a
+ * hard_requirement is met by gVisor's own kernel standing in for the
+ * host's (accept, the default) or not (refuse: ward does not start). */
+enum gvisor_landlock { GVISOR_ACCEPT, GVISOR_REFUSE };
 
 /* [route NAME] credential: a subscription's OAuth login, Pi's auth.json
  * (or ward-pi's copy of it), whose access token the bridge sends and
@@ -136,6 +140,7 @@ struct ward_config {
 	int has_landlock;
 	struct ll_policy landlock;
 	enum egress_mode egress;
+	enum gvisor_landlock gvisor;
 
 	/* [seccomp] */
 	int has_seccomp;

@@ -176,6 +176,7 @@ void config_print(const struct ward_config *cfg, FILE *out)
 		else
 			fputs("; scope: none\n", out);
 		fprintf(out, "egress = %s\n", egress_names[cfg->egress]);
+		fprintf(out, "gvisor = %s\n", gvisor_names[cfg->gvisor]);
 	}
 	if (!cfg->has_seccomp) {
 		fputs("\n; [seccomp] absent: no system call filter\n", out);

@@ -101,11 +101,14 @@ static const struct enum_key {
 	  offsetof(struct ward_config, landlock.mode) },
 	{ SEC_LANDLOCK, "egress", egress_names, 2, "expected loopback or ports",
 	  offsetof(struct ward_config, egress) },
+	{ SEC_LANDLOCK, "gvisor", gvisor_names, 2, "expected accept or refuse",
+	  offsetof(struct ward_config, gvisor) },
 };
 
 _Static_assert(sizeof(enum log_format) == sizeof(int) && sizeof(enum log_level) == sizeof(int) &&
 		       sizeof(enum restart_policy) == sizeof(int) && sizeof(enum forward_target) == sizeof(int) &&
-		       sizeof(enum ll_mode) == sizeof(int) && sizeof(enum egress_mode) == sizeof(int),
+		       sizeof(enum ll_mode) == sizeof(int) && sizeof(enum egress_mode) == sizeof(int) &&
+		       sizeof(enum gvisor_landlock) == sizeof(int),
 	       "the enumerated settings are written as int");
 
 static int set_enum(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
@@ -899,6 +902,7 @@ const struct key_def config_keys[] = {
 	{ SEC_LANDLOCK, "bind", set_ports, 1, 0 },
 	{ SEC_LANDLOCK, "scope", set_scope, 0, 0 },
 	{ SEC_LANDLOCK, "egress", set_enum, 0, 0 },
+	{ SEC_LANDLOCK, "gvisor", set_enum, 0, 0 },
 	{ SEC_SECCOMP, "mode", set_sc_mode, 0, 0 },
 	{ SEC_SECCOMP, "deny", set_sc_names, 1, 0 },
 	{ SEC_SECCOMP, "allow", set_sc_names, 1, 0 },

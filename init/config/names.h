@@ -10,6 +10,7 @@ extern const char *const restart_names[3];    /* by enum restart_policy */
 extern const char *const forward_names[2];    /* by enum forward_target */
 extern const char *const ll_mode_names[3];    /* by enum ll_mode */
 extern const char *const egress_names[2];     /* by enum egress_mode */
+extern const char *const gvisor_names[2];     /* by enum gvisor_landlock */
 extern const char *const log_format_names[2]; /* by enum log_format */
 /* log level names: log_level_names[] of common/log.h, which writes them */
 

@@ -278,6 +278,11 @@ static json_t *egress_json(const struct evidence_src *e, const struct start_note
 	int level = e->confine ? e->confine->egress : 0;
 	json_t *o = json_pack("{s:s,s:b}", "mode", egress_names[e->cfg->egress], "required", level > 1);
 
+	if (e->egress_no_route) {
+		json_object_set_new(o, "enforced_by", json_string("the network namespace: no route but the loopback's "
+								  "(no guard: gVisor has no seccomp user notification)"));
+		return o;
+	}
 	if (!level || !g || !g->active) {
 		json_object_set_new(o, "enforced_by", json_string("landlock ports (any address)"));
 		if (e->confine && e->cfg->has_landlock && e->cfg->landlock.mode != LL_OFF)
@@ -417,6 +422,12 @@ char *evidence_json(const struct evidence_src *e, pid_t agent, const struct star
 			json_array_append_new(degr, json_string("bridge: an upstream did not answer at start"));
 	}
 	json_object_set_new(root, "start", start_json(e, degr));
+	json_object_set_new(root, "runtime", json_string(e->rt ? e->rt->name : "linux"));
+	for (i = 0; e->rt && i < e->rt->n_notes; i++) {
+		char line[400];
+		snprintf(line, sizeof line, "%s: %s", e->rt->name, e->rt->notes[i]);
+		json_array_append_new(degr, json_string(line));
+	}
 	json_object_set_new(root, "degradations", degr);
 	text = json_dumps(root, JSON_COMPACT);
 	json_decref(root);

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "init/config/config.h"
+#include "init/sandbox/runtime.h"
 #include "init/supervise/supervise.h"
 
 struct confine;
@@ -31,6 +32,8 @@ struct evidence_src {
 	int self_filter_loaded;	       /* PID 1's own filter (sc_init) is in force */
 	int self_caps_kept;	       /* PID 1 could not drop its own capabilities */
 	int unprivileged;	       /* ward started without root: one uid for all */
+	const struct runtime_info *rt; /* the runtime (gVisor or not), its degradations */
+	int egress_no_route;	       /* no guard (gVisor): the namespace has no route out */
 };
 
 /* Opens (creates) the evidence file and its directory now, while PID 1

@@ -101,6 +101,50 @@ int sandbox_egress(const struct ward_config *cfg, int confining)
 	return cfg->landlock.mode == LL_HARD ? 2 : 1;
 }
 
+/* gVisor has no Landlock. A hard_requirement is met by gVisor's own
+ * kernel standing in for the host's, unless [landlock] gvisor = refuse:
+ * then ward does not start, and says which setting would let it. The
+ * rules are still built (best effort), so --check and the evidence show
+ * what they would have been. */
+static int gvisor_landlock(struct sandbox *sb, const struct ward_config *cfg, struct ll_policy *pol)
+{
+	if (!sb->rt.gvisor || ll_abi() != 0 || pol->mode != LL_HARD)
+		return 0;
+	if (cfg->gvisor == GVISOR_REFUSE) {
+		log_error("landlock: gVisor has no Landlock and [landlock] gvisor = refuse: set gvisor = accept to let "
+			  "gVisor's own kernel stand in for the host's, or run the image under runc or crun");
+		return 3;
+	}
+	pol->mode = LL_BEST_EFFORT;
+	runtime_note(&sb->rt, "landlock: gVisor has no Landlock; its own kernel stands in for the host's "
+			      "([landlock] mode = hard_requirement, gvisor = accept): the agent reaches every file of "
+			      "the container its user may, and the secrets are kept by their owners and modes");
+	return 0;
+}
+
+/* gVisor has no seccomp user notification, so no egress guard: the
+ * agent's egress stays held to the sandbox only where its network
+ * namespace has no route out (runsc --network=none, docker's --network
+ * none); anywhere else ward does not start, and says the flag that fixes
+ * it. */
+static int gvisor_egress(struct sandbox *sb)
+{
+	char dev[128];
+	int r = runtime_route_out(dev, sizeof dev);
+
+	if (r != 0) {
+		log_error("egress: gVisor has no seccomp user notification, so no egress guard, and this network "
+			  "namespace %s%s: run the container with --network none (docker, podman) or runsc "
+			  "--network=none", r > 0 ? "has a route out through " : "cannot be read: ", dev);
+		return 3;
+	}
+	sb->confine.egress = 0;
+	sb->ev.egress_no_route = 1;
+	runtime_note(&sb->rt, "egress: no guard (gVisor has no seccomp user notification); the network namespace "
+			      "has no route but the loopback's, so the agent reaches only the sandbox's own addresses");
+	return 0;
+}
+
 /* The guard in PID 1, and the agent's file of what it refuses ([agent]
  * refusals): root's, readable by the agent's group (its own where ward
  * runs as the agent's user), so the agent reads it and cannot write it. */
@@ -188,6 +232,8 @@ int sandbox_prepare(struct sandbox *sb, const struct ward_config *cfg, int vm, i
 	int rc, i;
 
 	sb->ev.cfg = cfg;
+	runtime_detect(&sb->rt);
+	sb->ev.rt = &sb->rt;
 	if ((rc = preflight_rlimits(cfg)) != 0 || (rc = reach_private(cfg)) != 0)
 		return rc;
 	if (cfg->cwd) {
@@ -278,6 +324,10 @@ int sandbox_prepare(struct sandbox *sb, const struct ward_config *cfg, int vm, i
 			ports[pol.n_connect++] = (struct port_range){ (uint16_t)sb->routes.v[i].port,
 								      (uint16_t)sb->routes.v[i].port };
 		pol.connect = ports;
+		if ((rc = gvisor_landlock(sb, cfg, &pol)) != 0) {
+			free(ports);
+			goto out;
+		}
 		if (sb->unprivileged) {
 			/* sharing ward's uid, only Landlock's scopes keep the agent
 			 * from signalling ward and the bridge (ABI 6) */
@@ -318,6 +368,8 @@ int sandbox_prepare(struct sandbox *sb, const struct ward_config *cfg, int vm, i
 	}
 	/* the agent's inet sockets are made by the guard, held to lo */
 	sb->confine.egress = sandbox_egress(cfg, sb->confining);
+	if (sb->confine.egress && sb->rt.gvisor && (rc = gvisor_egress(sb)) != 0)
+		goto out;
 	/* the agent's note on its sandbox, from the rules just built (the
 	 * egress guard's among them) */
 	if (!check && cfg->policy_note && (rc = write_policy_note(sb, cfg)) != 0)

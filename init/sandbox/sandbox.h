@@ -9,6 +9,7 @@
 #include "init/config/config.h"
 #include "init/report/evidence.h"
 #include "init/sandbox/ephemeral.h"
+#include "init/sandbox/runtime.h"
 #include "child/privdrop.h"
 
 struct sandbox {
@@ -24,6 +25,7 @@ struct sandbox {
 	int keep_audit_read; /* PID 1 reads the audit log for denials */
 	int files_written;   /* private targets written ([file], [mcp]) */
 	int unprivileged;    /* ward started without root: the agent, the bridge and ward share its uid */
+	struct runtime_info rt; /* the runtime under ward (gVisor or not) */
 };
 
 /* An empty sandbox that sandbox_free() accepts. */

@@ -12,6 +12,8 @@ In each runtime one session is driven over stdin/stdout:
   adds the token; stdin EOF ends the session with status 0.
 docker also: `docker stop` ends a session cleanly within the grace period,
 and a second run sees the first run's session file in the named volume.
+gVisor (runsc) in gvisor.py: the same session read from inside, and the two
+refusals its missing layers bring.
 
 Host side: the project's fake OpenAI server and MCP server on unix sockets
 owned by the image's bridge user (999), mode 0600.
@@ -37,6 +39,7 @@ from dockerd import Dockerd  # noqa: E402
 from hostside import serve_unix  # noqa: E402
 from podmanconf import podman_setup  # noqa: E402
 from providerns import ProviderNetns  # noqa: E402
+import gvisor  # noqa: E402
 import pod  # noqa: E402
 import wardpi_engines  # noqa: E402
 
@@ -413,7 +416,7 @@ def bundle(a, d, run, rt, netns):
     for src, dst in ((run, "/run/ward"), (ws, ws), (agent_dir, "/var/lib/pi")):
         spec["mounts"].append({"destination": dst, "type": "bind", "source": src, "options": ["rbind", "rw"]})
     for ns in spec["linux"]["namespaces"]:
-        if ns["type"] == "network":
+        if ns["type"] == "network" and netns:  # else a new one of the runtime's (runsc --network=none)
             ns["path"] = f"/var/run/netns/{netns}"
     with open(os.path.join(b, "config.json"), "w") as f:
         json.dump(spec, f)
@@ -727,13 +730,13 @@ def main():
     ap.add_argument("--tests", required=True)
     ap.add_argument("--probe", help="the static escape probe (build/tests/escape)")
     ap.add_argument("--only", action="append", help="docker, runc, crun, podman, podman-rootless, runc-anthropic, "
-                    "runc-openai, runc-anthropic-login, containerd, runc-openshift")
+                    "runc-openai, runc-anthropic-login, containerd, runc-openshift, runsc")
     a = ap.parse_args()
     d = tempfile.mkdtemp(prefix="ward-e2e-")
     os.chmod(d, 0o755)
     run, procs = host_side(d, a)
     want = a.only or ["docker", "runc", "crun", "podman", "podman-rootless", "runc-anthropic", "runc-openai",
-                      "runc-anthropic-login", "containerd", "runc-openshift"]
+                      "runc-anthropic-login", "containerd", "runc-openshift", "runsc"]
     try:
         if "docker" in want:
             docker(a, d, run)
@@ -758,6 +761,10 @@ def main():
             pod.containerd_pod(a, h, d)
         if "runc-openshift" in want:
             pod.runc_openshift(a, h, d)
+        if "runsc" in want:
+            g = types.SimpleNamespace(Session=Session, check=check, report=report, bundle=bundle, TOKEN=TOKEN,
+                                      AGENT_UID=AGENT_UID)
+            gvisor.gvisor_case(a, g, d, run)
     finally:
         for p in procs:
             p.kill()

@@ -150,9 +150,26 @@ static void test_every_key(void)
 	config_free(&cfg);
 }
 
+/* [landlock] gvisor: accept unless refuse is said */
+static void test_gvisor(void)
+{
+	struct ward_config cfg;
+
+	int rc = load(&cfg, "[agent]\nuser = 1000\n[landlock]\nmode = hard_requirement\nread = /usr\n");
+
+	CHECK(rc == 0 && cfg.gvisor == GVISOR_ACCEPT);
+	if (rc)
+		fprintf(stderr, "unexpected error: %s", errbuf);
+	config_free(&cfg);
+	CHECK(load(&cfg, "[agent]\nuser = 1000\n[landlock]\nmode = hard_requirement\nread = /usr\ngvisor = refuse\n") == 0 &&
+	      cfg.gvisor == GVISOR_REFUSE);
+	config_free(&cfg);
+}
+
 static void test_errors(void)
 {
 	CHECK(err("[ward]\nlog_format = yaml\n", "ward: t.conf:2: log_format: 'yaml': expected text or json"));
+	CHECK(err("[landlock]\ngvisor = maybe\n", "ward: t.conf:2: gvisor: 'maybe': expected accept or refuse"));
 	CHECK(err("[ward]\nlog_level = loud\n", "ward: t.conf:2: log_level: 'loud': expected error, warn"));
 	CHECK(err("[ward]\nevidence = run/x\n", "ward: t.conf:2: evidence: 'run/x': must be an absolute path"));
 	CHECK(err("[ward]\nfoo = 1\n", "ward: t.conf:2: foo: unknown key in [ward]"));
@@ -688,6 +705,7 @@ static void test_pass_from_env(void)
 
 int main(void)
 {
+	test_gvisor();
 	test_defaults();
 	test_path_from_env();
 	test_pass_from_env();

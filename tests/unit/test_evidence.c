@@ -60,6 +60,29 @@ int main(void)
 	CHECK(!has_degradation(j, "kept all its capabilities"));
 	json_decref(j);
 
+	/* the runtime: "linux" unless detected; gVisor's notes and the egress
+	 * the namespace holds, as the sandbox records them */
+	CHECK_STR(json_string_value(json_object_get(j = evidence(&e), "runtime")), "linux");
+	json_decref(j);
+	{
+		struct runtime_info rt;
+		memset(&rt, 0, sizeof rt);
+		rt.gvisor = 1;
+		rt.name = "gVisor";
+		snprintf(rt.notes[0], sizeof rt.notes[0], "landlock: gVisor has no Landlock");
+		rt.n_notes = 1;
+		e.rt = &rt;
+		e.egress_no_route = 1;
+		j = evidence(&e);
+		CHECK_STR(json_string_value(json_object_get(j, "runtime")), "gVisor");
+		CHECK(has_degradation(j, "gVisor: landlock: gVisor has no Landlock"));
+		CHECK(strstr(json_string_value(json_object_get(json_object_get(j, "egress"), "enforced_by")), "no route") !=
+		      NULL);
+		json_decref(j);
+		e.rt = NULL;
+		e.egress_no_route = 0;
+	}
+
 	/* loaded, capabilities kept */
 	e.self_filter_loaded = 1;
 	e.self_caps_kept = 1;
