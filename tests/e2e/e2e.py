@@ -251,7 +251,9 @@ def docker(a, d, run):
     if not shutil.which("dockerd"):
         report("docker: session", "SKIP", "docker.io is not installed")
         return
-    dk = Dockerd(os.path.join(d, "dk"))
+    # runsc as a runtime of this daemon (gvisor.py's docker case), where installed
+    runsc = shutil.which("runsc")
+    dk = Dockerd(os.path.join(d, "dk"), {"runsc": {"path": runsc, "runtimeArgs": gvisor.RUNSC_ARGS}} if runsc else None)
     try:
         dk.start()
     except RuntimeError as e:
@@ -317,6 +319,11 @@ def docker(a, d, run):
         check("docker --read-only: ward refuses before Pi starts (TMPDIR on a read-only filesystem), exit 3",
               r.returncode == 3 and any("/tmp" in l and "read-only filesystem" in l for l in lines)
               and r.stdout == "", lines[0] if lines else f"rc {r.returncode}: {r.stderr.strip()[-200:]}")
+        if runsc:
+            g = types.SimpleNamespace(Session=Session, check=check, report=report, TOKEN=TOKEN, AGENT_UID=AGENT_UID)
+            gvisor.docker_runsc(g, env, run, ws, base)
+        else:
+            report("docker --runtime=runsc: session", "SKIP", "runsc is not installed")
         wardpi_engines.docker(a, d, env, run, Session, workspace)
         escape_in_image(a, d, env)
     finally:

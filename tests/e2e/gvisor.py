@@ -1,4 +1,6 @@
-"""The reference image under gVisor (#45): runsc from Debian, run on a bundle
+"""The reference image under gVisor (#45): runsc from Debian, as docker's
+runtime (docker run --runtime=runsc --network none, the private dockerd's
+daemon.json giving runsc RUNSC_ARGS) and on a bundle
 unpacked from the image's OCI layout as runc's and crun's cases are, with
 --network=none (no route out: the only egress ward allows without its
 guard) and --host-uds=open (the bridge reaches the host's model socket and
@@ -46,27 +48,23 @@ def _run_once(a, h, d, run, name, args, runsc_args, netns=None):
         subprocess.run(["runsc", "delete", "-force", cid], capture_output=True)
 
 
-def gvisor_case(a, h, d, run):
+def session(h, label, cmd, run, env=None, cleanup=None):
+    """One Pi session under gVisor, every check read from inside."""
     check = h.check
-    if not shutil.which("runsc") or not shutil.which("umoci"):
-        h.report("runsc: session", "SKIP", "runsc or umoci is not installed")
-        return
+    evidence = os.path.join(run, "evidence.json")
+    if os.path.exists(evidence):
+        os.unlink(evidence)
     # no Landlock keeps the agent from /run/ward here: its files' modes do,
     # as an operator under gVisor sets them (runtimes.md)
     os.chmod(os.path.join(run, "mcp.json"), 0o600)
     os.chmod(run, 0o711)
-    b, ws = h.bundle(a, d, run, "runsc", None)
-    cid = f"ward-e2e-runsc-{os.getpid()}"
-    evidence = os.path.join(run, "evidence.json")
-    if os.path.exists(evidence):
-        os.unlink(evidence)
-    s = h.Session(["runsc", *RUNSC_ARGS, "run", "--bundle", b, cid])
+    s = h.Session(cmd, env)
     try:
         st = s.request({"id": "s1", "type": "get_state"}, timeout=180)
-        if not check("runsc: get_state answered", bool(st and st.get("success")), s.tail() if not st else ""):
+        if not check(f"{label}: get_state answered", bool(st and st.get("success")), s.tail() if not st else ""):
             return
         text = s.prompt("p1", "hi")
-        check("runsc: prompt round trip through the model route", text == "Hello from fake-model.", repr(text))
+        check(f"{label}: prompt round trip through the model route", text == "Hello from fake-model.", repr(text))
         inside = ("id -u; grep -E '^(Uid|CapInh|CapPrm|CapEff|CapBnd|CapAmb|Seccomp):' /proc/self/status; "
                   "python3 -c 'import ctypes; print(\"nnp\", ctypes.CDLL(None).prctl(39, 0, 0, 0, 0))'; "
                   "cat /run/ward/mcp.json >/dev/null 2>&1 || echo src-denied; "
@@ -77,14 +75,14 @@ def gvisor_case(a, h, d, run):
                       ("Uid", "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "Seccomp"))
         fields = {k: v.split() for k, v in fields.items()}
         caps_zero = all(int(fields.get(k, ["1"])[0], 16) == 0 for k in ("CapInh", "CapPrm", "CapEff", "CapBnd"))
-        check(f"runsc: from inside: uid {h.AGENT_UID}, no capabilities, Seccomp 2, no_new_privs 1",
+        check(f"{label}: from inside: uid {h.AGENT_UID}, no capabilities, Seccomp 2, no_new_privs 1",
               fields.get("Uid") == [str(h.AGENT_UID)] * 4 and caps_zero and fields.get("Seccomp") == ["2"] and
               "nnp 1" in text, repr(text[:400]))
-        check("runsc: from inside: /run/ward refused, the token not in PID 1's environment, unshare refused "
+        check(f"{label}: from inside: /run/ward refused, the token not in PID 1's environment, unshare refused "
               "(the deny list)", "src-denied" in text and "token-absent" in text and "unshare-denied" in text,
               repr(text[-200:]))
-        text = s.prompt("p3", 'CALL mcp__fixture__echo {"text":"hello via runsc"}') or ""
-        check("runsc: MCP tool call through the bridge (token added by the bridge)", "hello via runsc" in text,
+        text = s.prompt("p3", 'CALL mcp__fixture__echo {"text":"hello via ' + label + '"}') or ""
+        check(f"{label}: MCP tool call through the bridge (token added by the bridge)", f"hello via {label}" in text,
               repr(text[:160]))
         try:
             with open(evidence) as f:
@@ -92,20 +90,32 @@ def gvisor_case(a, h, d, run):
         except (OSError, ValueError) as e:
             ev = {"error": str(e)}
         degr = ev.get("degradations", [])
-        check("runsc: the evidence names gVisor, Landlock's absence and the egress held by the namespace",
+        check(f"{label}: the evidence names gVisor, Landlock's absence and the egress held by the namespace",
               ev.get("runtime") == "gVisor" and any(x.startswith("gVisor: landlock:") for x in degr) and
               any(x.startswith("gVisor: egress:") for x in degr) and
               "no route" in (ev.get("egress") or {}).get("enforced_by", ""),
               f"runtime {ev.get('runtime')}, degradations {degr}, egress {ev.get('egress')}")
         rc = s.close()
-        check("runsc: stdin EOF ends the session, status 0", rc == 0, f"status {rc}; {s.tail()}")
+        check(f"{label}: stdin EOF ends the session, status 0", rc == 0, f"status {rc}; {s.tail()}")
     finally:
         if s.p.poll() is None:
             s.p.kill()
             s.p.wait()
-        subprocess.run(["runsc", "delete", "-force", cid], capture_output=True)
+        if cleanup:
+            cleanup()
         os.chmod(run, 0o755)
         os.chmod(os.path.join(run, "mcp.json"), 0o644)
+
+
+def gvisor_case(a, h, d, run):
+    check = h.check
+    if not shutil.which("runsc") or not shutil.which("umoci"):
+        h.report("runsc: session", "SKIP", "runsc or umoci is not installed")
+        return
+    b, _ws = h.bundle(a, d, run, "runsc", None)
+    cid = f"ward-e2e-runsc-{os.getpid()}"
+    session(h, "runsc", ["runsc", *RUNSC_ARGS, "run", "--bundle", b, cid], run,
+            cleanup=lambda: subprocess.run(["runsc", "delete", "-force", cid], capture_output=True))
 
     # Landlock demanded with no stand-in: refused before anything runs, in one line
     rc, err = _run_once(a, h, d, run, "refuse",
@@ -135,3 +145,9 @@ def gvisor_case(a, h, d, run):
     check("runsc: a network with a route out is refused, naming --network none",
           rc == 3 and len(lines) == 1 and "--network none" in lines[0] and "--network=none" in lines[0],
           f"status {rc}; {err[-400:]}")
+
+
+def docker_runsc(h, env, run, ws, base):
+    """docker run --runtime=runsc: the daemon's runtime runs runsc with
+    RUNSC_ARGS (Dockerd's runtimes)."""
+    session(h, "docker --runtime=runsc", base + ["--runtime=runsc", "--network", "none", "ward-pi:latest"], run, env)

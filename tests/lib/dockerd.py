@@ -7,14 +7,18 @@ unmounted on exit. Shared by tests/sandbox and tests/e2e.
 or dk.start() ... dk.stop().
 Raises RuntimeError (with the end of dockerd's log) if it does not come up.
 """
+import json
 import os
 import subprocess
 import time
 
 
 class Dockerd:
-    def __init__(self, work):
+    def __init__(self, work, runtimes=None):
+        """runtimes: daemon.json's, {"NAME": {"path": ..., "runtimeArgs": [...]}},
+        for docker run --runtime=NAME."""
         self.work = work
+        self.runtimes = runtimes
         self.sock = os.path.join(work, "docker.sock")
         self.env = dict(os.environ, DOCKER_HOST=f"unix://{self.sock}")
         self.log = os.path.join(work, "dockerd.log")
@@ -29,9 +33,12 @@ class Dockerd:
 
     def start(self):
         os.makedirs(self.work, exist_ok=True)
+        config = os.path.join(self.work, "daemon.json")
+        with open(config, "w") as f:
+            json.dump({"runtimes": self.runtimes} if self.runtimes else {}, f)
         with open(self.log, "w") as log:
             self.proc = subprocess.Popen(
-                ["dockerd", "--data-root", os.path.join(self.work, "data"), "--exec-root",
+                ["dockerd", "--config-file", config, "--data-root", os.path.join(self.work, "data"), "--exec-root",
                  os.path.join(self.work, "exec"), "-H", f"unix://{self.sock}", "--pidfile",
                  os.path.join(self.work, "docker.pid"), "--bridge=none", "--iptables=false",
                  "--ip6tables=false"], stdout=log, stderr=subprocess.STDOUT)
