@@ -12,7 +12,7 @@ for what in "$@"; do
 	test) pkgs="$pkgs python3 util-linux procps bash coreutils gawk tini dumb-init catatonit
 	            clang libclang-rt-14-dev valgrind runc crun runsc podman uidmap umoci docker.io tar strace qemu-system-x86 cpio
 	            jq man-db cppcheck clang-tidy shellcheck git tmux containerd python3-yaml curl openssl" ;;
-	bench) pkgs="$pkgs hyperfine socat runc umoci gnuplot-nox" ;;
+	bench) pkgs="$pkgs hyperfine socat runc runsc umoci gnuplot-nox" ;;
 	image) pkgs="$pkgs mmdebstrap skopeo docker.io openssl ca-certificates tar" ;;
 	*) echo "install-deps: unknown set '$what' (build, test, bench)" >&2; exit 2 ;;
 	esac

@@ -122,20 +122,20 @@ static int gvisor_landlock(struct sandbox *sb, const struct ward_config *cfg, st
 	return 0;
 }
 
-/* gVisor has no seccomp user notification, so no egress guard: the
- * agent's egress stays held to the sandbox only where its network
- * namespace has no route out (runsc --network=none, docker's --network
- * none); anywhere else ward does not start, and says the flag that fixes
- * it. */
+/* gVisor has no seccomp user notification, so no egress guard, and no
+ * Landlock, so no port rules: the agent's egress stays held to the
+ * sandbox only where its network namespace has no way out (runsc
+ * --network=none, docker's --network none); anywhere else ward does not
+ * start, and says the flag that fixes it. */
 static int gvisor_egress(struct sandbox *sb)
 {
 	char dev[128];
 	int r = runtime_route_out(dev, sizeof dev);
 
 	if (r != 0) {
-		log_error("egress: gVisor has no seccomp user notification, so no egress guard, and this network "
-			  "namespace %s%s: run the container with --network none (docker, podman) or runsc "
-			  "--network=none", r > 0 ? "has a route out through " : "cannot be read: ", dev);
+		log_error("egress: gVisor has no seccomp user notification, so no egress guard, nor Landlock's port "
+			  "rules, and this network namespace %s%s: run the container with --network none (docker, "
+			  "podman) or runsc --network=none", r > 0 ? "has a route out through " : "cannot be read: ", dev);
 		return 3;
 	}
 	sb->confine.egress = 0;
@@ -368,7 +368,9 @@ int sandbox_prepare(struct sandbox *sb, const struct ward_config *cfg, int vm, i
 	}
 	/* the agent's inet sockets are made by the guard, held to lo */
 	sb->confine.egress = sandbox_egress(cfg, sb->confining);
-	if (sb->confine.egress && sb->rt.gvisor && (rc = gvisor_egress(sb)) != 0)
+	/* egress = ports too: its port rules are Landlock's, which gVisor lacks */
+	if (sb->rt.gvisor && sb->confining && cfg->has_landlock && cfg->landlock.mode != LL_OFF &&
+	    (rc = gvisor_egress(sb)) != 0)
 		goto out;
 	/* the agent's note on its sandbox, from the rules just built (the
 	 * egress guard's among them) */

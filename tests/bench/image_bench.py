@@ -4,14 +4,15 @@ RPC response, and the memory of everything in the container at that moment,
 with ward as the entrypoint (every layer on, the bridge running) versus the
 same image with tini-static as the entrypoint running the same Pi command
 as the same user, unconfined. One run per runtime: runc (a bundle from the OCI
-layout, as tests/e2e does), docker (a private dockerd) and podman (root),
-the two variants alternating.
+layout, as tests/e2e does), runsc (gVisor, the same bundle with
+--network=none), docker (a private dockerd) and podman (root), the two
+variants alternating.
 
 Time: from `runc run` to the get_state response on stdout. Memory: the sum
 of Pss (/proc/PID/smaps_rollup) over the container's processes. Reports
 medians and ratios; asserts nothing. Needs `make image` first.
 
-  image_bench.py --image-dir build/image --node NODE --tests tests [--runs 7] [--runtimes runc,docker,podman]
+  image_bench.py --image-dir build/image --node NODE --tests tests [--runs 7] [--runtimes runc,runsc,docker,podman]
                  [--out docs/benchmarks.md] [--json F]
 """
 import argparse
@@ -26,6 +27,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
 import e2e  # noqa: E402  (bundle, host side, RPC session)
+import gvisor  # noqa: E402  (runsc's arguments)
 from benchlib import write_results  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
@@ -120,6 +122,41 @@ class Runc:
         subprocess.run(["ip", "netns", "delete", self.netns])
 
 
+class Runsc(Runc):
+    """gVisor: the same bundle under runsc --network=none (no network
+    namespace of the test's: runsc makes the sandbox's own). The host sees
+    the sandbox's processes (the Sentry, the gofer), not Pi's: their Pss is
+    what the container costs the host."""
+    name = "runsc"
+
+    def __init__(self, a, d, run):  # pylint: disable=super-init-not-called
+        self.a, self.d, self.run = a, d, run
+
+    def one(self, variant, i):
+        b, _ws = e2e.bundle(self.a, self.d, self.run, f"runsc-{variant}-{i}", None)
+        if variant == "tini":
+            tini = os.path.join(b, "rootfs", "usr", "bin", "tini-static")
+            if not os.path.exists(tini):
+                shutil.copy("/usr/bin/tini-static", tini)
+            with open(os.path.join(b, "config.json")) as f:
+                spec = json.load(f)
+            spec["process"]["args"] = ["/usr/bin/tini-static", "--"] + PI
+            spec["process"]["env"] = PI_ENV
+            spec["process"]["user"] = {"uid": e2e.AGENT_UID, "gid": e2e.AGENT_UID}
+            with open(os.path.join(b, "config.json"), "w") as f:
+                json.dump(spec, f)
+        cid = f"ward-ibench-{os.getpid()}-runsc-{variant}-{i}"
+
+        def pid_of():
+            st = subprocess.run(["runsc", "state", cid], capture_output=True, text=True)
+            return json.loads(st.stdout)["pid"] if st.returncode == 0 else None
+        return measure(variant, ["runsc", *gvisor.RUNSC_ARGS, "run", "--bundle", b, cid], pid_of,
+                       lambda: subprocess.run(["runsc", "delete", "-force", cid], capture_output=True))
+
+    def close(self):
+        pass
+
+
 class Engine:
     """docker (a private dockerd) or podman (root, vfs): `run -i --rm`, the
     tini variant with tini-static mounted as the entrypoint, as uid 1000."""
@@ -180,6 +217,9 @@ def table(rt, res, runs):
     m = {v: statistics.median(x[1] for x in res[v]) for v in res}
     n = {v: res[v][0][2] for v in res}
     im = {v: statistics.median(x[3] for x in res[v]) for v in res}
+    if rt == "runsc":  # the host sees runsc's processes (the Sentry, the gofer), not the container's
+        n = {v: "runsc's (Sentry, gofer)" for v in res}
+        im = {v: 0 for v in res}
     return (f"\n### {rt} (median of {runs})\n\n"
             "| entrypoint | processes | start to first RPC response | Pss of the container | "
             "of which the init (and bridge) |\n|---|---|---|---|---|\n"
@@ -200,7 +240,7 @@ def main():
     ap.add_argument("--node", required=True)
     ap.add_argument("--tests", required=True)
     ap.add_argument("--runs", type=int, default=15)
-    ap.add_argument("--runtimes", default="runc,docker,podman")
+    ap.add_argument("--runtimes", default="runc,runsc,docker,podman")
     ap.add_argument("--out")
     ap.add_argument("--json", help="also write the samples here (for tests/bench/plot.py)")
     a = ap.parse_args()
@@ -213,7 +253,7 @@ def main():
     # no mcp.json ([mcp] required = no): Pi does the same work in both variants
     # (with one, Pi under ward would also start its MCP client)
     os.unlink(os.path.join(run, "mcp.json"))
-    need = {"runc": ("runc", "umoci"), "docker": ("dockerd",), "podman": ("podman",)}
+    need = {"runc": ("runc", "umoci"), "runsc": ("runsc", "umoci"), "docker": ("dockerd",), "podman": ("podman",)}
     results, text = {}, (f"\n## The reference image: confinement's cost to Pi ({time.strftime('%Y-%m-%d')})\n\n"
                          "Container start to Pi's first RPC response (get_state), and the Pss of everything in "
                          "the container at that moment: ward as the entrypoint (every layer on, the bridge "
@@ -227,7 +267,7 @@ def main():
             if missing:
                 text += f"\n### {rt}\n\nnot measured: {', '.join(missing)} not installed\n"
                 continue
-            r = Runc(a, d, run) if rt == "runc" else Engine(rt, a, d, run)
+            r = Runc(a, d, run) if rt == "runc" else Runsc(a, d, run) if rt == "runsc" else Engine(rt, a, d, run)
             res = {"ward": [], "tini": []}
             try:
                 r.one("ward", "warm")
