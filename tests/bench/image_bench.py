@@ -86,40 +86,54 @@ def measure(variant, cmd, pid_of, stop, env=None):
     return t, mem, " + ".join(names), init_mem
 
 
+def tini_bundle(b):
+    """The bundle b made the tini variant: tini-static copied in as the
+    entrypoint of the same Pi command, as uid 1000, unconfined."""
+    tini = os.path.join(b, "rootfs", "usr", "bin", "tini-static")
+    if not os.path.exists(tini):
+        shutil.copy("/usr/bin/tini-static", tini)
+    with open(os.path.join(b, "config.json")) as f:
+        spec = json.load(f)
+    spec["process"]["args"] = ["/usr/bin/tini-static", "--"] + PI
+    spec["process"]["env"] = PI_ENV
+    spec["process"]["user"] = {"uid": e2e.AGENT_UID, "gid": e2e.AGENT_UID}
+    with open(os.path.join(b, "config.json"), "w") as f:
+        json.dump(spec, f)
+
+
 class Runc:
     """A bundle from the OCI layout, as tests/e2e makes it; tini-static
     copied into it for the tini variant."""
     name = "runc"
+    run_args = ["run"]
+    delete_args = ["delete", "-f"]
 
     def __init__(self, a, d, run):
         self.a, self.d, self.run = a, d, run
-        self.netns = f"ward-ibench-{os.getpid()}"
-        subprocess.run(["ip", "netns", "add", self.netns], check=True)
-        subprocess.run(["ip", "-n", self.netns, "link", "set", "lo", "up"], check=True)
+        self.netns = self.namespace()
+
+    def namespace(self):
+        """The network namespace the bundle joins: one whose lo is up."""
+        ns = f"ward-ibench-{os.getpid()}"
+        subprocess.run(["ip", "netns", "add", ns], check=True)
+        subprocess.run(["ip", "-n", ns, "link", "set", "lo", "up"], check=True)
+        return ns
 
     def one(self, variant, i):
-        b, ws = e2e.bundle(self.a, self.d, self.run, f"{variant}-{i}", self.netns)
+        b, _ws = e2e.bundle(self.a, self.d, self.run, f"{self.name}-{variant}-{i}", self.netns)
         if variant == "tini":
-            tini = os.path.join(b, "rootfs", "usr", "bin", "tini-static")
-            if not os.path.exists(tini):
-                shutil.copy("/usr/bin/tini-static", tini)
-            with open(os.path.join(b, "config.json")) as f:
-                spec = json.load(f)
-            spec["process"]["args"] = ["/usr/bin/tini-static", "--"] + PI
-            spec["process"]["env"] = PI_ENV
-            spec["process"]["user"] = {"uid": e2e.AGENT_UID, "gid": e2e.AGENT_UID}
-            with open(os.path.join(b, "config.json"), "w") as f:
-                json.dump(spec, f)
-        cid = f"ward-ibench-{os.getpid()}-{variant}-{i}"
+            tini_bundle(b)
+        cid = f"ward-ibench-{os.getpid()}-{self.name}-{variant}-{i}"
 
         def pid_of():
-            st = subprocess.run(["runc", "state", cid], capture_output=True, text=True)
+            st = subprocess.run([self.name, "state", cid], capture_output=True, text=True)
             return json.loads(st.stdout)["pid"] if st.returncode == 0 else None
-        return measure(variant, ["runc", "run", "--bundle", b, cid], pid_of,
-                       lambda: subprocess.run(["runc", "delete", "-f", cid], capture_output=True))
+        return measure(variant, [self.name, *self.run_args, "--bundle", b, cid], pid_of,
+                       lambda: subprocess.run([self.name, *self.delete_args, cid], capture_output=True))
 
     def close(self):
-        subprocess.run(["ip", "netns", "delete", self.netns])
+        if self.netns:
+            subprocess.run(["ip", "netns", "delete", self.netns])
 
 
 class Runsc(Runc):
@@ -128,33 +142,11 @@ class Runsc(Runc):
     the sandbox's processes (the Sentry, the gofer), not Pi's: their Pss is
     what the container costs the host."""
     name = "runsc"
+    run_args = [*gvisor.RUNSC_ARGS, "run"]
+    delete_args = ["delete", "-force"]
 
-    def __init__(self, a, d, run):  # pylint: disable=super-init-not-called
-        self.a, self.d, self.run = a, d, run
-
-    def one(self, variant, i):
-        b, _ws = e2e.bundle(self.a, self.d, self.run, f"runsc-{variant}-{i}", None)
-        if variant == "tini":
-            tini = os.path.join(b, "rootfs", "usr", "bin", "tini-static")
-            if not os.path.exists(tini):
-                shutil.copy("/usr/bin/tini-static", tini)
-            with open(os.path.join(b, "config.json")) as f:
-                spec = json.load(f)
-            spec["process"]["args"] = ["/usr/bin/tini-static", "--"] + PI
-            spec["process"]["env"] = PI_ENV
-            spec["process"]["user"] = {"uid": e2e.AGENT_UID, "gid": e2e.AGENT_UID}
-            with open(os.path.join(b, "config.json"), "w") as f:
-                json.dump(spec, f)
-        cid = f"ward-ibench-{os.getpid()}-runsc-{variant}-{i}"
-
-        def pid_of():
-            st = subprocess.run(["runsc", "state", cid], capture_output=True, text=True)
-            return json.loads(st.stdout)["pid"] if st.returncode == 0 else None
-        return measure(variant, ["runsc", *gvisor.RUNSC_ARGS, "run", "--bundle", b, cid], pid_of,
-                       lambda: subprocess.run(["runsc", "delete", "-force", cid], capture_output=True))
-
-    def close(self):
-        pass
+    def namespace(self):
+        return None
 
 
 class Engine:

@@ -390,6 +390,15 @@ class ThreadedTCP(socketserver.ThreadingMixIn, socketserver.TCPServer):
     allow_reuse_address = True
 
 
+def self_signed(work, name):
+    """A self-signed certificate for name (its SAN): (key path, cert path)."""
+    key, crt = os.path.join(work, f"{name}.key"), os.path.join(work, f"{name}.crt")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", crt,
+                    "-days", "2", "-subj", f"/CN={name}", "-addext", f"subjectAltName=DNS:{name}"],
+                   check=True, capture_output=True)
+    return key, crt
+
+
 def tcp_server(handler):
     """A threaded server on 127.0.0.1 (a port of the kernel's choosing),
     serving in the background; shutdown() stops it."""

@@ -12,7 +12,7 @@ import threading
 import time
 
 from results import report  # noqa: E402
-from harness import AGENT_UID, exchange, recv_until, req, status, stop_ward, tcp_server, wait_port  # noqa: E402
+from harness import AGENT_UID, exchange, req, self_signed, status, stop_ward, tcp_server, wait_port  # noqa: E402
 
 
 class KeepServer:
@@ -143,10 +143,7 @@ def keep_case(a, work):
     import ssl
     tls = None
     if shutil.which("openssl"):
-        key, crt = os.path.join(work, "keep.key"), os.path.join(work, "keep.crt")
-        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", crt,
-                        "-days", "2", "-subj", "/CN=keep.test", "-addext", "subjectAltName=DNS:keep.test"],
-                       check=True, capture_output=True)
+        key, crt = self_signed(work, "keep.test")
         tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         tls.load_cert_chain(crt, key)
     plain, secure = KeepServer(), KeepServer(tls) if tls else None

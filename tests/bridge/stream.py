@@ -12,7 +12,7 @@ import subprocess
 import threading
 
 from results import report  # noqa: E402
-from harness import AGENT_UID, BRIDGE_UID, SERVERS, recv_all, stop_ward, tcp_server, wait_port  # noqa: E402
+from harness import AGENT_UID, BRIDGE_UID, SERVERS, recv_all, self_signed, stop_ward, tcp_server, wait_port  # noqa: E402
 
 BIG = 8 << 20  # more than every buffer on the way: backpressure both ways
 
@@ -98,10 +98,7 @@ def stream_case(a, work):
 
     tls_srv, tls_route = None, ""
     if shutil.which("openssl"):
-        key, crt = os.path.join(work, "stream.key"), os.path.join(work, "stream.crt")
-        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", crt,
-                        "-days", "2", "-subj", "/CN=stream.test", "-addext", "subjectAltName=DNS:stream.test"],
-                       check=True, capture_output=True)
+        key, crt = self_signed(work, "stream.test")
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(crt, key)
 

@@ -21,6 +21,7 @@ from harness import (  # noqa: E402
     exchange,
     recv_until,
     req,
+    self_signed,
     status,
     stop_ward,
     tcp_server,
@@ -37,11 +38,7 @@ def tls_case(a, work):
         return
     certs = {}
     for name in ("upstream.test", "other.test"):
-        key, crt = os.path.join(work, f"{name}.key"), os.path.join(work, f"{name}.crt")
-        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", crt,
-                        "-days", "2", "-subj", f"/CN={name}", "-addext", f"subjectAltName=DNS:{name}"],
-                       check=True, capture_output=True)
-        certs[name] = (key, crt)
+        certs[name] = self_signed(work, name)
     der = ssl.PEM_cert_to_DER_cert(open(certs["upstream.test"][1]).read())
     pin = "sha256:" + hashlib.sha256(der).hexdigest()
 
