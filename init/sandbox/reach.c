@@ -203,6 +203,49 @@ int reach_private(const struct ward_config *cfg)
 	return private_checks(cfg);
 }
 
+/* One private input tried as the agent's user: 2 (after logging) if it
+ * may read it, or if that could not be judged. */
+static int private_mode(const struct confine *agent, const struct ward_config *cfg, int line, const char *what,
+			const char *path)
+{
+	int e = as_agent(&agent->user, try_read, path);
+
+	if (e == EACCES || e == EPERM || e == ENOENT)
+		return 0;
+	if (e == 0)
+		log_error("%s:%d: %s %s may be read by the agent's user (uid %d) and no Landlock is in force: make "
+			  "it root's alone (chmod 0600), or its directory closed to that user", cfg->path, line, what,
+			  path, (int)agent->user.uid);
+	else
+		log_error("%s:%d: %s %s: a read as the agent's user could not be judged (%s): refused rather than "
+			  "assumed safe", cfg->path, line, what, path,
+			  e == AS_AGENT_FAILED ? "ward cannot become that user" : strerror(e));
+	return 2;
+}
+
+int reach_private_modes(const struct confine *agent, const struct ll_ruleset *ll, const struct ward_config *cfg,
+			int check)
+{
+	int i, h, rc = 0;
+
+	if (check || !agent || geteuid() != 0 || (ll && ll->fd >= 0) || !cfg->has_landlock ||
+	    cfg->landlock.mode == LL_OFF)
+		return 0;
+	if (cfg->has_mcp && cfg->mcp_source)
+		rc = private_mode(agent, cfg, cfg->mcp_line, "[mcp] source", cfg->mcp_source);
+	if (!rc && cfg->has_mcp && cfg->mcp_auth && !cfg->mcp_has_up)
+		rc = private_mode(agent, cfg, cfg->mcp_line, "[mcp] auth", cfg->mcp_auth);
+	for (i = 0; !rc && i < cfg->n_routes; i++) {
+		if (cfg->routes[i].cred)
+			rc = private_mode(agent, cfg, cfg->routes[i].line, "[route] credential", cfg->routes[i].cred->path);
+		for (h = 0; !rc && h < cfg->routes[i].n_headers; h++)
+			if (cfg->routes[i].headers[h].source)
+				rc = private_mode(agent, cfg, cfg->routes[i].line, "[route] header file",
+						  cfg->routes[i].headers[h].source);
+	}
+	return rc;
+}
+
 /* ward could not become the agent's user to try (no CAP_SETUID or
  * CAP_SETGID, as under runc's default spec): the start could not either. */
 static int cannot_try(const struct ward_config *cfg, const struct route *r)

@@ -20,6 +20,16 @@ int reach_private(const struct ward_config *cfg);
  * config is refused when the agent's user may read the file. Anything
  * that cannot be judged is refused. 2 after logging, else 0. */
 struct route_table;
+
+/* Landlock asked for but not in force (gVisor, a kernel without it under
+ * best_effort): what ward reads in private for the bridge ([mcp] source
+ * and auth, a route's credential, a route header's @PATH) is kept from
+ * the agent by its modes alone, so each is tried for reading as the
+ * agent's user (unless check) and refused if it can. 2 after logging,
+ * else 0. */
+int reach_private_modes(const struct confine *agent, const struct ll_ruleset *ll, const struct ward_config *cfg,
+			int check);
+
 int reach_upstreams(const struct confine *agent, const struct ll_ruleset *ll, const struct route_table *t,
 		    const struct ward_config *cfg, int check);
 

@@ -382,6 +382,7 @@ int sandbox_prepare(struct sandbox *sb, const struct ward_config *cfg, int vm, i
 	sb->ev.guard = &sb->guard;
 	sb->ev.eph = &sb->eph;
 	if ((rc = preflight_writable(sb->confining ? &sb->confine : NULL, &sb->ll, cfg, check)) != 0 ||
+	    (rc = reach_private_modes(sb->confining ? &sb->confine : NULL, &sb->ll, cfg, check)) != 0 ||
 	    (rc = reach_upstreams(sb->confining ? &sb->confine : NULL, &sb->ll, &sb->routes, cfg, check)) != 0)
 		goto out;
 	/* after the checks of what the agent must write: their words name a

@@ -15,9 +15,10 @@ through the bridge; the agent's uid, capabilities, Seccomp and no_new_privs
 (prctl, since gVisor's status has no NoNewPrivs line); /run/ward refused,
 the token not in PID 1's environment (gVisor lets any user read
 /proc/1/environ, so ward moves its environment off it); the evidence says
-gVisor and names its degradations. Then two refusals in one line each: a
+gVisor and names its degradations. Then three refusals in one line each: a
 config whose Landlock is hard_requirement with [landlock] gvisor = refuse,
-and the image under runsc's own network, which has a route out.
+an [mcp] source the agent's user could read (its modes are all that keep
+it), and the image under runsc's own network, which has a route out.
 """
 import json
 import os
@@ -125,6 +126,12 @@ def gvisor_case(a, h, d, run):
     lines = [x for x in err.splitlines() if "landlock" in x and "gvisor = refuse" in x]
     check("runsc: [landlock] gvisor = refuse: refused in one line naming Landlock, gVisor and the setting",
           rc == 3 and len(lines) == 1 and "gVisor has no Landlock" in lines[0], f"status {rc}; {err[-400:]}")
+    # /run/ward left open (mcp.json 0644): with no Landlock in force, its
+    # modes are what keep it from the agent, so the start is refused
+    rc, err = _run_once(a, h, d, run, "modes", ["/sbin/ward"], RUNSC_ARGS)
+    lines = [x for x in err.splitlines() if "may be read by the agent's user" in x]
+    check("runsc: an [mcp] source the agent's user may read (no Landlock in force) is refused in one line",
+          rc == 2 and len(lines) == 1 and "/run/ward/mcp.json" in lines[0], f"status {rc}; {err[-400:]}")
     # a network with a way out (a veth with a default route, as docker's
     # bridge gives one, shown to the sandbox by runsc's host network): without
     # the guard, refused with the flag that fixes it
