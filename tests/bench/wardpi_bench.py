@@ -80,6 +80,19 @@ def spread(v):
     return f"{q[0]:.2f}–{q[2]:.2f}"
 
 
+def engine_limits(wp, cmd, env, cwd):
+    """The memory, CPU and process limits ward-pi gives its container, read
+    from its --dry-run of cmd (the engine command it would run)."""
+    out = subprocess.run([wp, "--dry-run", *cmd[1:]], env=env, cwd=cwd, capture_output=True, text=True).stdout.split()
+    limits = []
+    for flag in ("--memory", "--cpus", "--pids-limit"):
+        if flag in out and out.index(flag) + 1 < len(out):
+            limits += [flag, out[out.index(flag) + 1]]
+    if not limits:
+        raise SystemExit(f"wardpi_bench: ward-pi --dry-run named no limits: {' '.join(out)[:300]}")
+    return limits
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--image-dir", required=True)
@@ -149,11 +162,14 @@ def main():
                                                 "/bin/true", "ward-pi:latest"]}
         # the command form: ward-pi run against the same container without
         # ward, from the command to the command's first output (and to exit)
+        run_cmd = [wp, "--engine", "docker", "--no-mcp", "run", "--", "sh", "-c", "echo command-started"]
         commands = {
-            "ward-pi run": [wp, "--engine", "docker", "--no-mcp", "run", "--", "sh", "-c", "echo command-started"],
-            "container without ward": ["docker", "run", "--rm", "--network", "none", "--user", "1000:1000", "-v",
-                                       f"{proj}:{proj}", "-w", proj, "--entrypoint", "/bin/sh", "ward-pi:latest",
-                                       "-c", "echo command-started"],
+            "ward-pi run": run_cmd,
+            # the same limits as ward-pi's container (its --dry-run says them):
+            # the engine's cgroup set-up is paid by both
+            "container without ward": ["docker", "run", "--rm", "--network", "none", *engine_limits(wp, run_cmd, env, proj),
+                                       "--user", "1000:1000", "-v", f"{proj}:{proj}", "-w", proj, "--entrypoint",
+                                       "/bin/sh", "ward-pi:latest", "-c", "echo command-started"],
         }
         size = int(subprocess.run(["docker", "image", "inspect", "-f", "{{.Size}}", "ward-pi:latest"], env=env,
                                   capture_output=True, text=True, check=True).stdout.strip())
@@ -210,8 +226,9 @@ def main():
     emed = {k: statistics.median(v) for k, v in cend.items()}
     lines.append("\n## ward-pi run: the command form\n")
     lines.append(f"{a.runs} runs each, alternating, warm: `ward-pi run -- sh -c 'echo command-started'` in a project "
-                 "without git against the same container without ward (the image, `--network none`, uid 1000, the "
-                 "project mounted, `/bin/sh` as the entrypoint). Seconds from the command to its first output, and "
+                 "without git against the same container without ward (the image, `--network none`, the memory, "
+                 "CPU and process limits ward-pi's `--dry-run` gives, uid 1000, the project mounted, `/bin/sh` as "
+                 "the entrypoint). Seconds from the command to its first output, and "
                  "to its exit (ward-pi's includes the end of the session: the epilogue's container that checks "
                  "what the agent left).\n")
     lines += ["| | start, median | interquartile | exit, median | interquartile |", "|---|---|---|---|---|"]
