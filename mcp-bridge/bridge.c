@@ -598,11 +598,7 @@ static int replay(struct loop *l, struct conn *c)
 	log_debug("bridge: route=%s: its kept upstream connection closed under the request: sent again on a new one",
 		  c->route->name);
 	conn_close_upstream(c);
-	if (c->tls) {
-		tls_conn_free(c->tls);
-		free(c->tls);
-		c->tls = NULL;
-	}
+	conn_free_tls(c);
 	c->reused = 0;
 	c->replayed = 1;
 	c->got_bytes = 0;
@@ -641,9 +637,7 @@ static void answer_ended(struct loop *l, struct conn *c, size_t extra)
 	if (!c->req_done || c->c2u_len > c->c2u_off || c->in_rpipe)
 		drop_request(c);
 	if (reuse)
-		pool_put(l, c, c->keep_s && (uint64_t)(c->keep_s - 1) * 1000 < POOL_IDLE_MS
-				       ? (uint64_t)(c->keep_s - 1) * 1000
-				       : POOL_IDLE_MS);
+		pool_put(l, c);
 	else
 		conn_close_upstream(c);
 	c->up_eof = 1;

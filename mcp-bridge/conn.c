@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -101,6 +102,15 @@ void conn_close_upstream(struct conn *c)
 		c->ufd = -1;
 	}
 	c->up_polled = 0;
+}
+
+void conn_free_tls(struct conn *c)
+{
+	if (c->tls) {
+		tls_conn_free(c->tls);
+		free(c->tls);
+		c->tls = NULL;
+	}
 }
 
 /* A stream (stream.c): each direction's buffer is read into while it has

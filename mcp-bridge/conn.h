@@ -160,6 +160,9 @@ void conn_rearm(struct loop *l, struct conn *c);
 /* The upstream socket is done with (closing it takes it out of the set). */
 void conn_close_upstream(struct conn *c);
 
+/* Its TLS context, if any, freed and forgotten (after its socket is). */
+void conn_free_tls(struct conn *c);
+
 /* The request body's pipe, closed and forgotten. */
 void conn_close_rpipe(struct conn *c);
 

@@ -17,7 +17,6 @@
 #include "common/log.h"
 #include "mcp-bridge/dial.h"
 #include "mcp-bridge/stream.h"
-#include "mcp-bridge/tls.h"
 #include "mcp-bridge/tunnel.h"
 
 /* The upstream stopped taking the request (it closed, or answered early,
@@ -101,10 +100,7 @@ void reap_dead(struct loop *l)
 	while (l->dead) {
 		struct conn *c = l->dead;
 		l->dead = c->next;
-		if (c->tls) {
-			tls_conn_free(c->tls);
-			free(c->tls);
-		}
+		conn_free_tls(c);
 		free(c->tun);
 		free(c->head);
 		free(c->c2u);
@@ -248,10 +244,7 @@ void next_request(struct loop *l, struct conn *c)
 	struct conn was;
 
 	answered(c);
-	if (c->tls) {
-		tls_conn_free(c->tls);
-		free(c->tls);
-	}
+	conn_free_tls(c);
 	conn_close_rpipe(c);
 	/* the relay buffers stay for the next request (no new mapping and
 	 * its page faults per request), but not a bulk one */

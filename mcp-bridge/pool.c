@@ -42,9 +42,11 @@ static void drop(struct loop *l, struct kept *k)
 	l->n_kept--;
 }
 
-void pool_put(struct loop *l, struct conn *c, uint64_t idle_ms)
+void pool_put(struct loop *l, struct conn *c)
 {
 	struct pool *p = route_pool(l, c);
+	uint64_t idle_ms = c->keep_s && (uint64_t)(c->keep_s - 1) * 1000 < POOL_IDLE_MS ? (uint64_t)(c->keep_s - 1) * 1000
+											 : POOL_IDLE_MS;
 
 	if (c->up_polled)
 		(void)epoll_ctl(l->epfd, EPOLL_CTL_DEL, c->ufd, NULL);

@@ -48,9 +48,10 @@ struct pool {
 int pool_eligible(const struct conn *c);
 
 /* c's answer has ended and its connection may carry another: kept for its
- * route (out of the epoll set; c no longer has it) for idle_ms, unless it
- * is older than POOL_MAX_AGE_MS (then closed). */
-void pool_put(struct loop *l, struct conn *c, uint64_t idle_ms);
+ * route (out of the epoll set; c no longer has it) for POOL_IDLE_MS, or
+ * the server's Keep-Alive timeout (c->keep_s) less 1 s if shorter, unless
+ * it is older than POOL_MAX_AGE_MS (then closed). */
+void pool_put(struct loop *l, struct conn *c);
 
 /* A kept connection of c's route, if one is still open and quiet: 1 with
  * c->ufd, c->tls and c->addr set (not yet polled), else 0. */
