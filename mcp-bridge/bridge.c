@@ -17,6 +17,7 @@
 
 #include "common/log.h"
 #include "common/clock.h"
+#include "mcp-bridge/ask.h"
 #include "mcp-bridge/conn.h"
 #include "mcp-bridge/dial.h"
 #include "mcp-bridge/ending.h"
@@ -282,6 +283,8 @@ static void connect_upstream(struct loop *l, struct conn *c)
 /* A credential's refresh socket in the epoll set: tagged after the
  * resolver, by its route's index. */
 #define CRED_TAG(r, i) ((uint64_t)((r)->n + 2 + (i)) << 1)
+/* the approver's socket ([proxy] ask), after the credentials' */
+#define ASK_TAG(r) CRED_TAG(r, (r)->n)
 
 static void head_send(struct loop *l, struct conn *c);
 
@@ -397,26 +400,11 @@ static void head_send(struct loop *l, struct conn *c)
 	connect_upstream(l, c);
 }
 
-/* The whole head is in: check it (before a request may wait for, or
- * start, its route's refresh), then send it on. */
-static void head_complete(struct loop *l, struct conn *c)
+/* A request's head checked as its route's (a plain proxy request's too,
+ * on its own route), then sent on. */
+static void head_checked(struct loop *l, struct conn *c)
 {
-	ssize_t n;
-
-	if (c->route->proxy) {
-		int status;
-		const char *why;
-		if (tunnel_open(l, c, &status, &why) != 0) {
-			refuse(l, c, status, why);
-			return;
-		}
-		if (!c->tun->plain) {
-			connect_upstream(l, c);
-			return;
-		}
-		/* a plain http:// request: from here a route's, on its own route */
-	}
-	n = http_req_feed(&c->req, c->head, c->head_len);
+	ssize_t n = http_req_feed(&c->req, c->head, c->head_len);
 
 	if (n < 0 || (size_t)n < c->req.head_len) {
 		refuse(l, c, n < 0 ? c->req.status : 400, n < 0 && c->req.why ? c->req.why : "bad request");
@@ -437,6 +425,66 @@ static void head_complete(struct loop *l, struct conn *c)
 		return;
 	}
 	head_send(l, c);
+}
+
+/* A proxy request past its host's checks (tunnel_open's or
+ * tunnel_admit's return, r): refused, held for the person's answer,
+ * connected (a tunnel), or checked as a route's (a plain request). */
+static void proxy_next(struct loop *l, struct conn *c, int r, int status, const char *why)
+{
+	if (r == TUNNEL_ASKED) {
+		/* polled for nothing but a hangup until the answer */
+		c->state = C_ASK;
+		conn_rearm(l, c);
+		return;
+	}
+	if (r != 0) {
+		refuse(l, c, status, why);
+		return;
+	}
+	if (!c->tun->plain)
+		connect_upstream(l, c);
+	else
+		head_checked(l, c);
+}
+
+/* The whole head is in: check it (before a request may wait for, or
+ * start, its route's refresh), then send it on. */
+static void head_complete(struct loop *l, struct conn *c)
+{
+	if (c->route->proxy) {
+		int status = 0, r;
+		const char *why = NULL;
+		r = tunnel_open(l, c, &status, &why);
+		proxy_next(l, c, r, status, why);
+		return;
+	}
+	head_checked(l, c);
+}
+
+/* Questions to the person that ended: the requests held for each go on
+ * (tunnel_admit) or get its 403. */
+static void ask_settled(struct loop *l)
+{
+	struct ask_settled s;
+	struct conn *c, *next;
+
+	while (asker_next(l->ask, &s))
+		for (c = l->conns; c; c = next) {
+			int status = 0, r;
+			const char *why = NULL;
+			next = c->next; /* c may be closed (and moved to l->dead) */
+			if (c->state != C_ASK || c->ask_id != s.id || c->dead)
+				continue;
+			c->state = C_HEAD;
+			if (!s.allowed) {
+				snprintf(c->why, sizeof c->why, "%s", s.why);
+				refuse(l, c, 403, c->why);
+				continue;
+			}
+			r = tunnel_admit(l, c, &status, &why);
+			proxy_next(l, c, r, status, why);
+		}
 }
 
 /* A body framed by Content-Length, once what the buffer holds is
@@ -885,10 +933,11 @@ static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 		on_client_read(l, c);
 		return;
 	}
-	if (c->state == C_CRED) {
+	if (c->state == C_CRED || c->state == C_ASK) {
 		/* polled for nothing: only a client that went away is news */
 		if (!upstream && (ev & (EPOLLERR | EPOLLHUP))) {
-			c->req.why = "client went away while the route's login was refreshed";
+			c->req.why = c->state == C_ASK ? "client went away while the person was asked"
+						       : "client went away while the route's login was refreshed";
 			close_conn(l, c);
 		}
 		return;
@@ -1146,6 +1195,14 @@ int bridge_run(const struct bridge_routes *r, struct resolver *res, int max_conn
 	}
 	/* without it no connection is kept: each request its own */
 	l.pools = calloc((size_t)r->n, sizeof *l.pools);
+	/* the proxy's approver, connected at the first question */
+	for (i = 0; i < r->n; i++)
+		if (r->v[i].proxy && r->v[i].proxy->ask) {
+			const struct proxy_policy *p = r->v[i].proxy;
+			l.ask = malloc(sizeof *l.ask);
+			if (!l.ask || asker_init(l.ask, p->ask, p->ask_timeout_s, p->ask_rate, l.epfd, ASK_TAG(r)) != 0)
+				return -1;
+		}
 	for (;;) {
 		struct epoll_event evs[64];
 		int wait = l.n_retrying ? RETRY_MS : l.n_aborting ? ABORT_POLL_MS : l.conns || l.n_kept ? 1000 : -1, n, k;
@@ -1155,6 +1212,11 @@ int bridge_run(const struct bridge_routes *r, struct resolver *res, int max_conn
 		if (dns >= 0 && (wait < 0 || dns < wait))
 			wait = dns;
 		cred_wait(&l, &wait);
+		if (l.ask) {
+			int ask = asker_wait_ms(l.ask, now_ms());
+			if (ask >= 0 && (wait < 0 || ask < wait))
+				wait = ask;
+		}
 
 		if (l.paused_until) {
 			uint64_t now = now_ms();
@@ -1180,6 +1242,11 @@ int bridge_run(const struct bridge_routes *r, struct resolver *res, int max_conn
 				accept_one(&l, &r->v[(d >> 1) - 1]);
 				continue;
 			}
+			if (l.ask && d == ASK_TAG(r)) {
+				asker_readable(l.ask, now_ms());
+				ask_settled(&l);
+				continue;
+			}
 			if (d >= CRED_TAG(r, 0) && d < CRED_TAG(r, r->n)) {
 				i = (int)(d >> 1) - r->n - 2;
 				cred_step(&l, i, refresh_readable(r->v[i].cred, now_ms()), -1);
@@ -1195,6 +1262,10 @@ int bridge_run(const struct bridge_routes *r, struct resolver *res, int max_conn
 		while ((i = resolver_next(res)) >= 0)
 			name_answered(&l, i);
 		expire(&l);
+		if (l.ask) {
+			asker_expire(l.ask, now_ms());
+			ask_settled(&l);
+		}
 		cred_ticks(&l);
 		reap_dead(&l);
 	}

@@ -42,8 +42,10 @@
  * answer, relayed; the client is reset once it has been sent all of it. */
 /* C_HELLO: a proxy tunnel told 200, its client's TLS ClientHello awaited
  * (tunnel.h). */
-/* C_CRED: its head is in, waiting for its route's credential (refresh.h). */
-enum conn_state { C_HEAD, C_CRED, C_RESOLVING, C_RETRY, C_CONNECTING, C_HANDSHAKE, C_RELAY, C_DRAIN, C_ABORT, C_STREAM, C_HELLO };
+/* C_CRED: its head is in, waiting for its route's credential (refresh.h).
+ * C_ASK: a proxy request whose host no rule allows, held while the person
+ * is asked (ask.h). */
+enum conn_state { C_HEAD, C_CRED, C_ASK, C_RESOLVING, C_RETRY, C_CONNECTING, C_HANDSHAKE, C_RELAY, C_DRAIN, C_ABORT, C_STREAM, C_HELLO };
 #define RETRY_MS 10
 #define RETRY_MAX 200
 #define ACCEPT_PAUSE_MS 100 /* listeners rest when no client can be accepted */
@@ -90,6 +92,7 @@ struct conn {
 	int name_i;	    /* its name's resolver entry: the route's index, or a tunnel's (resolver_hold) */
 	struct tunnel *tun; /* a connection to the egress proxy (tunnel.h) */
 	unsigned cred_gen;  /* the credential's token generation it was sent with */
+	uint64_t ask_id;    /* C_ASK: the question it waits on */
 	size_t head_used;   /* bytes of head that are the request's (head, then body), once checked */
 	char why[1024]; /* a refusal's reason that is not a constant */
 	int shut_up, shut_client; /* a stream: the end passed on to each side */
@@ -124,6 +127,7 @@ struct conn {
 };
 
 struct pool;
+struct asker;
 
 struct loop {
 	int epfd, n_conns, max_conns, n_retrying, n_bulk;
@@ -137,6 +141,7 @@ struct loop {
 	struct conn *conns;
 	struct conn *dead; /* closed in this batch of events, freed after it */
 	struct pool *pools; /* each route's kept upstream connections (pool.h); NULL: none kept */
+	struct asker *ask;  /* the proxy's questions to the person (ask.h); NULL: [proxy] ask unset */
 	int n_kept;
 };
 

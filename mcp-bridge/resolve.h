@@ -25,7 +25,7 @@
 #define RESOLVE_TIMEOUT_MS 1500	  /* one query's first wait (c-ares doubles it for the next try) */
 #define RESOLVE_TRIES 2		  /* tries per server */
 #define RESOLVE_WAIT_MS 10000	  /* a request waits for an answer at most this long */
-#define RESOLVE_DYNAMIC 64	  /* the proxy's names, entries after the routes' (resolver_hold) */
+#define RESOLVE_DYNAMIC 256	  /* the proxy's names, entries after the routes' (resolver_hold) */
 
 struct name_addr {
 	struct sockaddr_storage sa; /* with the route's port, for connect() */

@@ -23,6 +23,8 @@ struct proxy_policy {
 	unsigned methods;     /* [proxy] methods: 1 << HTTP_CONNECT, 1 << HTTP_GET... */
 	unsigned max_tunnels; /* open at once */
 	uint64_t max_bytes;   /* per tunnel, both ways together; 0: no limit */
+	const struct upstream *ask; /* [proxy] ask: the approver (ask.h); NULL: a name no rule allows is refused */
+	unsigned ask_timeout_s, ask_rate;
 };
 
 struct bridge_route {

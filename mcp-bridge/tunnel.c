@@ -11,6 +11,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "mcp-bridge/ask.h"
 #include "mcp-bridge/hello.h"
 #include "mcp-bridge/proxyreq.h"
 #include "mcp-bridge/resolve.h"
@@ -59,6 +60,87 @@ static int plain_request(struct conn *c, const struct proxy_req *q)
 	return 0;
 }
 
+/* The rest of a CONNECT or plain request once its host is allowed (by a
+ * rule, or by the person's answer): the tunnel counted, its address judged
+ * or its name looked up, its buffers ready. */
+static int admit(struct loop *l, struct conn *c, const struct proxy_req *q, int *status, const char **why)
+{
+	const struct proxy_policy *p = c->route->proxy;
+	struct tunnel *t = c->tun;
+	size_t head = http_head_end(c->head, c->head_len);
+	unsigned char b[16];
+	int family = 0;
+
+	*status = 503;
+	/* a tunnel from here until it closes (a refusal lingering is none) */
+	if (l->n_tunnels >= p->max_tunnels) {
+		*why = "too many tunnels ([proxy] max_tunnels)";
+		return -1;
+	}
+	l->n_tunnels++;
+	t->counted = 1;
+	if (t->literal && allow_literal(t->host, &family, b)) {
+		/* an address allowed by its rule, judged as a name's answer is */
+		const char *no = resolver_refuses_under(family, b, t->port, p->allow, p->n_allow);
+		if (no) {
+			snprintf(c->why, sizeof c->why, "the proxy does not connect to a %s address unless a rule of /8 or "
+				 "narrower names it", no);
+			*status = 403;
+			*why = c->why;
+			return -1;
+		}
+		literal_addr(&t->lit, family, b, t->port);
+	} else {
+		/* an approved name too: its answers judged by the allow rules'
+		 * addresses alone (approval widens names, never addresses) */
+		c->name_i = resolver_hold(l->res, t->host, t->port, p->allow, p->n_allow, now_ms());
+		if (c->name_i < 0) {
+			*why = "too many names being looked up at once";
+			return -1;
+		}
+	}
+	if (q->plain)
+		return plain_request(c, q);
+	if (stream_alloc(c) != 0)
+		return -1;
+	/* bytes sent after the head, before the 200: the hello's beginning */
+	if (c->head_len > head) {
+		size_t extra = c->head_len - head;
+		if (extra > RESP_BUF) {
+			*status = 400;
+			*why = "too many bytes before the tunnel was established";
+			return -1;
+		}
+		memcpy(c->c2u, c->head + head, extra);
+		c->c2u_len = extra;
+	}
+	c->bytes_in = c->head_len;
+	return 0;
+}
+
+/* No rule allows the host: 403 saying what would, in words the agent can
+ * pass on to the person. */
+static int not_allowed(struct conn *c, int family, int *status, const char **why)
+{
+	struct tunnel *t = c->tun;
+	char rule[300];
+
+	/* the rule that would allow it: a port other than 443 is named */
+	if (t->port == 443)
+		snprintf(rule, sizeof rule, t->literal && family == AF_INET6 ? "[%s]" : "%s", t->host);
+	else
+		snprintf(rule, sizeof rule, "%s", t->desc);
+	snprintf(c->why, sizeof c->why,
+		 t->literal ? "%s refused: the address is not in [proxy] allow; an address needs an address "
+			      "rule there (allow = %s), which the person outside the sandbox can add"
+			    : "%s refused: the host is not in [proxy] allow; the person outside the sandbox can "
+			      "allow it (allow = %s in [proxy], or ward-pi --allow %s); do not retry until then",
+		 t->desc, rule, rule);
+	*status = 403;
+	*why = c->why;
+	return -1;
+}
+
 int tunnel_open(struct loop *l, struct conn *c, int *status, const char **why)
 {
 	const struct proxy_policy *p = c->route->proxy;
@@ -66,7 +148,7 @@ int tunnel_open(struct loop *l, struct conn *c, int *status, const char **why)
 	struct proxy_req q;
 	struct tunnel *t;
 	unsigned char b[16];
-	int family;
+	int family = 0;
 
 	*status = 503;
 	*why = "out of memory";
@@ -88,68 +170,42 @@ int tunnel_open(struct loop *l, struct conn *c, int *status, const char **why)
 	t->port = q.port;
 	t->literal = allow_literal(t->host, &family, b);
 	snprintf(t->desc, sizeof t->desc, t->literal && family == AF_INET6 ? "[%s]:%u" : "%s:%u", t->host, t->port);
-	t->rule = allow_match(p->allow, p->n_allow, t->host, t->port);
-	if (!t->rule) {
-		/* what was refused and what would allow it, in words the agent
-		 * can pass on to the person */
-		char rule[300];
-		/* the rule that would allow it: a port other than 443 is named */
-		if (t->port == 443)
-			snprintf(rule, sizeof rule, t->literal && family == AF_INET6 ? "[%s]" : "%s", t->host);
-		else
-			snprintf(rule, sizeof rule, "%s", t->desc);
-		snprintf(c->why, sizeof c->why,
-			 t->literal ? "%s refused: the address is not in [proxy] allow; an address needs an address "
-				      "rule there (allow = %s), which the person outside the sandbox can add"
-				    : "%s refused: the host is not in [proxy] allow; the person outside the sandbox can "
-				      "allow it (allow = %s in [proxy], or ward-pi --allow %s); do not retry until then",
-			 t->desc, rule, rule);
+	if (allow_match(p->allow, p->n_allow, t->host, t->port))
+		return admit(l, c, &q, status, why);
+	/* a name no rule allows: this session's answers, or a question to
+	 * the person ([proxy] ask); an address is never asked */
+	if (t->literal || !l->ask)
+		return not_allowed(c, family, status, why);
+	switch (asker_judge(l->ask, t->host, t->port, c->why, sizeof c->why)) {
+	case ASK_ALLOWED:
+		return admit(l, c, &q, status, why);
+	case ASK_DENIED:
+		*status = 403;
+		*why = c->why;
+		return -1;
+	case ASK_NEEDED:
+		break;
+	}
+	if (asker_ask(l->ask, t->host, t->port, q.plain ? "http" : "connect", now_ms(), &c->ask_id, c->why,
+		      sizeof c->why) != 0) {
 		*status = 403;
 		*why = c->why;
 		return -1;
 	}
-	/* a tunnel from here until it closes (a refusal lingering is none) */
-	if (l->n_tunnels >= p->max_tunnels) {
-		*why = "too many tunnels ([proxy] max_tunnels)";
+	return TUNNEL_ASKED;
+}
+
+int tunnel_admit(struct loop *l, struct conn *c, int *status, const char **why)
+{
+	struct proxy_req q;
+
+	/* the head is as it was when parsed first (nothing read since) */
+	if (proxyreq_parse(c->head, http_head_end(c->head, c->head_len), c->route->proxy->methods, &q) != 0) {
+		*status = q.status;
+		*why = q.why;
 		return -1;
 	}
-	l->n_tunnels++;
-	t->counted = 1;
-	if (t->literal) {
-		/* an address allowed by its rule, judged as a name's answer is */
-		const char *no = resolver_refuses_under(family, b, t->port, p->allow, p->n_allow);
-		if (no) {
-			snprintf(c->why, sizeof c->why, "the proxy does not connect to a %s address unless a rule of /8 or "
-				 "narrower names it", no);
-			*status = 403;
-			*why = c->why;
-			return -1;
-		}
-		literal_addr(&t->lit, family, b, t->port);
-	} else {
-		c->name_i = resolver_hold(l->res, t->host, t->port, p->allow, p->n_allow, now_ms());
-		if (c->name_i < 0) {
-			*why = "too many names being looked up at once";
-			return -1;
-		}
-	}
-	if (q.plain)
-		return plain_request(c, &q);
-	if (stream_alloc(c) != 0)
-		return -1;
-	/* bytes sent after the head, before the 200: the hello's beginning */
-	if (c->head_len > head) {
-		size_t extra = c->head_len - head;
-		if (extra > RESP_BUF) {
-			*status = 400;
-			*why = "too many bytes before the tunnel was established";
-			return -1;
-		}
-		memcpy(c->c2u, c->head + head, extra);
-		c->c2u_len = extra;
-	}
-	c->bytes_in = c->head_len;
-	return 0;
+	return admit(l, c, &q, status, why);
 }
 
 int tunnel_established(struct conn *c)

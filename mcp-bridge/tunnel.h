@@ -33,11 +33,18 @@ struct tunnel {
 };
 
 /* The head is whole (c->head): 0 with c->tun set, so the upstream is
- * connected next; or -1 with the refusal's status and why. A CONNECT's
+ * connected next; -1 with the refusal's status and why; or TUNNEL_ASKED:
+ * no rule allows the name, and the person is being asked (c->ask_id, see
+ * ask.h: tunnel_admit once the answer allows it). A CONNECT's
  * stream buffers are ready (what came after the head kept for the hello);
  * a plain request (c->tun->plain) has its head rewritten to origin form
  * in c->head and c->req started on its route, to be fed as a route's. */
+#define TUNNEL_ASKED 1
 int tunnel_open(struct loop *l, struct conn *c, int *status, const char **why);
+
+/* The person's answer allowed an asked tunnel or request: the rest of
+ * tunnel_open, its return the same (never TUNNEL_ASKED). */
+int tunnel_admit(struct loop *l, struct conn *c, int *status, const char **why);
 
 /* The upstream accepted: "200 Connection established" to the client (the
  * hello is waited for). 0, or -1 when the client is gone. */

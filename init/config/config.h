@@ -81,6 +81,8 @@ struct config_file {
 #define PROXY_MAX_TUNNELS 4096
 #define PROXY_DEFAULT_TUNNELS 256
 #define PROXY_DEFAULT_BYTES ((uint64_t)1 << 30)
+#define PROXY_DEFAULT_ASK_TIMEOUT_S 60
+#define PROXY_DEFAULT_ASK_RATE 10
 struct config_proxy {
 	int has, line;
 	unsigned port;		  /* listen = 127.0.0.1:PORT */
@@ -91,6 +93,12 @@ struct config_proxy {
 	unsigned max_tunnels;	  /* tunnels open at once */
 	uint64_t max_bytes;	  /* per tunnel, both ways together; 0: no limit */
 	int from_env, literal;	  /* allow/presets lines of a ${VAR}, of words written */
+	/* ask = unix:PATH | vsock:CID:PORT: a host no rule allows is asked of
+	 * the approver listening there (mcp-bridge/ask.h); unset: refused */
+	int has_ask;
+	struct upstream ask;
+	unsigned ask_timeout_s; /* an unanswered question is a refusal after this */
+	unsigned ask_rate;	/* new questions per minute, at most */
 };
 
 struct ward_config {

@@ -236,6 +236,9 @@ void config_print(const struct ward_config *cfg, FILE *out)
 				fprintf(out, " %s", http_method_str((enum http_method)i));
 		fprintf(out, "\nmax_tunnels = %u\nmax_bytes = %llu\n", cfg->proxy.max_tunnels,
 			(unsigned long long)cfg->proxy.max_bytes);
+		if (cfg->proxy.has_ask)
+			fprintf(out, "ask = %s\nask_timeout = %u\nask_rate = %u\n", cfg->proxy.ask.desc,
+				cfg->proxy.ask_timeout_s, cfg->proxy.ask_rate);
 	}
 	for (i = 0; i < cfg->n_files; i++)
 		fprintf(out, "\n[file %s]\nsource = %s\ntarget = %s\nmode = %04o\n", cfg->files[i].name,

@@ -25,7 +25,7 @@ enum section {
 	SEC_UNKNOWN,
 };
 
-#define CONFIG_KEY_LINES 64
+#define CONFIG_KEY_LINES 80
 
 struct parse_ctx;
 typedef int (*setter)(struct parse_ctx *ctx, const char *key, const char *value, const char **why);

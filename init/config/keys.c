@@ -937,6 +937,9 @@ const struct key_def config_keys[] = {
 	{ SEC_PROXY, "methods", proxy_set, 0, 0 },
 	{ SEC_PROXY, "max_tunnels", proxy_set, 0, 0 },
 	{ SEC_PROXY, "max_bytes", proxy_set, 0, 0 },
+	{ SEC_PROXY, "ask", proxy_set, 0, 0 },
+	{ SEC_PROXY, "ask_timeout", proxy_set, 0, 0 },
+	{ SEC_PROXY, "ask_rate", proxy_set, 0, 0 },
 };
 
 const size_t config_n_keys = sizeof config_keys / sizeof config_keys[0];

@@ -159,6 +159,31 @@ static int bytes(const char *v, uint64_t *out, const char **why)
 	return 0;
 }
 
+/* ask: the approver's address, or no/none/empty (nothing asked). ${NAME}
+ * alone: that variable of ward's environment (an image's docker run -e
+ * WARD_PROXY_ASK=unix:/run/ward/approver.sock), unset or empty: none. */
+static int ask_set(struct parse_ctx *ctx, const char *v, const char **why)
+{
+	struct config_proxy *p = &ctx->cfg->proxy;
+	char from[128];
+	const char *a = config_env_ref(v, from, sizeof from);
+
+	/* from a variable that is empty: as an allow = ${VAR} of none */
+	if (from[0])
+		p->from_env = 1;
+	p->has_ask = 0;
+	if (!*a || strcmp(a, "no") == 0 || strcmp(a, "none") == 0)
+		return 0;
+	if (upstream_parse(a, &p->ask, why) != 0 || (p->ask.kind != UP_UNIX && p->ask.kind != UP_VSOCK)) {
+		snprintf(ctx->why, sizeof ctx->why, "%.60s: expected the approver's unix:PATH or vsock:CID:PORT "
+			 "(docs/approver.md), or no", a);
+		*why = ctx->why;
+		return -1;
+	}
+	p->has_ask = 1;
+	return 0;
+}
+
 int proxy_set(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
 {
 	struct config_proxy *p = &ctx->cfg->proxy;
@@ -191,6 +216,20 @@ int proxy_set(struct parse_ctx *ctx, const char *k, const char *v, const char **
 	}
 	if (strcmp(k, "max_bytes") == 0)
 		return bytes(v, &p->max_bytes, why);
+	if (strcmp(k, "ask") == 0)
+		return ask_set(ctx, v, why);
+	if (strcmp(k, "ask_timeout") == 0) {
+		if (parse_uint(v, 1, 3600, &n, why) != 0)
+			return *why = "expected seconds, 1-3600 (an unanswered question is refused after them)", -1;
+		p->ask_timeout_s = (unsigned)n;
+		return 0;
+	}
+	if (strcmp(k, "ask_rate") == 0) {
+		if (parse_uint(v, 1, 1000, &n, why) != 0)
+			return *why = "expected questions per minute, 1-1000", -1;
+		p->ask_rate = (unsigned)n;
+		return 0;
+	}
 	return *why = "unknown key", -1;
 }
 
@@ -207,14 +246,14 @@ int proxy_apply(struct ward_config *cfg, char *err, size_t errsize, int *line)
 	*line = p->line;
 	/* hosts that only ${VAR}s would give, none set: no proxy, as a
 	 * provider route without its ${WARD_PROVIDER} is none */
-	if (!p->n_allow && p->from_env && !p->literal) {
+	if (!p->n_allow && !p->has_ask && p->from_env && !p->literal) {
 		p->has = 0;
 		return 0;
 	}
 	if (!p->port)
 		return snprintf(err, errsize, "[proxy]: listen is required"), -1;
-	if (!p->n_allow)
-		return snprintf(err, errsize, "[proxy]: no host to tunnel to: set allow (or presets)"), -1;
+	if (!p->n_allow && !p->has_ask)
+		return snprintf(err, errsize, "[proxy]: no host to tunnel to: set allow (or presets), or ask"), -1;
 	for (j = 0; j < cfg->n_routes; j++)
 		if (cfg->routes[j].port == p->port)
 			return snprintf(err, errsize, "[proxy]: listen: port %u is also route %s's", p->port,

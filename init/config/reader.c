@@ -457,7 +457,9 @@ const struct ward_config config_default = {
 	.mcp_port = 7800,
 	.proxy = { .methods = 1u << HTTP_CONNECT,
 		   .max_tunnels = PROXY_DEFAULT_TUNNELS,
-		   .max_bytes = PROXY_DEFAULT_BYTES },
+		   .max_bytes = PROXY_DEFAULT_BYTES,
+		   .ask_timeout_s = PROXY_DEFAULT_ASK_TIMEOUT_S,
+		   .ask_rate = PROXY_DEFAULT_ASK_RATE },
 };
 
 void config_defaults(struct ward_config *cfg)

@@ -43,7 +43,7 @@ json_t *json_ports(const struct port_range *v, int n)
 
 json_t *json_proxy(const struct config_proxy *p)
 {
-	json_t *allow = json_array(), *methods = json_array();
+	json_t *allow = json_array(), *methods = json_array(), *j;
 	char buf[UPSTREAM_NAME_MAX + 32];
 	int i;
 
@@ -53,11 +53,16 @@ json_t *json_proxy(const struct config_proxy *p)
 		if (p->methods & (1u << i))
 			json_array_append_new(methods, jstr(http_method_str((enum http_method)i)));
 	snprintf(buf, sizeof buf, "127.0.0.1:%u", p->port);
-	return json_pack("{s:s,s:s,s:s,s:o,s:o,s:s,s:i,s:I,s:s}", "name", "proxy", "listen", buf, "protocol", "proxy",
+	j = json_pack("{s:s,s:s,s:s,s:o,s:o,s:s,s:i,s:I,s:s}", "name", "proxy", "listen", buf, "protocol", "proxy",
 			 "methods", methods, "allow", allow, "presets", p->presets, "max_tunnels", (int)p->max_tunnels,
 			 "max_bytes", (json_int_t)p->max_bytes, "checks",
 			 "the host in allow; names resolved by the bridge; loopback, link-local and private answers "
 			 "refused unless an address rule of /8 or narrower names them; a CONNECT's TLS server name is "
 			 "its host; a plain http:// request (methods past CONNECT) checked and relayed as a route's, "
 			 "Host the URL's, one request per connection");
+	/* a name no rule allows is asked of the approver outside */
+	if (j && p->has_ask)
+		json_object_set_new(j, "ask", json_pack("{s:s,s:i,s:i}", "approver", p->ask.desc, "timeout_s",
+							 (int)p->ask_timeout_s, "rate_per_minute", (int)p->ask_rate));
+	return j;
 }

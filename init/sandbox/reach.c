@@ -248,10 +248,22 @@ int reach_private_modes(const struct confine *agent, const struct ll_ruleset *ll
 
 /* ward could not become the agent's user to try (no CAP_SETUID or
  * CAP_SETGID, as under runc's default spec): the start could not either. */
+/* What a message names: a route's upstream, or the proxy's approver. */
+static const char *label(const struct route *r, char lab[400])
+{
+	if (r->proxy)
+		snprintf(lab, 400, "[proxy] ask = %s", r->up->desc);
+	else
+		snprintf(lab, 400, "[route %s] upstream %s", r->name, r->up->desc);
+	return lab;
+}
+
 static int cannot_try(const struct ward_config *cfg, const struct route *r)
 {
-	log_error("%s:%d: [route %s] upstream %s: ward cannot become the agent's user to check what it may "
-		  "reach (no CAP_SETUID/CAP_SETGID?)", cfg->path, r->line, r->name, r->up->desc);
+	char lab[400];
+
+	log_error("%s:%d: %s: ward cannot become the agent's user to check what it may "
+		  "reach (no CAP_SETUID/CAP_SETGID?)", cfg->path, r->line, label(r, lab));
 	return 3;
 }
 
@@ -263,7 +275,7 @@ static int unix_upstream_private(const struct confine *agent, int ll_in_force, c
 				 const char *info, const struct route *r, int check)
 {
 	const char *path = ((const struct sockaddr_un *)&r->up->addr)->sun_path, *rule;
-	char dir[PATH_MAX], real[PATH_MAX];
+	char dir[PATH_MAX], real[PATH_MAX], lab[400];
 	struct stat st;
 	int e;
 
@@ -277,9 +289,9 @@ static int unix_upstream_private(const struct confine *agent, int ll_in_force, c
 		*(slash == dir ? slash + 1 : slash) = '\0';
 	} while (!realpath(dir, real) && strcmp(dir, "/") != 0);
 	if (ll_in_force && (rule = rule_reaching(&cfg->landlock, info, dir, 1))) {
-		log_error("%s:%d: [route %s] upstream %s: its directory is within the agent's Landlock write rule "
+		log_error("%s:%d: %s: its directory is within the agent's Landlock write rule "
 			  "for %s: the agent could put its own socket there and be sent what the bridge adds; keep "
-			  "the socket out of the agent's paths (/run/ward)", cfg->path, r->line, r->name, r->up->desc,
+			  "the socket out of the agent's paths (/run/ward)", cfg->path, r->line, label(r, lab),
 			  rule);
 		return 2;
 	}
@@ -288,17 +300,17 @@ static int unix_upstream_private(const struct confine *agent, int ll_in_force, c
 	if (geteuid() != 0) {
 		/* started without root, the bridge is the agent's uid: what
 		 * connects for one connects for the other */
-		log_warn("%s:%d: [route %s] upstream %s: ward started without root, so the agent shares the "
+		log_warn("%s:%d: %s: ward started without root, so the agent shares the "
 			 "bridge's uid and may connect to this socket itself, around the route's path and method "
 			 "pins (the headers the bridge adds stay with the bridge); a root start keeps them apart",
-			 cfg->path, r->line, r->name, r->up->desc);
+			 cfg->path, r->line, label(r, lab));
 		return 0;
 	}
 	/* no Landlock in force: the file modes alone keep the directory */
 	if (!ll_in_force && (e = as_agent(&agent->user, try_make_file, dir)) != EACCES && e != EPERM && e != EROFS) {
 		if (e == AS_AGENT_FAILED)
 			return cannot_try(cfg, r);
-		log_error("%s:%d: [route %s] upstream %s: %s", cfg->path, r->line, r->name, r->up->desc,
+		log_error("%s:%d: %s: %s", cfg->path, r->line, label(r, lab),
 			  e == 0 ? "with no Landlock in force, the agent's user may create files in the socket's "
 				   "directory: it could put its own socket there; keep the socket in a directory "
 				   "only root and the bridge may write"
@@ -313,13 +325,13 @@ static int unix_upstream_private(const struct confine *agent, int ll_in_force, c
 		return cannot_try(cfg, r);
 	if (e != EACCES && e != EPERM && e != ENOENT && e != ENOTDIR) {
 		if (e == 0)
-			log_error("%s:%d: [route %s] upstream %s: the agent's user (uid %d) may connect to it (mode "
+			log_error("%s:%d: %s: the agent's user (uid %d) may connect to it (mode "
 				  "%04o, owner %d:%d) and go around the bridge; give it to the bridge's user alone "
-				  "(chmod 0600)", cfg->path, r->line, r->name, r->up->desc, (int)agent->user.uid,
+				  "(chmod 0600)", cfg->path, r->line, label(r, lab), (int)agent->user.uid,
 				  (unsigned)(st.st_mode & 07777), (int)st.st_uid, (int)st.st_gid);
 		else
-			log_error("%s:%d: [route %s] upstream %s: a connect as the agent's user could not be judged "
-				  "(%s): refused rather than assumed safe", cfg->path, r->line, r->name, r->up->desc,
+			log_error("%s:%d: %s: a connect as the agent's user could not be judged "
+				  "(%s): refused rather than assumed safe", cfg->path, r->line, label(r, lab),
 				  strerror(e));
 		return 2;
 	}
@@ -361,6 +373,14 @@ int reach_upstreams(const struct confine *agent, const struct ll_ruleset *ll, co
 		if (!seen)
 			rc = unix_upstream_private(agent, ll_in_force, cfg, info, &t->v[i], check);
 	}
+	/* the proxy's approver: an agent that reached its socket could answer
+	 * its own questions */
+	for (i = 0; !rc && i < t->n; i++)
+		if (t->v[i].proxy && t->v[i].proxy->has_ask && t->v[i].proxy->ask.kind == UP_UNIX) {
+			struct route ask = { .name = "proxy", .line = t->v[i].line, .up = &t->v[i].proxy->ask,
+					     .proxy = t->v[i].proxy };
+			rc = unix_upstream_private(agent, ll_in_force, cfg, info, &ask, check);
+		}
 	free(info);
 	return rc;
 }

@@ -159,8 +159,14 @@ static int build_routes(struct bridgeproc *b, const struct route_table *t, const
 		r->line = c->line;
 		r->stream = c->stream;
 		if (c->proxy) {
-			b->proxy = (struct proxy_policy){ c->proxy->allow, c->proxy->n_allow, c->proxy->methods,
-							  c->proxy->max_tunnels, c->proxy->max_bytes };
+			b->proxy = (struct proxy_policy){ c->proxy->allow,
+							  c->proxy->n_allow,
+							  c->proxy->methods,
+							  c->proxy->max_tunnels,
+							  c->proxy->max_bytes,
+							  c->proxy->has_ask ? &c->proxy->ask : NULL,
+							  c->proxy->ask_timeout_s,
+							  c->proxy->ask_rate };
 			r->proxy = &b->proxy;
 		}
 		r->headers = calloc((size_t)c->n_headers + 1, sizeof *r->headers);
@@ -339,6 +345,12 @@ int bridgeproc_prepare(struct bridgeproc *b, const struct route_table *t, const 
 	if (named) {
 		up_ports[n].lo = up_ports[n].hi = DNS_PORT;
 		n++;
+	}
+	/* [proxy] ask: the person may approve a host on any port */
+	if (b->proxy.ask) {
+		up_ports[0].lo = 1;
+		up_ports[0].hi = 65535;
+		n = 1;
 	}
 	memset(&pol, 0, sizeof pol);
 	/* Best effort whatever the agent's mode: the bridge asks for more

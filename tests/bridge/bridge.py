@@ -12,7 +12,8 @@ MCP clients as the agent), tlsup.py (tls: upstreams), lifecycle.py (the
 bridge as a supervised process), checks.py (--check and start refusals),
 private.py (private inputs out of the agent's reach), stream.py (routes of
 protocol = stream), names.py (upstreams by DNS name), proxy.py (the egress
-proxy), keepalive.py (upstream connections kept between requests); harness.py holds what
+proxy), keepalive.py (upstream connections kept between requests), ask.py (the
+proxy asking a person); harness.py holds what
 they share.
 """
 import argparse
@@ -39,6 +40,7 @@ from proxy import proxy_case, proxy_child  # noqa: E402
 from login import login_case, login_child  # noqa: E402
 from probes import probes_case  # noqa: E402
 from keepalive import keep_case  # noqa: E402
+from ask import ask_case, ask_child  # noqa: E402
 
 
 def main():
@@ -48,11 +50,12 @@ def main():
     ap.add_argument("--helper", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build",
                                                      "tests", "helper"), help="tests/helpers/helper.c, built")
     ap.add_argument("--only", default="", help="comma-separated groups to run: wire,sdk,mcp,pi,tls,health,stall,accept,pdeath,frozen,"
-                    "restart-caps,restart-wait,check,check-mcp,check-paths,private,stream,names,login,probes,proxy,keep")
+                    "restart-caps,restart-wait,check,check-mcp,check-paths,private,stream,names,login,probes,proxy,keep,ask")
     ap.add_argument("--tls-held", default="", help=argparse.SUPPRESS)  # CRT,KEY,PIN: tls_held_child
     ap.add_argument("--names-child", default="", help=argparse.SUPPRESS)  # WORK: names_child, in its namespace
     ap.add_argument("--proxy-child", default="", help=argparse.SUPPRESS)  # WORK: proxy_child, in its namespace
     ap.add_argument("--login-child", default="", help=argparse.SUPPRESS)  # WORK: login_child, in its namespace
+    ap.add_argument("--ask-child", default="", help=argparse.SUPPRESS)  # WORK: ask_child, in its namespace
     a = ap.parse_args()
     a.ward = os.path.abspath(a.ward)
     if a.tls_held:
@@ -63,6 +66,8 @@ def main():
         return proxy_child(a)
     if a.login_child:
         return login_child(a)
+    if a.ask_child:
+        return ask_child(a)
     if os.geteuid() != 0:
         print("bridge: needs root")
         return 2
@@ -79,7 +84,8 @@ def main():
                   ("restart-wait", restart_wait_case), ("check", check_case),
                   ("check-mcp", check_mcp_case), ("check-paths", check_paths_case),
                   ("private", private_case), ("stream", stream_case), ("names", names_case),
-                  ("login", login_case), ("probes", probes_case), ("proxy", proxy_case), ("keep", keep_case))
+                  ("login", login_case), ("probes", probes_case), ("proxy", proxy_case), ("keep", keep_case),
+                  ("ask", ask_case))
         for name, run in groups:
             if not a.only or name in a.only.split(","):
                 run(a, work)

@@ -384,6 +384,37 @@ static void test_config(void)
 	setenv("WARD_TEST_PRESETS", "nosuch", 1);
 	CHECK(load("[proxy]\nlisten = 127.0.0.1:7990\npresets = ${WARD_TEST_PRESETS}\n", &cfg) == -1);
 	config_free(&cfg);
+	/* ask: the approver's unix: or vsock: address; a proxy with no
+	 * allow rule; ${VAR} unset or empty: none, and no proxy without hosts */
+	CHECK(load("[proxy]\nlisten = 127.0.0.1:7990\nask = unix:/run/ward/approver.sock\n", &cfg) == 0 &&
+	      cfg.proxy.has && cfg.proxy.has_ask && cfg.proxy.ask.kind == UP_UNIX && cfg.proxy.ask_timeout_s == 60 &&
+	      cfg.proxy.ask_rate == 10 && cfg.proxy.n_allow == 0);
+	config_free(&cfg);
+	CHECK(load("[proxy]\nlisten = 127.0.0.1:7990\nallow = a.test\nask = vsock:2:7999\nask_timeout = 5\n"
+		   "ask_rate = 100\n", &cfg) == 0 &&
+	      cfg.proxy.has_ask && cfg.proxy.ask.kind == UP_VSOCK && cfg.proxy.ask_timeout_s == 5 &&
+	      cfg.proxy.ask_rate == 100);
+	config_free(&cfg);
+	setenv("WARD_TEST_ASK", "unix:/run/ward/a.sock", 1);
+	CHECK(load("[proxy]\nlisten = 127.0.0.1:7990\nallow = ${WARD_TEST_ALLOW}\nask = ${WARD_TEST_ASK}\n", &cfg) == 0 &&
+	      cfg.proxy.has && cfg.proxy.has_ask);
+	config_free(&cfg);
+	unsetenv("WARD_TEST_ASK");
+	CHECK(load("[proxy]\nlisten = 127.0.0.1:7990\nallow = ${WARD_TEST_ALLOW}\nask = ${WARD_TEST_ASK}\n", &cfg) == 0 &&
+	      !cfg.proxy.has);
+	config_free(&cfg);
+	CHECK(load("[proxy]\nlisten = 127.0.0.1:7990\nallow = a.test\nask = no\n", &cfg) == 0 && !cfg.proxy.has_ask);
+	config_free(&cfg);
+	CHECK(load("[proxy]\nlisten = 127.0.0.1:7990\nask = no\n", &cfg) == -1); /* no host, none to ask */
+	config_free(&cfg);
+	CHECK(load("[proxy]\nlisten = 127.0.0.1:7990\nask = tcp:127.0.0.1:9\n", &cfg) == -1); /* the agent's loopback */
+	config_free(&cfg);
+	CHECK(load("[proxy]\nlisten = 127.0.0.1:7990\nask = yes\n", &cfg) == -1);
+	config_free(&cfg);
+	CHECK(load("[proxy]\nlisten = 127.0.0.1:7990\nask = unix:/a.sock\nask_timeout = 0\n", &cfg) == -1);
+	config_free(&cfg);
+	CHECK(load("[proxy]\nlisten = 127.0.0.1:7990\nask = unix:/a.sock\nask_rate = 1001\n", &cfg) == -1);
+	config_free(&cfg);
 	CHECK(load("[proxy]\nallow = a.test\n", &cfg) == -1);			       /* no listen */
 	config_free(&cfg);
 	CHECK(load("[proxy]\nlisten = 127.0.0.1:7990\n", &cfg) == -1);		       /* no host */

@@ -1,0 +1,312 @@
+"""The egress proxy asking a person ([proxy] ask): a host no rule allows is
+held while the approver outside (docs/examples/approver.py, the protocol of
+docs/approver.md) is asked; its answer decides.
+
+In a network namespace of its own (as proxy.py): a DNS server of the
+test's, a TLS server on 203.0.113.2 (a certificate for every name asked),
+a private address (10.20.0.5). Two wards: one whose approver answers as
+each case says (ask_timeout = 3), one with ask_rate = 3. The agent of the
+first tries the approver's socket itself. The cases run in that child
+(`bridge.py --ask-child`), which prints its results as JSON."""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+from results import report  # noqa: E402
+from harness import AGENT_UID, HERE, body_json, netns_child, recv_all, recv_until, status, wait_port  # noqa: E402
+from proxyservers import PlainServer, TlsServer  # noqa: E402
+
+sys.path.insert(0, os.path.join(HERE, "..", "..", "docs", "examples"))
+from approver import Approver  # noqa: E402
+
+PROXY, RATED = 17995, 17996
+BRIDGE_UID = 65534
+NAMES = ["asked.test", "www.asked.test", "api.asked.test", "once.test", "always.test", "deny.test", "late.test", "gone.test",
+         "after.test", "scope.test", "same.test", "privask.test", "plainask.test"]
+MANY = [f"m{i}.many.test" for i in range(100)]
+
+
+def connect(port, target, timeout=30):
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    s.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
+    return s, recv_until(s, b"\r\n\r\n")
+
+
+def tunnel(port, target):
+    """A CONNECT's answer: (status, reason of a refusal, seconds it took)."""
+    t0 = time.monotonic()
+    s, head = connect(port, target)
+    st = status(head)
+    if st == 200:
+        s.close()
+        return st, "", time.monotonic() - t0
+    rest, _ = recv_all(s)
+    s.close()
+    return st, body_json(head + rest).get("reason", ""), time.monotonic() - t0
+
+
+def fetch(ca, target, sni):
+    import ssl
+    s, head = connect(PROXY, target)
+    if status(head) != 200:
+        return head
+    t = ssl.create_default_context(cafile=ca).wrap_socket(s, server_hostname=sni)
+    t.sendall(f"GET / HTTP/1.1\r\nHost: {sni}\r\n\r\n".encode())
+    got, _ = recv_all(t)
+    t.close()
+    return got
+
+
+def asked(appr, host):
+    return [q for q in appr.questions if q["host"] == host]
+
+
+def wait_for(cond, seconds=20):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.02)
+    return cond()
+
+
+def ask_child(a):
+    sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+    from dnsserver import DnsServer
+    from testca import make_certs
+    work = a.ask_child
+    out = []
+
+    def check(name, ok, detail=""):
+        out.append([name, None if ok is None else bool(ok), str(detail)[:600]])
+
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    for addr in ("203.0.113.2/24", "10.20.0.5/32"):
+        subprocess.run(["ip", "addr", "add", addr, "dev", "lo"], check=True)
+    certs = make_certs(work, ["asked.test"], alt={"asked.test": NAMES[1:] + MANY})
+    ca = certs["ca"]
+    os.chmod(ca, 0o644)
+    home = os.path.join(work, "agent")
+    os.makedirs(home, exist_ok=True)
+    os.chown(home, AGENT_UID, AGENT_UID)
+    adir = os.path.join(work, "approver")
+    os.makedirs(adir, exist_ok=True)
+    os.chmod(adir, 0o755)
+    sock, sock2 = os.path.join(adir, "approver.sock"), os.path.join(adir, "rated.sock")
+
+    # what the person answers, by host; None: no answer (the time runs out)
+    plan = {"www.asked.test": {"answer": "session", "scope": "*.asked.test"}, "asked.test": {"answer": "session"}, "once.test": {"answer": "once"},
+            "always.test": {"answer": "always"}, "deny.test": {"answer": "deny"}, "late.test": None,
+            "gone.test": None, "after.test": {"answer": "once"},
+            "scope.test": {"answer": "session", "scope": "other.test"},
+            "privask.test": {"answer": "session"}, "plainask.test": {"answer": "once"}}
+    release = threading.Event()  # the 100 at once are answered together
+
+    def answer(q):
+        if q["host"].endswith(".many.test"):
+            release.wait(30)
+            return {"answer": "once"}
+        if q["host"] == "same.test":
+            release.wait(30)
+            return {"answer": "once"}
+        return plan.get(q["host"], {"answer": "deny"})
+
+    appr = Approver(sock, answer, BRIDGE_UID)
+    rated = Approver(sock2, lambda q: None, BRIDGE_UID)
+    log = os.path.join(work, "ward.log")
+    with DnsServer("127.0.0.1", 53) as dns:
+        for n in NAMES + MANY:
+            dns.set(n, a=["203.0.113.2"], ttl=300)
+        dns.set("privask.test", a=["10.20.0.5"], ttl=300)
+        srv = TlsServer("asked", "203.0.113.2", 443, certs["asked.test"])
+        plain = PlainServer("asked", "203.0.113.2")
+        priv = TlsServer("private", "10.20.0.5", 443, certs["asked.test"])
+        base = (f"[ward]\nlog_level = info\n[agent]\nuser = {AGENT_UID}\nenv = HOME={home}\n"
+                "env = PATH=/usr/local/bin:/usr/bin:/bin\n"
+                f"[landlock]\nread = /usr /etc /lib /lib64 /bin /dev/urandom {work}\nwrite = {home} /dev/null\n"
+                "[seccomp]\nmode = default\ndeny = udp\n")
+        conf = os.path.join(work, "ask.conf")
+        with open(conf, "w") as f:
+            f.write(base + f"[proxy]\nlisten = 127.0.0.1:{PROXY}\nallow = listed.test\nmethods = CONNECT GET\n"
+                    f"ask = unix:{sock}\nask_timeout = 3\nask_rate = 1000\n")
+        conf2 = os.path.join(work, "rated.conf")
+        with open(conf2, "w") as f:
+            f.write(base + f"[proxy]\nlisten = 127.0.0.1:{RATED}\nask = unix:{sock2}\nask_timeout = 30\nask_rate = 3\n")
+        # the agent: the approver's socket, tried as the agent
+        probe = (f"python3 -c \"import socket,errno\ns=socket.socket(socket.AF_UNIX)\ntry:\n s.connect('{sock}')\n"
+                 f" r='connected'\nexcept OSError as e:\n r=errno.errorcode.get(e.errno,str(e.errno))\n"
+                 f"open('{home}/approver.out','w').write(r)\"; sleep 300")
+        w = subprocess.Popen([a.ward, "-c", conf, "--", "sh", "-c", probe], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=open(log, "w"))
+        w2 = subprocess.Popen([a.ward, "-c", conf2, "--", "sleep", "300"], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wait_port(PROXY)
+            wait_port(RATED)
+            # session, with a suffix scope
+            r = fetch(ca, "www.asked.test:443", "www.asked.test")
+            q = asked(appr, "www.asked.test")
+            check("ask: an unlisted host is held, the approver asked (id, host, port, kind, time, timeout), "
+                  "allowed for the session: the tunnel opens, TLS end to end",
+                  r.startswith(b"HTTP/1.1 200") and r.endswith(b"from asked") and len(q) == 1 and
+                  q[0]["port"] == 443 and q[0]["kind"] == "connect" and q[0]["timeout_s"] == 3 and
+                  isinstance(q[0]["id"], int) and q[0]["time"].endswith("Z") and appr.hellos[:1] and
+                  appr.hellos[0].get("protocol") == 1, f"{r[-200:]!r} {q}")
+            n = len(appr.questions)
+            st, _, _ = tunnel(PROXY, "www.asked.test:443")
+            st2, _, _ = tunnel(PROXY, "api.asked.test:443")
+            n2 = len(appr.questions)
+            st3, _, _ = tunnel(PROXY, "asked.test:443")
+            check("ask: the session's scope (*.asked.test) allows the host again and another name under it "
+                  "without a question; the suffix itself (asked.test) is asked",
+                  st == 200 and st2 == 200 and n2 == n and st3 == 200 and len(asked(appr, "asked.test")) == 1,
+                  f"{st} {st2} {st3} {appr.questions[n:]}")
+            n = len(appr.questions)
+            st, _, _ = tunnel(PROXY, "listed.test:443")
+            check("ask: a host an allow rule names is never asked", st != 403 and len(appr.questions) == n and
+                  not asked(appr, "listed.test"), f"{st}")
+            # once, then asked again
+            st, _, _ = tunnel(PROXY, "once.test:443")
+            plan["once.test"] = {"answer": "deny"}
+            st2, why2, _ = tunnel(PROXY, "once.test:443")
+            st3, why3, _ = tunnel(PROXY, "once.test:443")
+            check("ask: once allows that request alone: the next is asked again; denied then, the third is "
+                  "refused at once without a question, saying so and what setting would allow it",
+                  st == 200 and st2 == 403 and st3 == 403 and len(asked(appr, "once.test")) == 2 and
+                  "denied it when asked" in why3 and "allow = once.test in [proxy]" in why3 and
+                  "ward-pi --allow once.test" in why3, f"{st} {st2} {why2} / {why3}")
+            st, _, _ = tunnel(PROXY, "always.test:443")
+            st2, _, _ = tunnel(PROXY, "always.test:443")
+            check("ask: always is allowed for the session here (the approver keeps it)",
+                  st == 200 and st2 == 200 and len(asked(appr, "always.test")) == 1, f"{st} {st2}")
+            st, why, _ = tunnel(PROXY, "deny.test:443")
+            check("ask: deny: 403 naming the refusal and the setting", st == 403 and "deny.test:443 refused" in why
+                  and "denied it when asked" in why, why)
+            # no answer: the time runs out, and the approver is told
+            st, why, took = tunnel(PROXY, "late.test:443")
+            lq = asked(appr, "late.test")
+            settled = wait_for(lambda: any(s.get("id") == (lq[0]["id"] if lq else -1) for s in appr.settled), 5)
+            check("ask: no answer within ask_timeout: 403 saying so (fail closed), and the approver is told the "
+                  "question is settled", st == 403 and "no answer from the person in 3 s" in why and
+                  "[proxy] ask_timeout" in why and took >= 2.5 and settled, f"{st} {why} {took:.1f} {appr.settled}")
+            # the approver goes away in the middle of a question
+            res = {}
+            th = threading.Thread(target=lambda: res.update(r=tunnel(PROXY, "gone.test:443")))
+            th.start()
+            wait_for(lambda: asked(appr, "gone.test"))
+            appr.drop_connections()
+            th.join(30)
+            st, why, took = res.get("r", (0, "", 0))
+            st2, _, _ = tunnel(PROXY, "after.test:443")
+            check("ask: the approver gone mid-question: 403 at once saying so; the next question connects "
+                  "to it again and is answered", st == 403 and "closed its connection" in why and took < 2.5
+                  and st2 == 200, f"{st} {why} {took:.1f} / {st2}")
+            st, why, _ = tunnel(PROXY, "scope.test:443")
+            check("ask: a scope that does not cover the host is refused (fail closed)",
+                  st == 403 and "does not cover it" in why, why)
+            st, why, _ = tunnel(PROXY, "privask.test:443")
+            check("ask: an approved name whose answer is a private address is still refused (approval widens "
+                  "names, never addresses)", st in (403, 502) and "private addresses" in why and
+                  len(asked(appr, "privask.test")) == 1 and priv.accepted == 0, f"{st} {why}")
+            n = len(appr.questions)
+            st, why, _ = tunnel(PROXY, "203.0.113.2:443")
+            check("ask: an address is never asked: 403 as without ask", st == 403 and len(appr.questions) == n
+                  and "address" in why, why)
+            s = socket.create_connection(("127.0.0.1", PROXY), timeout=15)
+            s.sendall(b"GET http://plainask.test/x HTTP/1.1\r\nHost: plainask.test\r\n\r\n")
+            r, _ = recv_all(s)
+            s.close()
+            pq = asked(appr, "plainask.test")
+            check("ask: a plain http:// request is asked too (kind http, port 80) and relayed once allowed",
+                  status(r) == 200 and b"plain from asked" in r and pq and pq[0]["kind"] == "http" and
+                  pq[0]["port"] == 80, f"{r[-200:]!r} {pq}")
+            # one question per host at a time; 100 hosts at once
+            res = [None] * 20
+            ths = [threading.Thread(target=lambda i=i: res.__setitem__(i, tunnel(PROXY, "same.test:443")))
+                   for i in range(20)]
+            for t in ths:
+                t.start()
+            wait_for(lambda: asked(appr, "same.test"))
+            time.sleep(0.3)
+            release.set()
+            for t in ths:
+                t.join(30)
+            check("ask: 20 requests for one host at once: one question, all 20 allowed by its answer",
+                  len(asked(appr, "same.test")) == 1 and all(x and x[0] == 200 for x in res),
+                  f"{len(asked(appr, 'same.test'))} {res}")
+            release.clear()
+            res = [None] * len(MANY)
+            ths = [threading.Thread(target=lambda i=i: res.__setitem__(i, tunnel(PROXY, f"{MANY[i]}:443")))
+                   for i in range(len(MANY))]
+            for t in ths:
+                t.start()
+            all_asked = wait_for(lambda: all(asked(appr, h) for h in MANY), 30)
+            release.set()
+            for t in ths:
+                t.join(60)
+            check("ask: 100 questions open at once, each answered: all 100 tunnels open",
+                  all_asked and all(x and x[0] == 200 for x in res),
+                  f"{sum(1 for h in MANY if asked(appr, h))} asked; {[x for x in res if not x or x[0] != 200][:3]}")
+            # the rate: 3 a minute
+            res = [None] * 4
+            ths = [threading.Thread(target=lambda i=i: res.__setitem__(i, tunnel(RATED, f"m{i}.many.test:443")))
+                   for i in range(3)]
+            for t in ths:
+                t.start()
+            wait_for(lambda: len(rated.questions) == 3)
+            st, why, took = tunnel(RATED, "m3.many.test:443")
+            check("ask: past ask_rate questions a minute: 403 at once, the approver not asked again",
+                  st == 403 and "[proxy] ask_rate" in why and len(rated.questions) == 3 and took < 2.5,
+                  f"{st} {why} {len(rated.questions)} {took:.1f}")
+            rated.drop_connections()
+            for t in ths:
+                t.join(30)
+            # the agent and the approver's socket
+            wait_for(lambda: os.path.exists(f"{home}/approver.out"), 10)
+            try:
+                with open(f"{home}/approver.out") as f:
+                    got = f.read()
+            except OSError as e:
+                got = str(e)
+            check("ask: the agent cannot connect to the approver's socket (EACCES: the bridge's user alone)",
+                  got == "EACCES", got)
+        finally:
+            for p in (w, w2):
+                p.terminate()
+            for p in (w, w2):
+                try:
+                    p.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+            srv.stop()
+            plain.stop()
+            priv.stop()
+    with open(log) as f:
+        lines = [ln for ln in f.read().splitlines() if " ask=" in ln]
+    check("ask: one audit line for each question, with its answer and scope",
+          any("ask=www.asked.test:443" in ln and "answer=session scope=*.asked.test" in ln for ln in lines) and
+          any("ask=late.test:443" in ln and "answer=timeout" in ln for ln in lines) and
+          any("ask=deny.test:443" in ln and "answer=deny" in ln for ln in lines) and
+          any("ask=once.test:443" in ln and "answer=once" in ln for ln in lines), "\n".join(lines[:8]))
+    # a socket the agent could reach: no start
+    os.chmod(sock, 0o666)
+    p = subprocess.run([a.ward, "-c", conf, "--", "true"], capture_output=True, text=True, timeout=30)
+    check("ask: an approver's socket the agent's user could connect to: ward refuses to start, naming it",
+          p.returncode != 0 and "[proxy] ask = unix:" in p.stderr and "may connect to it" in p.stderr,
+          p.stderr[-400:])
+    appr.close()
+    rated.close()
+    print(json.dumps(out))
+    return 0
+
+
+def ask_case(a, work):
+    if not shutil.which("openssl") or not shutil.which("python3"):
+        report("ask: the proxy asks a person", None, "openssl (test certificates) is not installed")
+        return
+    netns_child(a, work, "ask", "ask-child")
