@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "child/privdrop.h"
@@ -68,7 +69,15 @@ void exec_child(const struct spawn_req *req, int errfd, int holdfd)
 	 * tini does, from the child, so there is no race with the exec).
 	 * SIGTTOU is still blocked here, so tcsetpgrp works from the
 	 * background; ENOTTY/ENXIO just mean there is no terminal. */
-	if (setpgid(0, 0) != 0) {
+	if (req->tty >= 0) {
+		/* PID 1's pty (ttyrelay.h): a session of its own, leading it,
+		 * with the pty as its terminal; the real one is PID 1's */
+		if (setsid() < 0 || ioctl(req->tty, TIOCSCTTY, 0) != 0 || dup2(req->tty, 0) < 0 ||
+		    dup2(req->tty, 1) < 0 || dup2(req->tty, 2) < 0) {
+			record_fail(errfd, STAGE_SETPGID, errno, 0);
+			_exit(3);
+		}
+	} else if (setpgid(0, 0) != 0) {
 		record_fail(errfd, STAGE_SETPGID, errno, 0);
 		_exit(3);
 	}

@@ -29,6 +29,9 @@ struct spawn_req {
 	int hold;		/* confined, the child sends RECORD_HELD and waits
 				 * for a byte on holdfd before its exec (end of
 				 * file: it exits, exit 3) */
+	int tty;		/* a pty of PID 1's (ttyrelay.h): the child's own
+				 * session, this its controlling terminal and fds
+				 * 0-2; -1: the terminal ward has, as it is */
 };
 
 /* Runs in the child, between fork and exec: ward is single-threaded, so

@@ -123,6 +123,26 @@ static void approver_gone(struct asker *a, const char *what, uint64_t now)
 	}
 }
 
+/* The hello, first of all on a new connection. */
+static int hello(struct asker *a)
+{
+	return send_line(a, json_pack("{s:s,s:i,s:i}", "type", "hello", "protocol", 1, "timeout_s", (int)a->timeout_s));
+}
+
+int asker_given(struct asker *a, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = a->tag };
+
+	a->fixed = 1;
+	a->fd = fd;
+	if (fd < 0)
+		return 0;
+	if (epoll_ctl(a->epfd, EPOLL_CTL_ADD, fd, &ev) != 0)
+		return -1;
+	(void)hello(a);
+	return 0;
+}
+
 /* Connected to the approver (at the first question, or again after it
  * went): 0, or -1 with errno. A unix socket's connect is immediate; one
  * over vsock has ASK_SEND_MS. */
@@ -145,8 +165,7 @@ static int approver_connect(struct asker *a)
 	}
 	a->fd = fd;
 	a->in_len = 0;
-	if (send_line(a, json_pack("{s:s,s:i,s:i}", "type", "hello", "protocol", 1, "timeout_s", (int)a->timeout_s)) !=
-	    0) {
+	if (hello(a) != 0) {
 		e = errno;
 		close(fd);
 		a->fd = -1;
@@ -185,6 +204,11 @@ int asker_ask(struct asker *a, const char *host, unsigned port, const char *kind
 	if (!q) {
 		snprintf(why, size, "%s:%u refused: %d questions to the person are open already; %s", host, port,
 			 ASK_MAX_OPEN, how_to_allow(host, port, how, sizeof how));
+		return -1;
+	}
+	if (a->fd < 0 && a->fixed) {
+		snprintf(why, size, "%s:%u refused: no one to ask ([proxy] ask = terminal, and ward has no terminal, "
+			 "or its end is gone); %s", host, port, how_to_allow(host, port, how, sizeof how));
 		return -1;
 	}
 	if (a->fd < 0 && approver_connect(a) != 0) {

@@ -61,6 +61,7 @@ struct asker {
 	int epfd;
 	uint64_t tag; /* the approver's socket in the loop's epoll set */
 	int fd;	      /* connected to the approver; -1: not */
+	int fixed;    /* the approver is a descriptor given (ward at its terminal): never connected again */
 	char in[ASK_LINE_MAX];
 	size_t in_len;
 	uint64_t next_id;
@@ -80,6 +81,11 @@ enum ask_verdict { ASK_DENIED, ASK_ALLOWED, ASK_NEEDED };
 /* Ready, nothing connected. 0, or -1 (out of memory). */
 int asker_init(struct asker *a, const struct upstream *approver, unsigned timeout_s, unsigned rate, int epfd,
 	       uint64_t tag);
+
+/* The approver is fd alone (ask = terminal: PID 1's socket pair; -1 when
+ * ward has no terminal): never connected to, never again once it closes.
+ * 0, or -1 (epoll_ctl). */
+int asker_given(struct asker *a, int fd);
 
 /* What this session's answers say of host:port (a name, not an address):
  * allowed, denied (why says so), or a question is needed. */

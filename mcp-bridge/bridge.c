@@ -1200,7 +1200,8 @@ int bridge_run(const struct bridge_routes *r, struct resolver *res, int max_conn
 		if (r->v[i].proxy && r->v[i].proxy->ask) {
 			const struct proxy_policy *p = r->v[i].proxy;
 			l.ask = malloc(sizeof *l.ask);
-			if (!l.ask || asker_init(l.ask, p->ask, p->ask_timeout_s, p->ask_rate, l.epfd, ASK_TAG(r)) != 0)
+			if (!l.ask || asker_init(l.ask, p->ask, p->ask_timeout_s, p->ask_rate, l.epfd, ASK_TAG(r)) != 0 ||
+			    (p->ask_terminal && asker_given(l.ask, p->ask_fd) != 0))
 				return -1;
 		}
 	for (;;) {

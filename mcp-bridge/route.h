@@ -25,6 +25,8 @@ struct proxy_policy {
 	uint64_t max_bytes;   /* per tunnel, both ways together; 0: no limit */
 	const struct upstream *ask; /* [proxy] ask: the approver (ask.h); NULL: a name no rule allows is refused */
 	unsigned ask_timeout_s, ask_rate;
+	int ask_terminal; /* ask = terminal: the approver is PID 1, on ask_fd alone */
+	int ask_fd;	  /* the bridge's end of PID 1's socket pair (in the bridge), or -1 */
 };
 
 struct bridge_route {

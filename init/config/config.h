@@ -97,6 +97,8 @@ struct config_proxy {
 	 * the approver listening there (mcp-bridge/ask.h); unset: refused */
 	int has_ask;
 	struct upstream ask;
+	int ask_terminal;	/* ask = terminal: PID 1 asks at its own terminal (asktty.h) */
+	char *ask_store;	/* ask_store = PATH: where `always` answers at the terminal go, or NULL */
 	unsigned ask_timeout_s; /* an unanswered question is a refusal after this */
 	unsigned ask_rate;	/* new questions per minute, at most */
 };

@@ -239,6 +239,8 @@ void config_print(const struct ward_config *cfg, FILE *out)
 		if (cfg->proxy.has_ask)
 			fprintf(out, "ask = %s\nask_timeout = %u\nask_rate = %u\n", cfg->proxy.ask.desc,
 				cfg->proxy.ask_timeout_s, cfg->proxy.ask_rate);
+		if (cfg->proxy.has_ask && cfg->proxy.ask_store)
+			fprintf(out, "ask_store = %s\n", cfg->proxy.ask_store);
 	}
 	for (i = 0; i < cfg->n_files; i++)
 		fprintf(out, "\n[file %s]\nsource = %s\ntarget = %s\nmode = %04o\n", cfg->files[i].name,

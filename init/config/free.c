@@ -57,6 +57,7 @@ void config_free(struct ward_config *cfg)
 		config_route_free(&cfg->routes[i]);
 	free(cfg->routes);
 	free(cfg->proxy.allow);
+	free(cfg->proxy.ask_store);
 	free(cfg->policy_note);
 	free(cfg->refusals);
 	free(cfg->policy_note_add);

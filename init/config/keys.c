@@ -940,6 +940,7 @@ const struct key_def config_keys[] = {
 	{ SEC_PROXY, "ask", proxy_set, 0, 0 },
 	{ SEC_PROXY, "ask_timeout", proxy_set, 0, 0 },
 	{ SEC_PROXY, "ask_rate", proxy_set, 0, 0 },
+	{ SEC_PROXY, "ask_store", proxy_set, 0, 0 },
 };
 
 const size_t config_n_keys = sizeof config_keys / sizeof config_keys[0];

@@ -171,12 +171,20 @@ static int ask_set(struct parse_ctx *ctx, const char *v, const char **why)
 	/* from a variable that is empty: as an allow = ${VAR} of none */
 	if (from[0])
 		p->from_env = 1;
-	p->has_ask = 0;
+	p->has_ask = p->ask_terminal = 0;
 	if (!*a || strcmp(a, "no") == 0 || strcmp(a, "none") == 0)
 		return 0;
+	if (strcmp(a, "terminal") == 0) {
+		/* ward itself, at its terminal: the bridge's end is a socket
+		 * pair of PID 1's, not an address */
+		memset(&p->ask, 0, sizeof p->ask);
+		snprintf(p->ask.desc, sizeof p->ask.desc, "terminal");
+		p->has_ask = p->ask_terminal = 1;
+		return 0;
+	}
 	if (upstream_parse(a, &p->ask, why) != 0 || (p->ask.kind != UP_UNIX && p->ask.kind != UP_VSOCK)) {
-		snprintf(ctx->why, sizeof ctx->why, "%.60s: expected the approver's unix:PATH or vsock:CID:PORT "
-			 "(docs/approver.md), or no", a);
+		snprintf(ctx->why, sizeof ctx->why, "%.60s: expected terminal, the approver's unix:PATH or "
+			 "vsock:CID:PORT (docs/approver.md), or no", a);
 		*why = ctx->why;
 		return -1;
 	}
@@ -223,6 +231,18 @@ int proxy_set(struct parse_ctx *ctx, const char *k, const char *v, const char **
 			return *why = "expected seconds, 1-3600 (an unanswered question is refused after them)", -1;
 		p->ask_timeout_s = (unsigned)n;
 		return 0;
+	}
+	if (strcmp(k, "ask_store") == 0) {
+		char from[128];
+		const char *path = config_env_ref(v, from, sizeof from);
+		free(p->ask_store);
+		p->ask_store = NULL;
+		if (!*path)
+			return 0;
+		if (path[0] != '/')
+			return *why = "expected an absolute path (where `always` answers at the terminal are kept)", -1;
+		p->ask_store = strdup(path);
+		return p->ask_store ? 0 : (*why = "out of memory", -1);
 	}
 	if (strcmp(k, "ask_rate") == 0) {
 		if (parse_uint(v, 1, 1000, &n, why) != 0)

@@ -376,7 +376,8 @@ int reach_upstreams(const struct confine *agent, const struct ll_ruleset *ll, co
 	/* the proxy's approver: an agent that reached its socket could answer
 	 * its own questions */
 	for (i = 0; !rc && i < t->n; i++)
-		if (t->v[i].proxy && t->v[i].proxy->has_ask && t->v[i].proxy->ask.kind == UP_UNIX) {
+		if (t->v[i].proxy && t->v[i].proxy->has_ask && !t->v[i].proxy->ask_terminal &&
+		    t->v[i].proxy->ask.kind == UP_UNIX) {
 			struct route ask = { .name = "proxy", .line = t->v[i].line, .up = &t->v[i].proxy->ask,
 					     .proxy = t->v[i].proxy };
 			rc = unix_upstream_private(agent, ll_in_force, cfg, info, &ask, check);

@@ -19,8 +19,10 @@
 #include "init/sandbox/privfiles.h"
 #include "init/sandbox/sandbox.h"
 #include "init/start/start.h"
+#include "init/supervise/asktty.h"
 #include "init/supervise/procs.h"
 #include "init/supervise/supervise.h"
+#include "init/supervise/ttyrelay.h"
 #include "init/supervise/vm.h"
 #include "landlock/landlock.h"
 
@@ -94,6 +96,56 @@ static void on_listener(void *arg, int fd)
 	guardproc_attach(arg, fd);
 }
 
+static void on_ask(void *arg, int fd)
+{
+	asktty_attach(arg, fd);
+}
+
+static void on_winch(void *arg)
+{
+	tty_relay_resize(arg);
+}
+
+/* [proxy] ask = terminal: the agent's terminal becomes a pty of PID 1's,
+ * whose last row PID 1 asks on (ttyrelay.h, asktty.h). Without a terminal
+ * nothing can be asked: said once, and the bridge refuses as unasked. 0,
+ * or -1 (logged). */
+static int ask_at_terminal(const struct ward_config *cfg, struct supervisor *sv, struct sandbox *sb,
+			   struct tty_relay *tty, struct asktty *asker)
+{
+	int r, store = -1;
+
+	if (!sb->bridge.active || !cfg->proxy.has || !cfg->proxy.has_ask || !cfg->proxy.ask_terminal)
+		return 0;
+	r = tty_relay_open(tty);
+	if (r < 0)
+		return -1;
+	if (r == 0) {
+		log_warn("[proxy] ask = terminal: ward has no terminal (docker run -t): nothing can be asked, and "
+			 "a host no allow rule names is refused");
+		return 0;
+	}
+	if (cfg->proxy.ask_store) {
+		store = open(cfg->proxy.ask_store, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+		if (store < 0)
+			log_warn("[proxy] ask_store %s: %s: an answer of always holds for this session only",
+				 cfg->proxy.ask_store, strerror(errno));
+	}
+	if (tty_relay_bind(tty, sv->epfd) != 0) {
+		log_error("[proxy] ask = terminal: epoll_ctl: %s", strerror(errno));
+		if (store >= 0)
+			close(store);
+		return -1;
+	}
+	asktty_init(asker, tty, sv->epfd, store);
+	sv->tty = tty->slave;
+	sv->on_winch = on_winch;
+	sv->on_winch_arg = tty;
+	sb->bridge.on_ask = on_ask;
+	sb->bridge.on_ask_arg = asker;
+	return 0;
+}
+
 int run_sandboxed(const struct options *opt, const char *path, const sigset_t *inherited, int vm_init)
 {
 	struct ward_config cfg;
@@ -104,6 +156,9 @@ int run_sandboxed(const struct options *opt, const char *path, const sigset_t *i
 	 * cost nothing until then; on the stack every call below would sit
 	 * under them */
 	static struct denials den;
+	/* [proxy] ask = terminal: the agent's pty and the questions on it */
+	static struct tty_relay tty = { .master = -1, .slave = -1 };
+	static struct asktty asker = { .fd = -1, .store = -1 };
 	char **envp = NULL, **command = opt->command;
 	int rc, *fds = NULL, nfds, cwd_fd = -1, vm, have_sv = 0, agent_forked = 0;
 
@@ -188,6 +243,10 @@ int run_sandboxed(const struct options *opt, const char *path, const sigset_t *i
 	if (cfg.has_agent)
 		sigemptyset(&sv.child_mask);
 	sv.confine = sb.confining ? &sb.confine : NULL;
+	if (ask_at_terminal(&cfg, &sv, &sb, &tty, &asker) != 0) {
+		rc = 3;
+		goto out;
+	}
 	/* the bridge listens (PID 1 opened its ports) and is confined before
 	 * the agent exists; the guard is PID 1's own: the listener the
 	 * agent's child sends joins the loop as it arrives, before the
@@ -233,6 +292,8 @@ int run_sandboxed(const struct options *opt, const char *path, const sigset_t *i
 	fds[nfds++] = log_fd();
 	nfds += bridgeproc_fds(&sb.bridge, fds + nfds, sb.bridge.routes.n + 1);
 	nfds += guardproc_fds(&sb.guard, fds + nfds, 4 + GUARD_MAX_LISTENERS);
+	nfds += tty_relay_fds(&tty, fds + nfds, 2);
+	nfds += asktty_fds(&asker, fds + nfds, 2);
 	if (sb.ll.fd >= 0)
 		fds[nfds++] = sb.ll.fd;
 	if (sb.ev.fd >= 0)
@@ -249,6 +310,8 @@ out:
 	if (rc && !agent_forked)
 		sandbox_unwrite(&sb, &cfg); /* nothing is left half-started */
 	free(fds);
+	asktty_close(&asker);
+	tty_relay_close(&tty); /* the terminal's modes as they were */
 	if (have_sv)
 		supervisor_free(&sv);
 	denials_close(&den);

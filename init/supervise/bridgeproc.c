@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -166,7 +167,9 @@ static int build_routes(struct bridgeproc *b, const struct route_table *t, const
 							  c->proxy->max_bytes,
 							  c->proxy->has_ask ? &c->proxy->ask : NULL,
 							  c->proxy->ask_timeout_s,
-							  c->proxy->ask_rate };
+							  c->proxy->ask_rate,
+							  c->proxy->has_ask && c->proxy->ask_terminal,
+							  -1 };
 			r->proxy = &b->proxy;
 		}
 		r->headers = calloc((size_t)c->n_headers + 1, sizeof *r->headers);
@@ -381,24 +384,40 @@ int bridgeproc_prepare(struct bridgeproc *b, const struct route_table *t, const 
 
 pid_t bridgeproc_spawn(struct bridgeproc *b, int *note_fd)
 {
-	int fds[2];
+	int fds[2], ask[2] = { -1, -1 };
 	pid_t pid, self = getpid();
 
 	if (pipe2(fds, O_CLOEXEC) != 0) {
 		log_error("bridge: pipe: %s", strerror(errno));
 		return -1;
 	}
+	/* [proxy] ask = terminal, with a terminal: a new pair for each start
+	 * of the bridge, one end each (the agent never has either) */
+	if (b->proxy.ask_terminal && b->on_ask &&
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, ask) != 0)
+		log_warn("bridge: [proxy] ask = terminal: socketpair: %s: nothing will be asked", strerror(errno));
 	pid = fork();
 	if (pid < 0) {
 		close(fds[0]);
 		close(fds[1]);
+		if (ask[0] >= 0) {
+			close(ask[0]);
+			close(ask[1]);
+		}
 		log_error("bridge: fork: %s", strerror(errno));
 		return -1;
 	}
 	if (pid == 0) {
 		struct bridge_start s = { &b->routes, &b->confine, b->ll.fd, !b->started };
 		close(fds[0]);
+		if (ask[0] >= 0)
+			close(ask[0]);
+		b->proxy.ask_fd = ask[1];
 		bridge_main(&s, fds[1], self);
+	}
+	if (ask[0] >= 0) {
+		close(ask[1]);
+		b->on_ask(b->on_ask_arg, ask[0]);
 	}
 	close(fds[1]);
 	/* a record is written whole or not at all (it is far below PIPE_BUF):

@@ -21,6 +21,10 @@ struct bridgeproc {
 	int health_ok;		   /* upstreams that answered at the first start */
 	int started;		   /* it was started once: restarts skip the health check */
 	struct proxy_policy proxy; /* [proxy]'s rules and limits, the proxy route's */
+	/* [proxy] ask = terminal with a terminal: PID 1's end of each start's
+	 * socket pair goes here (asktty.h); NULL: none is made */
+	void (*on_ask)(void *arg, int fd);
+	void *on_ask_arg;
 };
 
 /* The bridge's user ([ward] bridge_user, default BRIDGE_USER_DEFAULT): it must resolve

@@ -24,7 +24,7 @@ static int nothing_before_exec(const struct spawn_req *req)
 	return 0; /* the valgrind build (Makefile) */
 #else
 	return !req->confine && !req->hold && !req->close_fds && !req->reset_signals && !req->umask_set &&
-	       !req->n_rlimits && req->envp == environ;
+	       !req->n_rlimits && req->envp == environ && req->tty < 0;
 #endif
 }
 
@@ -117,8 +117,10 @@ pid_t spawn_child(const struct spawn_req *req, int *errfd, int *relfd)
 		close(h[0]);
 	*relfd = h[1];
 	/* Also from the parent, so signals forwarded to the group right
-	 * after fork find it; EACCES once the child has exec'd is fine. */
-	(void)setpgid(pid, pid);
+	 * after fork find it; EACCES once the child has exec'd is fine (and
+	 * EPERM once a child with a pty of its own leads its session). */
+	if (req->tty < 0) /* a child with a pty of its own: its setsid() makes it the group's leader */
+		(void)setpgid(pid, pid);
 	(void)fcntl(p[0], F_SETFL, O_NONBLOCK);
 	*errfd = p[0];
 	return pid;

@@ -128,6 +128,7 @@ int supervisor_start(struct supervisor *sv)
 		.reset_signals = sv->reset_child_signals,
 		.confine = sv->confine,
 		.hold = sv->hold_start,
+		.tty = sv->tty,
 	};
 	pid_t pid = spawn_child(&req, &sv->errfd, &sv->relfd);
 
@@ -470,6 +471,12 @@ static void forward(struct supervisor *sv, const struct signalfd_siginfo *si)
 	int sig = (int)si->ssi_signo, to = sig;
 	char b1[32], b2[32];
 
+	/* the agent's terminal is PID 1's pty: its size changes, which
+	 * signals the agent's foreground group itself */
+	if (sig == SIGWINCH && sv->on_winch) {
+		sv->on_winch(sv->on_winch_arg);
+		return;
+	}
 	if (sig < WARD_NSIG && sv->cfg->rewrite[sig] >= 0)
 		to = sv->cfg->rewrite[sig];
 	/* a TERM rewritten to something else still stops the agent (its
@@ -605,7 +612,7 @@ int supervisor_init(struct supervisor *sv, const struct ward_config *cfg, char *
 	/* the terminal's foreground group before the agent takes it (each
 	 * agent makes its own group the foreground: child/exec.c) */
 	sv->tty_pgrp = isatty(STDIN_FILENO) ? tcgetpgrp(STDIN_FILENO) : -1;
-	sv->errfd = sv->relfd = sv->sfd = sv->epfd = sv->tfd = sv->watch_fd = -1;
+	sv->errfd = sv->relfd = sv->sfd = sv->epfd = sv->tfd = sv->watch_fd = sv->tty = -1;
 	sv->restart_delay = cfg->restart_delay_ms;
 	sv->on_sfd = (struct event_source){ &sv->sfd, on_signals_ready, sv };
 	sv->on_tfd = (struct event_source){ &sv->tfd, on_timer_ready, sv };

@@ -42,6 +42,11 @@ struct supervisor {
 	start_hook on_start;
 	void *on_start_arg;
 	struct start_notes notes;
+	/* a pty of PID 1's for the agent (ttyrelay.h), or -1; and what a
+	 * SIGWINCH does then, instead of being forwarded */
+	int tty;
+	void (*on_winch)(void *arg);
+	void *on_winch_arg;
 	/* the agent's child sent its egress listener: takes the descriptor */
 	void (*on_listener)(void *arg, int fd);
 	void *on_listener_arg;

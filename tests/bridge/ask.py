@@ -26,7 +26,7 @@ from approver import Approver  # noqa: E402
 
 PROXY, RATED = 17995, 17996
 BRIDGE_UID = 65534
-NAMES = ["asked.test", "www.asked.test", "api.asked.test", "once.test", "always.test", "deny.test", "late.test", "gone.test",
+NAMES = ["asked.test", "www.asked.test", "api.asked.test", "tty1.test", "tty2.test", "tty3.test", "once.test", "always.test", "deny.test", "late.test", "gone.test",
          "after.test", "scope.test", "same.test", "privask.test", "plainask.test"]
 MANY = [f"m{i}.many.test" for i in range(100)]
 
@@ -146,6 +146,7 @@ def ask_child(a):
         w2 = subprocess.Popen([a.ward, "-c", conf2, "--", "sleep", "300"], stdin=subprocess.DEVNULL,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
+            terminal_cases(a, work, check, base, ca, home)
             wait_port(PROXY)
             wait_port(RATED)
             # session, with a suffix scope
@@ -303,6 +304,83 @@ def ask_child(a):
     rated.close()
     print(json.dumps(out))
     return 0
+
+
+TTY_PROXY = 17997
+
+
+def terminal_cases(a, work, check, base, ca, home):
+    """[proxy] ask = terminal: ward asks at its own terminal (a tmux pane,
+    as a person has it), on the row it keeps for the question; the agent,
+    a shell script, writes keys to its own terminal and asks the terminal
+    for a cursor report first, neither of which may answer."""
+    sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+    if not shutil.which("tmux") or not shutil.which("curl"):
+        check("ask: at ward's terminal", None, "tmux or curl is not installed")
+        return
+    from tmux import Tmux
+    store = os.path.join(work, "store", "always")
+    os.makedirs(os.path.dirname(store), exist_ok=True)
+    conf = os.path.join(work, "tty.conf")
+    with open(conf, "w") as f:
+        # the screen is the agent's and the question's: no log lines on it
+        f.write(base.replace("log_level = info", "log_level = error") +
+                f"[proxy]\nlisten = 127.0.0.1:{TTY_PROXY}\nask = terminal\nask_timeout = 60\n"
+                f"ask_store = {store}\n")
+    out = os.path.join(home, "tty.out")
+    agent = os.path.join(work, "tty-agent.sh")
+    with open(agent, "w") as f:
+        f.write("printf 'agent-ready\\n'\n"
+                "for h in tty1 tty2 tty3; do\n"
+                "  printf 'o s a\\033[6n'\n"
+                "  python3 -c 'import fcntl,termios; fcntl.ioctl(0, termios.TIOCSTI, b\"s\")' 2>/dev/null\n"
+                f"  c=$(curl -sS -o /dev/null --max-time 90 --cacert {ca} -w '%{{http_connect}}' https://$h.test/ "
+                "2>/dev/null)\n"
+                f"  echo $h=$c >> {out}\n"
+                "done\necho agent-done\nsleep 300\n")
+    os.chmod(agent, 0o755)
+    done = os.path.join(work, "tty.status")
+    t = Tmux(f"wardask{os.getpid()}", env=dict(os.environ, TERM="xterm-256color"))
+    try:
+        t.start(f"{a.ward} -c {conf} -- sh {agent}; echo $? > {done}; exec sleep 300", 100, 20)
+        first = t.wait_for(lambda s: "asks to reach tty1.test:443" in s, 30)
+        last_row = first.rstrip("\n").splitlines()[-1] if first.strip() else ""
+        time.sleep(1.5)  # the agent's keys and the cursor report have long arrived
+        still = t.screen()
+        check("ask = terminal: the question is drawn on the terminal's last row, and neither the keys the "
+              "agent wrote to its terminal, nor one it pushed into its input (TIOCSTI), nor the terminal's "
+              "cursor report answer it",
+              "asks to reach tty1.test:443" in last_row and "asks to reach tty1.test:443" in still and
+              not os.path.exists(out), f"{first[-400:]!r}")
+        t.type("s")
+        t.wait_for(lambda s: "asks to reach tty2.test:443" in s, 30)
+        t.type("d")
+        t.wait_for(lambda s: "asks to reach tty3.test:443" in s, 30)
+        t.keys("Escape")  # not an answer key
+        t.type("sa")  # two keys in one read (a paste, a terminal's report): no answer
+        time.sleep(0.5)
+        mid = t.screen()
+        t.type("a")
+        end = t.wait_for(lambda s: "agent-done" in s, 30)
+        try:
+            with open(out) as f:
+                got = f.read()
+        except OSError as e:
+            got = str(e)
+        check("ask = terminal: s allows the host (the tunnel opens), d refuses it (403 at once), a allows it "
+              "and ward writes it to ask_store; an Escape, and two keys in one read, are no answer",
+              "tty1=200" in got and "tty2=403" in got and "tty3=200" in got and "asks to reach tty3" in mid,
+              got + mid[-200:])
+        try:
+            with open(store) as f:
+                kept = f.read()
+        except OSError as e:
+            kept = str(e)
+        check("ask = terminal: always is kept in ask_store as HOST:PORT", kept == "tty3.test:443\n", kept)
+        check("ask = terminal: the question's row is gone after the answers, the agent's output is on the "
+              "screen", "asks to reach" not in end and "agent-ready" in end and "agent-done" in end, end[-500:])
+    finally:
+        t.kill()
 
 
 def ask_case(a, work):

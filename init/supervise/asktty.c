@@ -1,0 +1,249 @@
+#define _GNU_SOURCE
+#include "init/supervise/asktty.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "common/log.h"
+
+/* *.PARENT for host (docs.python.org: *.python.org), or "" when the
+ * parent is a single label (*.org would be refused as too wide). */
+static const char *parent_scope(const char *host, char *buf, size_t size)
+{
+	const char *dot = strchr(host, '.');
+
+	buf[0] = '\0';
+	if (dot && strchr(dot + 1, '.'))
+		snprintf(buf, size, "*%s", dot);
+	return buf;
+}
+
+/* The question on the real terminal's last row, in reverse video, cut
+ * to its width; the input waiting now flushed (see asktty.h). */
+static void draw(struct asktty *a)
+{
+	const struct asktty_question *q = &a->q[0];
+	char line[1024], text[700], parent[UPSTREAM_NAME_MAX + 2];
+	unsigned cols;
+	int n;
+
+	parent_scope(q->host, parent, sizeof parent);
+	n = snprintf(text, sizeof text, " ward: the agent asks to reach %s:%u (%s). o once, s session,%s%s%s a always, d deny ",
+		     q->host, q->port, q->http ? "http" : "https", parent[0] ? " w " : "", parent,
+		     parent[0] ? " session," : "");
+	cols = a->tty->cols ? a->tty->cols : 80;
+	if (n < 0)
+		return;
+	if ((unsigned)n >= cols)
+		text[cols > 1 ? cols - 1 : 1] = '\0';
+	n = snprintf(line, sizeof line, "\0337\033[%u;1H\033[2K\033[7m%s\033[0m", a->tty->rows ? a->tty->rows : 24,
+		     text);
+	if (n > 0)
+		tty_relay_write(a->tty, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+	(void)tcflush(a->tty->in, TCIFLUSH);
+}
+
+/* The question's row cleared and the cursor back where the agent left it. */
+static void erase(struct asktty *a)
+{
+	char line[64];
+	int n = snprintf(line, sizeof line, "\033[%u;1H\033[2K\0338", a->tty->rows ? a->tty->rows : 24);
+
+	tty_relay_write(a->tty, line, (size_t)n);
+}
+
+/* q[i] leaves the queue; the next goes up, or the agent's screen comes back. */
+static void drop(struct asktty *a, int i)
+{
+	int shown = i == 0;
+
+	memmove(&a->q[i], &a->q[i + 1], (size_t)(a->n - i - 1) * sizeof a->q[0]);
+	a->n--;
+	if (!shown)
+		return;
+	erase(a);
+	if (a->n) {
+		draw(a);
+		return;
+	}
+	tty_relay_hold(a->tty, 0);
+}
+
+static void show_first(struct asktty *a)
+{
+	tty_relay_hold(a->tty, 1);
+	draw(a);
+}
+
+static void answer(struct asktty *a, const char *word, const char *scope)
+{
+	const struct asktty_question *q = &a->q[0];
+	json_t *j = scope ? json_pack("{s:I,s:s,s:s}", "id", (json_int_t)q->id, "answer", word, "scope", scope)
+			  : json_pack("{s:I,s:s}", "id", (json_int_t)q->id, "answer", word);
+	char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+
+	json_decref(j);
+	if (s) {
+		size_t n = strlen(s);
+		s[n] = '\n';
+		if (send(a->fd, s, n + 1, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)(n + 1))
+			log_warn("[proxy] ask = terminal: the answer did not reach the bridge");
+		free(s);
+	}
+	/* the next session starts with it allowed (ward-pi reads the file) */
+	if (a->store >= 0 && strcmp(word, "always") == 0 && dprintf(a->store, "%s:%u\n", scope, q->port) < 0)
+		log_warn("[proxy] ask_store: %s", strerror(errno));
+	drop(a, 0);
+}
+
+/* A key while a question is up: one byte alone in its read, or nothing. */
+static void on_key(void *arg, const char *buf, size_t n)
+{
+	struct asktty *a = arg;
+	char parent[UPSTREAM_NAME_MAX + 2];
+
+	if (!a->n || n != 1)
+		return;
+	switch (buf[0]) {
+	case 'o': case 'O':
+		answer(a, "once", NULL);
+		break;
+	case 's': case 'S':
+		answer(a, "session", a->q[0].host);
+		break;
+	case 'w': case 'W':
+		if (parent_scope(a->q[0].host, parent, sizeof parent)[0])
+			answer(a, "session", parent);
+		break;
+	case 'a': case 'A':
+		answer(a, "always", a->q[0].host);
+		break;
+	case 'd': case 'D': case 'n': case 'N':
+		answer(a, "deny", NULL);
+		break;
+	default:
+		break;
+	}
+}
+
+/* One line of the bridge's: a question queued (drawn if it is the first),
+ * a settled one taken down. Anything else is dropped: the bridge talks to
+ * the agent all day, and what it sends is checked as the agent's would be. */
+static void line(struct asktty *a, const char *s, size_t len)
+{
+	json_t *j = json_loadb(s, len, JSON_REJECT_DUPLICATES, NULL), *id, *host, *port, *kind, *type;
+	const char *h, *t;
+	int i;
+
+	if (!j || !json_is_object(j) || !json_is_string(type = json_object_get(j, "type")) ||
+	    !json_is_integer(id = json_object_get(j, "id")) || json_integer_value(id) <= 0) {
+		json_decref(j);
+		return;
+	}
+	t = json_string_value(type);
+	if (strcmp(t, "settled") == 0) {
+		for (i = 0; i < a->n; i++)
+			if (a->q[i].id == (uint64_t)json_integer_value(id)) {
+				drop(a, i);
+				break;
+			}
+	} else if (strcmp(t, "question") == 0 && json_is_string(host = json_object_get(j, "host")) &&
+		   json_is_integer(port = json_object_get(j, "port")) && json_is_string(kind = json_object_get(j, "kind")) &&
+		   json_integer_value(port) > 0 && json_integer_value(port) <= 65535 && a->n < ASKTTY_QUEUE &&
+		   (h = json_string_value(host)) && strlen(h) <= UPSTREAM_NAME_MAX && upstream_name_ok(h, strlen(h))) {
+		struct asktty_question *q = &a->q[a->n++];
+		q->id = (uint64_t)json_integer_value(id);
+		snprintf(q->host, sizeof q->host, "%s", h);
+		q->port = (unsigned)json_integer_value(port);
+		q->http = strcmp(json_string_value(kind), "http") == 0;
+		if (a->n == 1)
+			show_first(a);
+	}
+	json_decref(j);
+}
+
+/* The bridge's end is gone (it died; a restart brings another): what it
+ * asked is moot. */
+static void detach(struct asktty *a)
+{
+	if (a->fd >= 0)
+		close(a->fd);
+	a->fd = -1;
+	a->in_len = 0;
+	if (a->n) {
+		a->n = 1;
+		drop(a, 0);
+	}
+}
+
+static void on_bridge(void *arg)
+{
+	struct asktty *a = arg;
+	ssize_t n = recv(a->fd, a->in + a->in_len, sizeof a->in - a->in_len, MSG_DONTWAIT);
+	char *nl;
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		detach(a);
+		return;
+	}
+	a->in_len += (size_t)n;
+	while ((nl = memchr(a->in, '\n', a->in_len))) {
+		size_t len = (size_t)(nl - a->in);
+		line(a, a->in, len);
+		memmove(a->in, nl + 1, a->in_len - len - 1);
+		a->in_len -= len + 1;
+	}
+	if (a->in_len == sizeof a->in)
+		a->in_len = 0; /* no line is this long: dropped */
+}
+
+void asktty_init(struct asktty *a, struct tty_relay *tty, int epfd, int store)
+{
+	memset(a, 0, sizeof *a);
+	a->tty = tty;
+	a->epfd = epfd;
+	a->fd = -1;
+	a->store = store;
+	a->src = (struct event_source){ &a->fd, on_bridge, a };
+	tty->on_key = on_key;
+	tty->key_arg = a;
+}
+
+void asktty_attach(struct asktty *a, int fd)
+{
+	detach(a);
+	a->fd = fd;
+	if (event_add(a->epfd, &a->src) != 0) {
+		log_warn("[proxy] ask = terminal: epoll_ctl: %s", strerror(errno));
+		detach(a);
+	}
+}
+
+int asktty_fds(const struct asktty *a, int *fds, int max)
+{
+	int n = 0;
+
+	if (a->fd >= 0 && n < max)
+		fds[n++] = a->fd;
+	if (a->store >= 0 && n < max)
+		fds[n++] = a->store;
+	return n;
+}
+
+void asktty_close(struct asktty *a)
+{
+	if (a->fd >= 0)
+		close(a->fd);
+	a->fd = -1;
+	if (a->store >= 0)
+		close(a->store);
+	a->store = -1;
+}
