@@ -6,7 +6,7 @@ prints each question and answers it.
   approver.py SOCKET [--policy FILE] [--bridge-uid UID] [--answer WORD]
 
 SOCKET is made mode 0600 (owned by --bridge-uid when given: the bridge
-connects as its own user, 65534 in the image). Each question is printed as
+connects as its own user, ward-bridge (999) in the image). Each question is printed as
 one line; the answer is read from this program's stdin, one line each:
 
   once | session [SCOPE] | always [SCOPE] | deny

@@ -382,6 +382,17 @@ int reach_upstreams(const struct confine *agent, const struct ll_ruleset *ll, co
 					     .proxy = t->v[i].proxy };
 			rc = unix_upstream_private(agent, ll_in_force, cfg, info, &ask, check);
 		}
+	/* where ward keeps the answers of always: what the agent could write
+	 * there, the next session would allow */
+	if (!rc && ll_in_force && cfg->proxy.has && cfg->proxy.has_ask && cfg->proxy.ask_store) {
+		const char *rule = rule_reaching(&cfg->landlock, info, cfg->proxy.ask_store, 1);
+		if (rule) {
+			log_error("%s:%d: [proxy] ask_store %s is within the agent's Landlock write rule for %s: it could "
+				  "add hosts the next session allows; keep it out of the agent's paths (/run/ward)",
+				  cfg->path, cfg->proxy.line, cfg->proxy.ask_store, rule);
+			rc = 2;
+		}
+	}
 	free(info);
 	return rc;
 }

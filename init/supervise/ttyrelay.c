@@ -113,6 +113,8 @@ int tty_relay_open(struct tty_relay *t)
 		(void)tcsetattr(t->slave, TCSANOW, &t->saved);
 		raw = t->saved;
 		cfmakeraw(&raw);
+		/* ward's own lines (its log) still end a line on the screen */
+		raw.c_oflag |= OPOST | ONLCR;
 		(void)tcsetattr(t->in, TCSANOW, &raw);
 	}
 	if (ioctl(t->in, TIOCGWINSZ, &ws) == 0) {

@@ -300,6 +300,14 @@ def ask_child(a):
     check("ask: an approver's socket the agent's user could connect to: ward refuses to start, naming it",
           p.returncode != 0 and "[proxy] ask = unix:" in p.stderr and "may connect to it" in p.stderr,
           p.stderr[-400:])
+    # ask_store where the agent may write: no start
+    bad = os.path.join(work, "badstore.conf")
+    with open(bad, "w") as f:
+        f.write(base + f"[proxy]\nlisten = 127.0.0.1:{TTY_PROXY}\nask = terminal\nask_store = {home}/always\n")
+    p = subprocess.run([a.ward, "-c", bad, "--", "true"], capture_output=True, text=True, timeout=30)
+    check("ask: an ask_store the agent could write (it would choose what the next session allows): ward "
+          "refuses to start, naming it", p.returncode != 0 and "ask_store" in p.stderr and
+          "Landlock write rule" in p.stderr, p.stderr[-400:])
     appr.close()
     rated.close()
     print(json.dumps(out))
