@@ -388,6 +388,7 @@ fi
     packages_cases(wp, work, run, dry, calls, built)
     run_cases(wp, work, run, dry, log)
     day_cases(wp, work, run, dry, log)
+    ask_cases(wp, work, run, dry, home)
     session_cases.extras_cases(wp, work, run, dry, log, home)
     session_cases.sessions_cases(wp, work, run, dry, log, calls, home)
     session_cases.hardening_cases(wp, work, run, dry, log, home)
@@ -421,6 +422,57 @@ fi
     report("ward-pi --help names every option", p.returncode == 0 and all(
         o in p.stdout for o in ("--print", "--rpc", "--engine", "--image", "--mcp", "--no-mcp", "--reset", "--allow",
                                 "--dry-run", "--model-socket", ".pi-packages", "WARD_PROVIDER", "WARD_MODEL")), p.stdout[:200])
+
+
+def ask_cases(wp, work, run, dry, home):
+    """--ask, --approver, --policy (#39): the approver's words, the answers of
+    always read back from ward-pi's own directory as hostile lines."""
+    import socket
+    proj = os.path.join(work, "src", "asking")
+    os.makedirs(proj)
+    rc, w = dry(proj, "--engine", "docker", "--ask")
+    pol = next((x for x in w if x.endswith(":/run/ward/policy")), "") if rc == 0 else ""
+    report("ward-pi --ask: ward asks at the terminal (WARD_PROXY_ASK=terminal), its answers of always go to "
+           "ward-pi's own directory for the project, mounted where the agent has no path; a network for the proxy",
+           rc == 0 and "WARD_PROXY_ASK=terminal" in w and "WARD_PROXY_ASK_STORE=/run/ward/policy/always" in w and
+           pol.startswith(os.path.join(home, ".cache", "ward-pi", "ward-pi-asking-")) and "--network" not in w
+           and proj not in pol, " ".join(w) if rc == 0 else w)
+    for bad in (["--ask", "--rpc"], ["--ask", "-p", "hi"], ["--ask", "--approver", "/nonexistent.sock"],
+                ["--approver", "/nonexistent.sock"]):
+        p = run(proj, "--engine", "docker", *bad)
+        report(f"ward-pi {' '.join(bad)}: one line, exit 2, nothing run", p.returncode == 2 and
+               p.stderr.count("\n") == 1, p.stderr)
+    sock = os.path.join(work, "approver.sock")
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(sock)
+    rc, w = dry(proj, "--engine", "docker", "--rpc", "--approver", sock)
+    s.close()
+    report("ward-pi --approver SOCKET: the daemon's socket at /run/ward/approver.sock, ward told to ask there",
+           rc == 0 and "WARD_PROXY_ASK=unix:/run/ward/approver.sock" in w and
+           f"{sock}:/run/ward/approver.sock" in w and "WARD_PROXY_ASK_STORE=/run/ward/policy/always" not in w,
+           " ".join(w) if rc == 0 else w)
+    # what ward wrote (and what an attacker might have): only HOST:PORT lines count
+    store = os.path.join(pol.split(":")[0], "always")
+    os.makedirs(os.path.dirname(store), exist_ok=True)
+    with open(store, "w") as f:
+        f.write("docs.python.org:443\n*.readthedocs.io:443\nlocal.test:8080\nevil.test:443;touch /tmp/x\n"
+                "$(touch /tmp/x):443\n-x.test:443\n..:443\nbig.test:99999\n* .test:443\n\x1b]0;t\x07:443\n")
+    rc, w = dry(proj, "--engine", "docker")
+    allow = next((x for x in w if x.startswith("WARD_PROXY_ALLOW=")), "")
+    report("ward-pi: the answers of always are allowed at the next start (without --ask too); a line that is not "
+           "HOST:PORT or *.SUFFIX:PORT is left out",
+           allow == "WARD_PROXY_ALLOW=docs.python.org *.readthedocs.io local.test:8080" and "--network" not in w,
+           allow or w)
+    p = run(proj, "--engine", "docker", "--policy")
+    report("ward-pi --policy lists them (the well-formed ones), nothing run",
+           p.returncode == 0 and "docs.python.org:443" in p.stdout and "*.readthedocs.io:443" in p.stdout and
+           "evil" not in p.stdout and "touch" not in p.stdout and "\x1b" not in p.stdout, p.stdout + p.stderr)
+    p = run(proj, "--engine", "docker", "--policy-remove", "docs.python.org")
+    p2 = run(proj, "--engine", "docker", "--policy")
+    p3 = run(proj, "--engine", "docker", "--policy-remove", "nothere.test")
+    report("ward-pi --policy-remove takes one away (port 443 when none is said); one not kept: one line, exit 2",
+           p.returncode == 0 and "docs.python.org" not in p2.stdout and "*.readthedocs.io:443" in p2.stdout and
+           p3.returncode == 2 and p3.stderr.count("\n") == 1, p.stderr + p2.stdout + p3.stderr)
 
 
 def day_cases(wp, work, run, dry, log):
