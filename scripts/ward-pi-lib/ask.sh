@@ -1,4 +1,5 @@
 # shellcheck shell=sh
+# shellcheck disable=SC2154  # (pstate, project, allow: ward-pi's)
 # ward-pi's part of approval as it happens (docs/proxy.md, "Asking"):
 # - --ask: ward asks you at the TUI's terminal when the agent's request
 #   goes to a host no --allow names ([proxy] ask = terminal: ward, PID 1,
@@ -26,7 +27,7 @@ policy_entries() {
 		case "$l" in "" | *[!A-Za-z0-9.:*-]*) continue ;; esac
 		h=${l%:*} p=${l##*:}
 		case "$p" in "" | *[!0-9]* | 0*) continue ;; esac
-		[ "${#p}" -le 5 ] && [ "$p" -le 65535 ] || continue
+		if [ "${#p}" -gt 5 ] || [ "$p" -gt 65535 ]; then continue; fi
 		case "$h" in '*.'*) h=${h#??} ;; esac
 		case "$h" in "" | *[!A-Za-z0-9.-]* | .* | *..* | -*) continue ;; esac
 		printf '%s\n' "$l"
