@@ -149,7 +149,7 @@ int asker_given(struct asker *a, int fd)
 static int approver_connect(struct asker *a)
 {
 	const struct upstream *u = a->approver;
-	struct timeval tv = { .tv_sec = ASK_SEND_MS / 1000, .tv_usec = (ASK_SEND_MS % 1000) * 1000 };
+	struct timeval tv = { .tv_sec = ASK_SEND_MS / 1000, .tv_usec = (suseconds_t)(ASK_SEND_MS % 1000) * 1000 };
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = a->tag };
 	int fd = socket(u->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0), e;
 

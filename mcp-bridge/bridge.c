@@ -1201,8 +1201,10 @@ int bridge_run(const struct bridge_routes *r, struct resolver *res, int max_conn
 			const struct proxy_policy *p = r->v[i].proxy;
 			l.ask = malloc(sizeof *l.ask);
 			if (!l.ask || asker_init(l.ask, p->ask, p->ask_timeout_s, p->ask_rate, l.epfd, ASK_TAG(r)) != 0 ||
-			    (p->ask_terminal && asker_given(l.ask, p->ask_fd) != 0))
+			    (p->ask_terminal && asker_given(l.ask, p->ask_fd) != 0)) {
+				free(l.pools);
 				return -1;
+			}
 		}
 	for (;;) {
 		struct epoll_event evs[64];

@@ -42,7 +42,7 @@ static void draw(struct asktty *a)
 		return;
 	if ((unsigned)n >= cols)
 		text[cols > 1 ? cols - 1 : 1] = '\0';
-	n = snprintf(line, sizeof line, "\0337\033[%u;1H\033[2K\033[7m%s\033[0m", a->tty->rows ? a->tty->rows : 24,
+	n = snprintf(line, sizeof line, "\0337\033[%u;1H\033[2K\033[7m%s\033[0m", a->tty->rows ? (unsigned)a->tty->rows : 24u,
 		     text);
 	if (n > 0)
 		tty_relay_write(a->tty, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
@@ -53,7 +53,7 @@ static void draw(struct asktty *a)
 static void erase(struct asktty *a)
 {
 	char line[64];
-	int n = snprintf(line, sizeof line, "\033[%u;1H\033[2K\0338", a->tty->rows ? a->tty->rows : 24);
+	int n = snprintf(line, sizeof line, "\033[%u;1H\033[2K\0338", a->tty->rows ? (unsigned)a->tty->rows : 24u);
 
 	tty_relay_write(a->tty, line, (size_t)n);
 }
@@ -135,11 +135,10 @@ static void on_key(void *arg, const char *buf, size_t n)
 /* One line of the bridge's: a question queued (drawn if it is the first),
  * a settled one taken down. Anything else is dropped: the bridge talks to
  * the agent all day, and what it sends is checked as the agent's would be. */
-static void line(struct asktty *a, const char *s, size_t len)
+static void take_line(struct asktty *a, const char *s, size_t len)
 {
 	json_t *j = json_loadb(s, len, JSON_REJECT_DUPLICATES, NULL), *id, *host, *port, *kind, *type;
 	const char *h, *t;
-	int i;
 
 	if (!j || !json_is_object(j) || !json_is_string(type = json_object_get(j, "type")) ||
 	    !json_is_integer(id = json_object_get(j, "id")) || json_integer_value(id) <= 0) {
@@ -148,6 +147,7 @@ static void line(struct asktty *a, const char *s, size_t len)
 	}
 	t = json_string_value(type);
 	if (strcmp(t, "settled") == 0) {
+		int i;
 		for (i = 0; i < a->n; i++)
 			if (a->q[i].id == (uint64_t)json_integer_value(id)) {
 				drop(a, i);
@@ -197,7 +197,7 @@ static void on_bridge(void *arg)
 	a->in_len += (size_t)n;
 	while ((nl = memchr(a->in, '\n', a->in_len))) {
 		size_t len = (size_t)(nl - a->in);
-		line(a, a->in, len);
+		take_line(a, a->in, len);
 		memmove(a->in, nl + 1, a->in_len - len - 1);
 		a->in_len -= len + 1;
 	}
