@@ -19,7 +19,8 @@ static struct {
 	enum log_level level;
 	int fd;
 	int sock; /* fd is a socket: written with MSG_DONTWAIT, never blocking */
-} settings = { LOG_TEXT, LOG_INFO, STDERR_FILENO, 0 };
+	int copy; /* [ward] log_copy's file, or -1 */
+} settings = { LOG_TEXT, LOG_INFO, STDERR_FILENO, 0, -1 };
 
 const char *const log_level_names[4] = {
 	[LOG_ERROR] = "error",
@@ -70,6 +71,16 @@ int log_fd(void)
 	return settings.fd;
 }
 
+void log_copy_to(int fd)
+{
+	settings.copy = fd;
+}
+
+int log_copy_fd(void)
+{
+	return settings.copy;
+}
+
 int log_enabled(enum log_level level)
 {
 	return level <= settings.level;
@@ -112,6 +123,9 @@ int log_write(const char *buf, size_t len, int wait_ms)
 static void write_all(const char *buf, size_t len)
 {
 	(void)log_write(buf, len, 0); /* EAGAIN, EPIPE: the line is dropped, never blocking */
+	/* a file opened O_APPEND: a line lands whole, between other writers' */
+	if (settings.copy >= 0 && write(settings.copy, buf, len) < 0)
+		settings.copy = -1; /* full or gone: not tried again for every line */
 }
 
 static void format_time(char *buf, size_t size)

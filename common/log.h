@@ -31,6 +31,11 @@ int log_write(const char *buf, size_t len, int wait_ms);
 /* The descriptor log lines go to, so close_fds_except() can keep it. */
 int log_fd(void);
 
+/* Every line also appended to fd ([ward] log_copy: a regular file, opened
+ * O_APPEND), or -1 for none; and that descriptor, to keep. */
+void log_copy_to(int fd);
+int log_copy_fd(void);
+
 int log_enabled(enum log_level level);
 void logmsg(enum log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

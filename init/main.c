@@ -22,6 +22,7 @@
 #include "init/host/mcpcmds.h"
 #include "init/host/mcppkgs.h"
 #include "init/start/start.h"
+#include "init/report/denylog.h"
 #include "init/supervise/vm.h"
 #include "landlock/landlock.h"
 
@@ -50,6 +51,8 @@ static void usage(FILE *out)
 	      "      --mcp-packages FILE\n"
 	      "                     for ward-pi on the host: the npm package each stdio server\n"
 	      "                     of the mcp.json FILE launches with npx, a line each, exit\n"
+	      "      --denials FILE what an audit log (ward's lines; - for stdin) says was\n"
+	      "                     refused, grouped, with the setting that would allow each\n"
 	      "  -V, --version      print the versions (ward, its libraries, kernel Landlock ABI)\n"
 	      "  -h, --help         print this help\n"
 	      "\n"
@@ -138,6 +141,13 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return 1000 + EXIT_USAGE;
 			}
 			return 1000 + mcp_packages_main(argv[i + 1]);
+		} else if (strcmp(a, "--denials") == 0) {
+			/* an audit log read, nothing of PID 1's runs */
+			if (i + 1 >= argc) {
+				log_error("%s: needs an audit log FILE (- for stdin)", a);
+				return 1000 + EXIT_USAGE;
+			}
+			return 1000 + denylog_main(argv[i + 1]);
 		} else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
 			version();
 			return 1000;

@@ -46,7 +46,7 @@ static int conn_limit(int n_routes)
 void bridge_main(const struct bridge_start *s, int rfd, pid_t parent)
 {
 	const struct bridge_routes *r = s->routes;
-	int *keep = calloc(3 * (size_t)r->n + 3, sizeof *keep), nk = 0, i, max_conns, health_ok = 0;
+	int *keep = calloc(3 * (size_t)r->n + 4, sizeof *keep), nk = 0, i, max_conns, health_ok = 0;
 	struct resolver res;
 	char err[256];
 	sigset_t none;
@@ -67,6 +67,8 @@ void bridge_main(const struct bridge_start *s, int rfd, pid_t parent)
 	}
 	keep[nk++] = rfd;
 	keep[nk++] = log_fd();
+	if (log_copy_fd() >= 0)
+		keep[nk++] = log_copy_fd();
 	if (s->ll_fd >= 0)
 		keep[nk++] = s->ll_fd;
 	close_fds_except(keep, nk);

@@ -110,6 +110,7 @@ struct ward_config {
 	enum log_format log_format;
 	enum log_level log_level;
 	char *evidence; /* write the evidence JSON here, the agent held before its exec */
+	char *log_copy; /* every log line also appended here (ward --denials reads it), or NULL */
 	char *bridge_user; /* the bridge's own user */
 	int bridge_user_line;
 

@@ -73,6 +73,8 @@ void config_print(const struct ward_config *cfg, FILE *out)
 		log_format_names[cfg->log_format], log_level_names[cfg->log_level]);
 	if (cfg->evidence)
 		fprintf(out, "evidence = %s\n", cfg->evidence);
+	if (cfg->log_copy)
+		fprintf(out, "log_copy = %s\n", cfg->log_copy);
 	if (cfg->bridge_user)
 		fprintf(out, "bridge_user = %s\n", cfg->bridge_user);
 	else if (cfg->n_routes || cfg->has_mcp)

@@ -45,6 +45,7 @@ void config_free(struct ward_config *cfg)
 	free(cfg->env);
 	free(cfg->env_pass);
 	free(cfg->evidence);
+	free(cfg->log_copy);
 	free(cfg->user);
 	free_strv(cfg->landlock.read, cfg->landlock.n_read);
 	free_strv(cfg->landlock.write, cfg->landlock.n_write);

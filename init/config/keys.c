@@ -203,6 +203,23 @@ static int set_abs_path(struct parse_ctx *ctx, const char *k, const char *v, con
 	return *dst ? 0 : (*why = "out of memory", -1);
 }
 
+/* [ward] log_copy: an absolute path, or ${NAME} alone (unset or empty: none). */
+static int set_log_copy(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
+{
+	char from[128];
+	const char *path = config_env_ref(v, from, sizeof from);
+
+	(void)k;
+	free(ctx->cfg->log_copy);
+	ctx->cfg->log_copy = NULL;
+	if (!*path)
+		return 0;
+	if (path[0] != '/')
+		return *why = "must be an absolute path", -1;
+	ctx->cfg->log_copy = strdup(path);
+	return ctx->cfg->log_copy ? 0 : (*why = "out of memory", -1);
+}
+
 static int set_umask(struct parse_ctx *ctx, const char *k, const char *v, const char **why)
 {
 	(void)k;
@@ -876,6 +893,7 @@ const struct key_def config_keys[] = {
 	{ SEC_WARD, "log_format", set_enum, 0, 0 },
 	{ SEC_WARD, "log_level", set_enum, 0, 0 },
 	{ SEC_WARD, "evidence", set_abs_path, 0, 0 },
+	{ SEC_WARD, "log_copy", set_log_copy, 0, 0 },
 	{ SEC_WARD, "bridge_user", set_user, 0, 0 },
 	{ SEC_SUPERVISE, "grace", set_grace, 0, 0 },
 	{ SEC_SUPERVISE, "restart", set_enum, 0, 0 },

@@ -171,6 +171,15 @@ int run_sandboxed(const struct options *opt, const char *path, const sigset_t *i
 		goto out;
 	}
 	log_setup(cfg.log_format, cfg.log_level);
+	/* a copy of the log for ward --denials, opened as root before anything */
+	if (cfg.log_copy && !opt->check) {
+		int fd = open(cfg.log_copy, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+		if (fd < 0)
+			log_warn("%s: [ward] log_copy %s: %s: no copy of the log is kept", cfg.path, cfg.log_copy,
+				 strerror(errno));
+		else
+			log_copy_to(fd);
+	}
 	/* descriptors are handed in at run time: --check leaves them be */
 	rc = opt->check ? 0 : privfiles_check_fds(&cfg);
 	if (rc)
@@ -282,7 +291,7 @@ int run_sandboxed(const struct options *opt, const char *path, const sigset_t *i
 
 	/* ward keeps nothing it inherited and does not pin any directory. */
 	/* room for the loop's, the log's, every bridge listener and the rest */
-	fds = calloc((size_t)sb.bridge.routes.n + 20 + GUARD_MAX_LISTENERS, sizeof *fds);
+	fds = calloc((size_t)sb.bridge.routes.n + 32 + GUARD_MAX_LISTENERS, sizeof *fds);
 	if (!fds) {
 		log_error("out of memory");
 		rc = 1;
@@ -290,6 +299,8 @@ int run_sandboxed(const struct options *opt, const char *path, const sigset_t *i
 	}
 	nfds = supervisor_fds(&sv, fds, 12);
 	fds[nfds++] = log_fd();
+	if (log_copy_fd() >= 0)
+		fds[nfds++] = log_copy_fd();
 	nfds += bridgeproc_fds(&sb.bridge, fds + nfds, sb.bridge.routes.n + 1);
 	nfds += guardproc_fds(&sb.guard, fds + nfds, 4 + GUARD_MAX_LISTENERS);
 	nfds += tty_relay_fds(&tty, fds + nfds, 2);

@@ -87,3 +87,42 @@ ask_prepare() {
 	f=$(policy_file)
 	[ -f "$f" ] || : > "$f"
 }
+
+# The sessions' logs (ward's [ward] log_copy: each session's own file in
+# ward-pi's directory for the project, the last 10 kept), for --denials:
+# what was refused, grouped, with the setting that would allow each (ward
+# --denials, run in the image with no network; nothing is added for you).
+log_words() {
+	printf '%s\n' -e WARD_LOG_COPY=/run/ward/log.txt -v "$pstate/logs/$sid.log:/run/ward/log.txt"
+}
+
+log_prepare() {
+	mkdir -p "$pstate/logs"
+	: > "$pstate/logs/$sid.log"
+	# the newest 10 kept (names sort by their start's time)
+	set -f
+	# shellcheck disable=SC2012  # (names of ward-pi's own making)
+	for old in $(ls -1 "$pstate/logs" | sort -r | tail -n +11); do
+		rm -f "$pstate/logs/$old"
+	done
+	set +f
+}
+
+# ward-pi --denials: the last 5 sessions' refusals
+denials_show() {
+	set -f
+	# shellcheck disable=SC2012
+	logs=$(ls -1 "$pstate/logs" 2> /dev/null | sort | tail -n 5)
+	set +f
+	if [ -z "$logs" ]; then
+		printf 'ward-pi: no session of %s has a log yet\n' "$project" | clean
+		return 0
+	fi
+	if [ -n "$dry" ]; then
+		echo "cat $pstate/logs/... | $engine run --rm -i --pull=never --network none --entrypoint /usr/local/bin/ward $image --denials -"
+		return 0
+	fi
+	# shellcheck disable=SC2086  # (names of ward-pi's own making, split on purpose)
+	(cd "$pstate/logs" && set -f && cat $logs) |
+		"$engine" run --rm -i --pull=never --network none --entrypoint /usr/local/bin/ward "$image" --denials - | clean
+}

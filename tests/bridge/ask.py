@@ -132,8 +132,9 @@ def ask_child(a):
                 f"[landlock]\nread = /usr /etc /lib /lib64 /bin /dev/urandom {work}\nwrite = {home} /dev/null\n"
                 "[seccomp]\nmode = default\ndeny = udp\n")
         conf = os.path.join(work, "ask.conf")
+        copy = os.path.join(work, "copy.log")
         with open(conf, "w") as f:
-            f.write(base + f"[proxy]\nlisten = 127.0.0.1:{PROXY}\nallow = listed.test\nmethods = CONNECT GET\n"
+            f.write(base.replace("log_level = info\n", f"log_level = info\nlog_copy = {copy}\n") + f"[proxy]\nlisten = 127.0.0.1:{PROXY}\nallow = listed.test\nmethods = CONNECT GET\n"
                     f"ask = unix:{sock}\nask_timeout = 3\nask_rate = 1000\n")
         conf2 = os.path.join(work, "rated.conf")
         with open(conf2, "w") as f:
@@ -296,6 +297,32 @@ def ask_child(a):
           any("ask=late.test:443" in ln and "answer=timeout" in ln for ln in lines) and
           any("ask=deny.test:443" in ln and "answer=deny" in ln for ln in lines) and
           any("ask=once.test:443" in ln and "answer=once" in ln for ln in lines), "\n".join(lines[:8]))
+    # [ward] log_copy: the same lines, PID 1's and the bridge's; ward --denials on it
+    try:
+        with open(copy) as f:
+            copied = f.read()
+    except OSError as e:
+        copied = str(e)
+    check("[ward] log_copy: every line of the log also in the file, the bridge's audit lines too",
+          all(ln + "\n" in copied for ln in lines) and "bridge: pid" in copied, copied[-300:])
+    p = subprocess.run([a.ward, "--denials", copy], capture_output=True, text=True, timeout=30)
+    rep = p.stdout
+    asked_part = rep.split("asked, and not allowed")[-1]
+    proxy_part = rep.split("the proxy refused")[-1].split("asked, and not allowed")[0]
+    check("ward --denials: the refusals grouped, each with the setting that allows it (a question denied or "
+          "unanswered, a host or an address no rule names), nothing allowed listed",
+          p.returncode == 0 and "deny.test:443" in asked_part and "late.test:443" in asked_part and
+          "allow = deny.test in [proxy] (ward-pi --allow deny.test)" in asked_part and
+          "203.0.113.2:443" in proxy_part and "allow = 203.0.113.2 in [proxy]" in proxy_part and
+          "www.asked.test" not in rep and "deny.test:443" not in proxy_part, rep[-900:])
+    hostile = os.path.join(work, "hostile.log")
+    with open(hostile, "wb") as f:
+        f.write(b"ward: warning: denied by landlock: fs.read_file on /etc/\x1b]0;pwned\x07x; a rule that would "
+                b"allow it: read = /etc/x under [landlock]\n" + b"x" * 100000 + b"\n")
+    p = subprocess.run([a.ward, "--denials", hostile], capture_output=True, timeout=30)
+    check("ward --denials: what the agent chose in a line (a path with a terminal's escape) is printed as "
+          "printable ASCII only; an endless line is skipped", p.returncode == 0 and b"\x1b" not in p.stdout and
+          b"\x07" not in p.stdout and b"fs.read_file on /etc/?]0;pwned?x" in p.stdout, p.stdout[-300:])
     # a socket the agent could reach: no start
     os.chmod(sock, 0o666)
     p = subprocess.run([a.ward, "-c", conf, "--", "true"], capture_output=True, text=True, timeout=30)

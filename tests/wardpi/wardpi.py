@@ -388,7 +388,7 @@ fi
     packages_cases(wp, work, run, dry, calls, built)
     run_cases(wp, work, run, dry, log)
     day_cases(wp, work, run, dry, log)
-    ask_cases(wp, work, run, dry, home)
+    ask_cases(wp, work, run, dry, home, log)
     session_cases.extras_cases(wp, work, run, dry, log, home)
     session_cases.sessions_cases(wp, work, run, dry, log, calls, home)
     session_cases.hardening_cases(wp, work, run, dry, log, home)
@@ -424,7 +424,7 @@ fi
                                 "--dry-run", "--model-socket", ".pi-packages", "WARD_PROVIDER", "WARD_MODEL")), p.stdout[:200])
 
 
-def ask_cases(wp, work, run, dry, home):
+def ask_cases(wp, work, run, dry, home, log):
     """--ask, --approver, --policy (#39): the approver's words, the answers of
     always read back from ward-pi's own directory as hostile lines."""
     import socket
@@ -467,6 +467,30 @@ def ask_cases(wp, work, run, dry, home):
     report("ward-pi --policy lists them (the well-formed ones), nothing run",
            p.returncode == 0 and "docs.python.org:443" in p.stdout and "*.readthedocs.io:443" in p.stdout and
            "evil" not in p.stdout and "touch" not in p.stdout and "\x1b" not in p.stdout, p.stdout + p.stderr)
+    rc, w = dry(proj, "--engine", "docker")
+    logm = next((x for x in w if x.endswith(":/run/ward/log.txt")), "") if rc == 0 else ""
+    report("ward-pi: each session's log (ward's [ward] log_copy) goes to ward-pi's own directory for the project, "
+           "mounted where the agent has no path", rc == 0 and "WARD_LOG_COPY=/run/ward/log.txt" in w and
+           logm.startswith(os.path.join(home, ".cache", "ward-pi", "ward-pi-asking-")) and "/logs/" in logm,
+           logm or w)
+    p = run(proj, "--engine", "docker", "--denials")
+    report("ward-pi --denials with no session's log yet: says so, nothing run",
+           p.returncode == 0 and "no session of" in p.stdout, p.stdout + p.stderr)
+    logs = os.path.join(os.path.dirname(os.path.dirname(logm.split(":")[0])), "logs")
+    os.makedirs(logs, exist_ok=True)
+    for i in range(7):
+        with open(os.path.join(logs, f"17000000{i}.x{i}.log"), "w") as f:
+            f.write(f"ward: bridge: route=proxy ask=h{i}.test:443 id=1 answer=deny ms=1\n")
+    p = run(proj, "--engine", "docker", "--denials")
+    try:
+        with open(log) as f:
+            words = f.read().split("\n")
+    except OSError:
+        words = []
+    report("ward-pi --denials: ward --denials in the image, with no network, over the last sessions' logs",
+           p.returncode == 0 and words[:9] == ["run", "--rm", "-i", "--pull=never", "--network", "none", "--entrypoint",
+                                              "/usr/local/bin/ward", "ward-pi:latest"] and words[9:11] == ["--denials", "-"],
+           words[:12])
     p = run(proj, "--engine", "docker", "--policy-remove", "docs.python.org")
     p2 = run(proj, "--engine", "docker", "--policy")
     p3 = run(proj, "--engine", "docker", "--policy-remove", "nothere.test")
