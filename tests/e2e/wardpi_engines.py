@@ -157,6 +157,45 @@ def shell(label, t, cmd, proj):
           f"{screen[-500:]!r} / {end[-200:]!r}")
 
 
+def ask(wp, d, wenv, workspace):
+    """ward-pi shell --ask under docker, in a tmux pane (#39): the agent's
+    terminal is ward's pty inside the container; a curl through the proxy to
+    a host no rule names brings the question up on the terminal's last row;
+    d refuses it (403 at once); the shell goes on. Then ward-pi --denials
+    (ward --denials in the image, over the session's log ward-pi kept)
+    lists it with the setting that would allow it. Nothing is allowed here,
+    so no name is looked up and nothing leaves the container."""
+    proj = workspace(d, "wp-ask")
+    t = Tmux(f"wpask{os.getpid()}", env=wenv)
+    cmd = f"cd {proj} && {wp} --engine docker --ask shell"
+    try:
+        t.start(f"{cmd}; echo shell-ended-$?; exec sh", 160, 30)
+        prompt = lambda s: any(ln.rstrip().endswith("$") for ln in s.splitlines())  # noqa: E731
+        ready = t.wait_for(prompt, 90)
+        t.type("curl -sS -o /dev/null -w 'c=%{http_connect}-$((40+2))' https://refused.invalid/; echo")
+        t.keys("Enter")
+        asked = t.wait_for(lambda s: "asks to reach refused.invalid:443" in s, 30)
+        t.type("d")
+        after = t.wait_for(lambda s: "c=403-42" in s and "asks to reach" not in s, 30)
+        t.type("exit")
+        t.keys("Enter")
+        end = t.wait_for(lambda s: "shell-ended-0" in s, 60)
+    finally:
+        t.kill()
+    last = asked.rstrip("\n").splitlines()[-1] if asked.strip() else ""
+    check("ward-pi --ask under docker: the shell runs through ward's pty relay in the container; a fetch from a host "
+          "no rule names brings the question up on the terminal's last row",
+          prompt(ready) and "asks to reach refused.invalid:443 (https)" in last, asked[-500:])
+    check("ward-pi --ask under docker: d refuses it, the tool sees 403 at once, the question's row is gone, the "
+          "shell goes on and ends with status 0", "c=403-42" in after and "shell-ended-0" in end,
+          f"{after[-400:]!r} / {end[-200:]!r}")
+    p = subprocess.run(["sh", "-c", f"cd {proj} && {wp} --engine docker --denials"], env=wenv, capture_output=True,
+                       text=True, timeout=120)
+    check("ward-pi --denials: the session's refusal, grouped, with the setting that would allow it",
+          p.returncode == 0 and "refused.invalid:443" in p.stdout and "ward-pi --allow refused.invalid" in p.stdout,
+          p.stdout[-600:] + p.stderr[-300:])
+
+
 def docker(a, d, env, run, Session, workspace):
     wp = os.path.abspath(os.path.join(a.tests, "..", "scripts", "ward-pi"))
     sock = os.path.join(run, "model.sock")
@@ -182,6 +221,7 @@ def docker(a, d, env, run, Session, workspace):
         ps=["env", f"DOCKER_HOST={env['DOCKER_HOST']}", "docker"])
 
     day(wp, d, wenv, workspace)
+    ask(wp, d, wenv, workspace)
     wardpi_day.all_cases(wp, d, wenv, workspace, sock)
     wardpi_day.host_mcp(wp, d, wenv, workspace, sock, a.node, a.tests)
     wardpi_mcpauth.host_mcp_oauth(wp, d, wenv, workspace, sock, a.node, a.tests)
