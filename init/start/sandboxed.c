@@ -291,7 +291,7 @@ int run_sandboxed(const struct options *opt, const char *path, const sigset_t *i
 
 	/* ward keeps nothing it inherited and does not pin any directory. */
 	/* room for the loop's, the log's, every bridge listener and the rest */
-	fds = calloc((size_t)sb.bridge.routes.n + 32 + GUARD_MAX_LISTENERS, sizeof *fds);
+	fds = calloc((size_t)sb.bridge.routes.n + 40 + GUARD_MAX_LISTENERS, sizeof *fds);
 	if (!fds) {
 		log_error("out of memory");
 		rc = 1;
@@ -303,7 +303,7 @@ int run_sandboxed(const struct options *opt, const char *path, const sigset_t *i
 		fds[nfds++] = log_copy_fd();
 	nfds += bridgeproc_fds(&sb.bridge, fds + nfds, sb.bridge.routes.n + 1);
 	nfds += guardproc_fds(&sb.guard, fds + nfds, 4 + GUARD_MAX_LISTENERS);
-	nfds += tty_relay_fds(&tty, fds + nfds, 2);
+	nfds += tty_relay_fds(&tty, fds + nfds, 5);
 	nfds += asktty_fds(&asker, fds + nfds, 2);
 	if (sb.ll.fd >= 0)
 		fds[nfds++] = sb.ll.fd;

@@ -10,6 +10,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 
 /* *.PARENT for host (docs.python.org: *.python.org), or "" when the
@@ -24,36 +25,63 @@ static const char *parent_scope(const char *host, char *buf, size_t size)
 	return buf;
 }
 
-/* The question on the real terminal's last row, in reverse video, cut
- * to its width; the input waiting now flushed (see asktty.h). */
-static void draw(struct asktty *a)
+/* The row's text for q in at most cols columns: the whole sentence, or a
+ * short one, or the host's end alone ("...evil.example.com:443"): what a
+ * name says is at its end, which is never cut. */
+static void row_text(const struct asktty *a, const struct asktty_question *q, unsigned cols, char *text, size_t size)
 {
-	const struct asktty_question *q = &a->q[0];
-	char line[1024], text[700], parent[UPSTREAM_NAME_MAX + 2];
-	unsigned cols;
-	int n;
+	char parent[UPSTREAM_NAME_MAX + 2], hostport[UPSTREAM_NAME_MAX + 16];
+	size_t hp;
 
 	parent_scope(q->host, parent, sizeof parent);
-	n = snprintf(text, sizeof text, " ward: the agent asks to reach %s:%u (%s). o once, s session,%s%s%s a always, d deny ",
-		     q->host, q->port, q->http ? "http" : "https", parent[0] ? " w " : "", parent,
-		     parent[0] ? " session," : "");
-	cols = a->tty->cols ? a->tty->cols : 80;
-	if (n < 0)
+	snprintf(hostport, sizeof hostport, "%s:%u", q->host, q->port);
+	if (a->confirming)
+		snprintf(text, size, " ward: allow %s always (later sessions too)? y yes, any other key: back ", hostport);
+	else
+		snprintf(text, size, " ward: allow %s (%s)? o once, s session,%s%s%s a always, d deny, x deny all ",
+			 hostport, q->http ? "http" : "https", parent[0] ? " w " : "", parent, parent[0] ? " session," : "");
+	if (strlen(text) < cols)
 		return;
-	if ((unsigned)n >= cols)
-		text[cols > 1 ? cols - 1 : 1] = '\0';
-	n = snprintf(line, sizeof line, "\0337\033[%u;1H\033[2K\033[7m%s\033[0m", a->tty->rows ? (unsigned)a->tty->rows : 24u,
-		     text);
+	snprintf(text, size, a->confirming ? " ward: allow %s always? y/n " : " ward: allow %s? o s a d x ", hostport);
+	if (strlen(text) < cols)
+		return;
+	hp = strlen(hostport);
+	if (cols > 8 && hp > cols - 5)
+		snprintf(text, size, " ...%s", hostport + hp - (cols - 5));
+	else
+		snprintf(text, size, " %s", hostport);
+	text[cols > 1 ? cols - 1 : 1] = '\0';
+}
+
+/* The question on the real terminal's last row, cut to its width; the
+ * input waiting now flushed, and keys ignored for a second (see asktty.h).
+ * What the agent may have left set is put back first, after the cursor is
+ * saved (DECSC keeps the agent's, DECRC gives them back): attributes,
+ * insert mode, origin mode, the character set, the line's width; the
+ * colours are given as RGB, which a palette the agent changed does not
+ * reach; and a bell. */
+static void draw(struct asktty *a)
+{
+	char line[1200], text[700];
+	unsigned cols = a->tty->cols ? a->tty->cols : 80, rows = a->tty->rows ? (unsigned)a->tty->rows : 24u;
+	int n;
+
+	row_text(a, &a->q[0], cols, text, sizeof text);
+	n = snprintf(line, sizeof line,
+		     "\0337\033[0m\033[4l\033[?6l\033(B\017\033[%u;1H\033#5\033[2K"
+		     "\033[1;38;2;0;0;0;48;2;255;215;0m%s\033[0m\a",
+		     rows, text);
 	if (n > 0)
 		tty_relay_write(a->tty, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 	(void)tcflush(a->tty->in, TCIFLUSH);
+	a->armed_at = now_ms() + ASKTTY_ARM_MS;
 }
 
 /* The question's row cleared and the cursor back where the agent left it. */
 static void erase(struct asktty *a)
 {
 	char line[64];
-	int n = snprintf(line, sizeof line, "\033[%u;1H\033[2K\0338", a->tty->rows ? (unsigned)a->tty->rows : 24u);
+	int n = snprintf(line, sizeof line, "\033[0m\033[%u;1H\033[2K\0338", a->tty->rows ? (unsigned)a->tty->rows : 24u);
 
 	tty_relay_write(a->tty, line, (size_t)n);
 }
@@ -67,12 +95,16 @@ static void drop(struct asktty *a, int i)
 	a->n--;
 	if (!shown)
 		return;
+	a->confirming = 0;
+	if (!a->tty->held)
+		return; /* never drawn (after x, none is) */
 	erase(a);
-	if (a->n) {
+	if (a->n && !a->stopped) {
 		draw(a);
 		return;
 	}
-	tty_relay_hold(a->tty, 0);
+	if (!a->n)
+		tty_relay_hold(a->tty, 0);
 }
 
 static void show_first(struct asktty *a)
@@ -102,14 +134,33 @@ static void answer(struct asktty *a, const char *word, const char *scope)
 	drop(a, 0);
 }
 
-/* A key while a question is up: one byte alone in its read, or nothing. */
+/* x: this question and every one after denied, none drawn again. */
+static void stop_asking(struct asktty *a)
+{
+	a->stopped = 1;
+	while (a->n)
+		answer(a, "deny", NULL);
+}
+
+/* A key while a question is up: one byte alone in its read, a second or
+ * more after the question was drawn, or nothing. */
 static void on_key(void *arg, const char *buf, size_t n)
 {
 	struct asktty *a = arg;
 	char parent[UPSTREAM_NAME_MAX + 2];
 
-	if (!a->n || n != 1)
+	if (!a->n || n != 1 || now_ms() < a->armed_at)
 		return;
+	if (a->confirming) {
+		a->confirming = 0;
+		if (buf[0] == 'y' || buf[0] == 'Y') {
+			answer(a, "always", a->q[0].host);
+		} else {
+			erase(a); /* the cursor back first: draw saves it again */
+			draw(a);
+		}
+		return;
+	}
 	switch (buf[0]) {
 	case 'o': case 'O':
 		answer(a, "once", NULL);
@@ -122,10 +173,15 @@ static void on_key(void *arg, const char *buf, size_t n)
 			answer(a, "session", parent);
 		break;
 	case 'a': case 'A':
-		answer(a, "always", a->q[0].host);
+		a->confirming = 1;
+		erase(a); /* the cursor back first: draw saves it again */
+		draw(a);
 		break;
 	case 'd': case 'D': case 'n': case 'N':
 		answer(a, "deny", NULL);
+		break;
+	case 'x': case 'X':
+		stop_asking(a);
 		break;
 	default:
 		break;
@@ -162,7 +218,9 @@ static void take_line(struct asktty *a, const char *s, size_t len)
 		snprintf(q->host, sizeof q->host, "%s", h);
 		q->port = (unsigned)json_integer_value(port);
 		q->http = strcmp(json_string_value(kind), "http") == 0;
-		if (a->n == 1)
+		if (a->stopped)
+			answer(a, "deny", NULL); /* x was pressed: nothing more is asked */
+		else if (a->n == 1)
 			show_first(a);
 	}
 	json_decref(j);

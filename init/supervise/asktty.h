@@ -4,14 +4,19 @@
  * on the real terminal's last row, which the agent's pty does not reach
  * while it is up (ttyrelay.h), and answered by one key the person types:
  *
- *   o once   s this session   w *.PARENT this session   a always   d deny
+ *   o once   s this session   w *.PARENT this session   a always (then y)
+ *   d deny   x deny, and ask nothing more this session
  *
- * A key counts only when it came alone in one read, after the question
- * was drawn and the input waiting then was flushed: a terminal's answer
- * to a query (a cursor report, a title) comes as an escape sequence of
- * several bytes, so output the agent wrote before the question cannot
- * answer it. One question at a time, the rest queued (ASKTTY_QUEUE);
- * a question the bridge settled (its time ran out) is taken down.
+ * A key counts only when it came alone in one read, a second or more
+ * after the question was drawn (the input waiting then was flushed): a
+ * terminal's answer to a query (a cursor report, a title) comes as an
+ * escape sequence of several bytes, and a key the person was typing for
+ * the agent when the question came up (the agent sees the typing, and may
+ * time its question) falls in that second. The row is drawn with every
+ * attribute the agent could have left set put back (colours of its own,
+ * no hidden text, no other character set), the host's end shown whole.
+ * One question at a time, the rest queued (ASKTTY_QUEUE); a question the
+ * bridge settled (its time ran out) is taken down.
  * `always` is also appended to [proxy] ask_store, one HOST:PORT or
  * *.SUFFIX:PORT a line, for whoever starts the next session (ward-pi). */
 #ifndef WARD_ASKTTY_H
@@ -23,7 +28,8 @@
 #include "init/supervise/ttyrelay.h"
 #include "mcp-bridge/upstream.h"
 
-#define ASKTTY_QUEUE 32
+#define ASKTTY_QUEUE 128 /* as many as the bridge has open (ask.h) */
+#define ASKTTY_ARM_MS 1000 /* keys after a question is drawn that count for nothing */
 
 struct asktty_question {
 	uint64_t id;
@@ -41,6 +47,9 @@ struct asktty {
 	size_t in_len;
 	struct asktty_question q[ASKTTY_QUEUE]; /* q[0] is on the screen */
 	int n;
+	uint64_t armed_at; /* keys count from then on */
+	int confirming;	   /* `a` pressed: always needs a `y` */
+	int stopped;	   /* `x` pressed: every question is denied, none drawn */
 	struct event_source src;
 };
 

@@ -26,7 +26,8 @@ from approver import Approver  # noqa: E402
 
 PROXY, RATED = 17995, 17996
 BRIDGE_UID = 65534
-NAMES = ["asked.test", "www.asked.test", "api.asked.test", "tty1.test", "tty2.test", "tty3.test", "pi1.test",
+NAMES = ["asked.test", "www.asked.test", "api.asked.test", "tty1.test", "tty2.test", "tty3.test", "tty4.test",
+         "tty5.test", "pi1.test",
          "pi2.test", "once.test", "always.test", "deny.test", "late.test", "gone.test",
          "after.test", "scope.test", "same.test", "privask.test", "plainask.test"]
 MANY = [f"m{i}.many.test" for i in range(100)]
@@ -344,6 +345,7 @@ def ask_child(a):
 
 
 TTY_PROXY = 17997
+ARMED = 1.3  # a question's first second takes no key (asktty.h): the person's answer comes after it
 
 
 def terminal_cases(a, work, check, base, ca, home):
@@ -368,7 +370,7 @@ def terminal_cases(a, work, check, base, ca, home):
     agent = os.path.join(work, "tty-agent.sh")
     with open(agent, "w") as f:
         f.write("printf 'agent-ready\\n'\n"
-                "for h in tty1 tty2 tty3; do\n"
+                "for h in tty1 tty2 tty3 tty4 tty5; do\n"
                 "  printf 'o s a\\033[6n'\n"
                 "  python3 -c 'import fcntl,termios; fcntl.ioctl(0, termios.TIOCSTI, b\"s\")' 2>/dev/null\n"
                 f"  c=$(curl -sS -o /dev/null --max-time 90 --cacert {ca} -w '%{{http_connect}}' https://$h.test/ "
@@ -380,34 +382,50 @@ def terminal_cases(a, work, check, base, ca, home):
     t = Tmux(f"wardask{os.getpid()}", env=dict(os.environ, TERM="xterm-256color"))
     try:
         t.start(f"{a.ward} -c {conf} -- sh {agent}; echo $? > {done}; exec sleep 300", 100, 20)
-        first = t.wait_for(lambda s: "asks to reach tty1.test:443" in s, 30)
+        first = t.wait_for(lambda s: "allow tty1.test:443" in s, 30)
         last_row = first.rstrip("\n").splitlines()[-1] if first.strip() else ""
         time.sleep(1.5)  # the agent's keys and the cursor report have long arrived
         still = t.screen()
         check("ask = terminal: the question is drawn on the terminal's last row, and neither the keys the "
               "agent wrote to its terminal, nor one it pushed into its input (TIOCSTI), nor the terminal's "
               "cursor report answer it",
-              "asks to reach tty1.test:443" in last_row and "asks to reach tty1.test:443" in still and
+              "allow tty1.test:443" in last_row and "allow tty1.test:443" in still and
               not os.path.exists(out), f"{first[-400:]!r}")
         t.type("s")
-        t.wait_for(lambda s: "asks to reach tty2.test:443" in s, 30)
+        t.wait_for(lambda s: "allow tty2.test:443" in s, 30)
+        time.sleep(ARMED)  # keys in the question's first second count for nothing
         t.type("d")
-        t.wait_for(lambda s: "asks to reach tty3.test:443" in s, 30)
+        t.wait_for(lambda s: "allow tty3.test:443" in s, 30)
+        time.sleep(ARMED)
         t.keys("Escape")  # not an answer key
         t.type("sa")  # two keys in one read (a paste, a terminal's report): no answer
         time.sleep(0.5)
         mid = t.screen()
         t.type("a")
+        confirm = t.wait_for(lambda s: "allow tty3.test:443 always" in s, 30)
+        time.sleep(ARMED)
+        t.type("n")  # not yet: back to the question
+        back = t.wait_for(lambda s: "allow tty3.test:443 (https)" in s, 30)
+        time.sleep(ARMED)
+        t.type("a")
+        t.wait_for(lambda s: "allow tty3.test:443 always" in s, 30)
+        time.sleep(ARMED)
+        t.type("y")
+        t.wait_for(lambda s: "allow tty4.test:443" in s, 30)
+        time.sleep(ARMED)
+        t.type("x")  # deny, and ask nothing more: tty5 is refused unasked
         end = t.wait_for(lambda s: "agent-done" in s, 30)
         try:
             with open(out) as f:
                 got = f.read()
         except OSError as e:
             got = str(e)
-        check("ask = terminal: s allows the host (the tunnel opens), d refuses it (403 at once), a allows it "
-              "and ward writes it to ask_store; an Escape, and two keys in one read, are no answer",
-              "tty1=200" in got and "tty2=403" in got and "tty3=200" in got and "asks to reach tty3" in mid,
-              got + mid[-200:])
+        check("ask = terminal: s allows the host (the tunnel opens), d refuses it (403 at once), a then y allows "
+              "it and ward writes it to ask_store; an Escape, and two keys in one read, are no answer",
+              "tty1=200" in got and "tty2=403" in got and "tty3=200" in got and "allow tty3" in mid and
+              "allow tty3.test:443 always" in confirm and "allow tty3.test:443 (https)" in back, got + mid[-200:])
+        check("ask = terminal: x denies the question and every one after it, unasked (nothing drawn)",
+              "tty4=403" in got and "tty5=403" in got and "allow tty5" not in end, got)
         try:
             with open(store) as f:
                 kept = f.read()
@@ -415,7 +433,7 @@ def terminal_cases(a, work, check, base, ca, home):
             kept = str(e)
         check("ask = terminal: always is kept in ask_store as HOST:PORT", kept == "tty3.test:443\n", kept)
         check("ask = terminal: the question's row is gone after the answers, the agent's output is on the "
-              "screen", "asks to reach" not in end and "agent-ready" in end and "agent-done" in end, end[-500:])
+              "screen", "ward: allow" not in end and "agent-ready" in end and "agent-done" in end, end[-500:])
     finally:
         t.kill()
 
@@ -486,14 +504,16 @@ ask = terminal
         screens["start"] = t.wait_for(lambda s: "fake-model" in s, 90)
         t.type("CALL bash " + json.dumps({"command": curl.replace("{}", "pi1.test")}))
         t.keys("Enter")
-        screens["asked"] = t.wait_for(lambda s: "asks to reach pi1.test:443" in s, 60)
+        screens["asked"] = t.wait_for(lambda s: "allow pi1.test:443" in s, 60)
+        time.sleep(ARMED)
         t.type("s")
-        screens["allowed"] = t.wait_for(lambda s: "TOOL RESULT" in s and "asks to reach" not in s, 60)
+        screens["allowed"] = t.wait_for(lambda s: "TOOL RESULT" in s and "ward: allow" not in s, 60)
         t.type("CALL bash " + json.dumps({"command": curl.replace("{}", "pi2.test")}))
         t.keys("Enter")
-        screens["asked2"] = t.wait_for(lambda s: "asks to reach pi2.test:443" in s, 60)
+        screens["asked2"] = t.wait_for(lambda s: "allow pi2.test:443" in s, 60)
+        time.sleep(ARMED)
         t.type("d")
-        screens["denied"] = t.wait_for(lambda s: "connect=403" in s and "asks to reach" not in s, 60)
+        screens["denied"] = t.wait_for(lambda s: "connect=403" in s and "ward: allow" not in s, 60)
         t.resize(90, 26)
         screens["resized"] = t.wait_for(lambda s: widest(s) <= 90 and "fake-model" in s, 15)
     finally:
@@ -505,12 +525,12 @@ ask = terminal
     check("ask = terminal: Pi's TUI draws under ward's pty relay", "fake-model" in g("start", ""),
           g("start", "")[-300:])
     check("ask = terminal: Pi's bash tool fetching from a host no rule names: the question on the terminal's last "
-          "row", "asks to reach pi1.test:443 (https)" in last(g("asked", "")), g("asked", "")[-400:])
+          "row", "allow pi1.test:443 (https)" in last(g("asked", "")), g("asked", "")[-400:])
     check("ask = terminal: s allows it for the session: the fetch succeeds, the question's row is gone and Pi's "
           "screen whole (its footer)", "connect=200" in g("allowed", "") and "fake-model" in g("allowed", "") and
-          "asks to reach" not in g("allowed", ""), g("allowed", "")[-600:])
+          "ward: allow" not in g("allowed", ""), g("allowed", "")[-600:])
     check("ask = terminal: d denies a second host: the tool sees 403 (CONNECT refused), the screen is Pi's again",
-          "asks to reach pi2.test:443" in g("asked2", "") and "connect=403" in g("denied", "") and
+          "allow pi2.test:443" in g("asked2", "") and "connect=403" in g("denied", "") and
           "fake-model" in g("denied", ""), g("denied", "")[-600:])
     check("ask = terminal: a resize still reaches Pi through the relay, which redraws at the new width",
           "fake-model" in g("resized", "") and widest(g("resized", "")) <= 90, g("resized", "")[-300:])

@@ -174,9 +174,10 @@ def ask(wp, d, wenv, workspace):
         ready = t.wait_for(prompt, 90)
         t.type("curl -sS -o /dev/null -w 'c=%{http_connect}-$((40+2))' https://refused.invalid/; echo")
         t.keys("Enter")
-        asked = t.wait_for(lambda s: "asks to reach refused.invalid:443" in s, 30)
+        asked = t.wait_for(lambda s: "allow refused.invalid:443" in s, 30)
+        time.sleep(1.3)  # a question's first second takes no key
         t.type("d")
-        after = t.wait_for(lambda s: "c=403-42" in s and "asks to reach" not in s, 30)
+        after = t.wait_for(lambda s: "c=403-42" in s and "ward: allow" not in s, 30)
         t.type("exit")
         t.keys("Enter")
         end = t.wait_for(lambda s: "shell-ended-0" in s, 60)
@@ -185,7 +186,7 @@ def ask(wp, d, wenv, workspace):
     last = asked.rstrip("\n").splitlines()[-1] if asked.strip() else ""
     check("ward-pi --ask under docker: the shell runs through ward's pty relay in the container; a fetch from a host "
           "no rule names brings the question up on the terminal's last row",
-          prompt(ready) and "asks to reach refused.invalid:443 (https)" in last, asked[-500:])
+          prompt(ready) and "allow refused.invalid:443 (https)" in last, asked[-500:])
     check("ward-pi --ask under docker: d refuses it, the tool sees 403 at once, the question's row is gone, the "
           "shell goes on and ends with status 0", "c=403-42" in after and "shell-ended-0" in end,
           f"{after[-400:]!r} / {end[-200:]!r}")
