@@ -211,7 +211,17 @@ int asker_ask(struct asker *a, const char *host, unsigned port, const char *kind
 			 "or its end is gone); %s", host, port, how_to_allow(host, port, how, sizeof how));
 		return -1;
 	}
+	if (a->fd < 0 && now < a->retry_at) {
+		snprintf(why, size, "%s:%u refused: no approver to ask ([proxy] ask = %s could not be reached a moment "
+			 "ago); %s", host, port, a->approver->desc, how_to_allow(host, port, how, sizeof how));
+		return -1;
+	}
 	if (a->fd < 0 && approver_connect(a) != 0) {
+		/* a connect may wait (vsock): counted as a question, and none
+		 * tried again for a while */
+		a->retry_at = now + ASK_RETRY_MS;
+		a->recent[a->recent_i] = now;
+		a->recent_i = (a->recent_i + 1) % a->rate;
 		snprintf(why, size, "%s:%u refused: no approver to ask ([proxy] ask = %s: %s); %s", host, port,
 			 a->approver->desc, strerror(errno), how_to_allow(host, port, how, sizeof how));
 		return -1;
@@ -371,6 +381,22 @@ void asker_expire(struct asker *a, uint64_t now)
 						       "timeout")) != 0)
 			approver_gone(a, "stopped reading", now);
 	}
+}
+
+void asker_cancel(struct asker *a, uint64_t id, uint64_t now)
+{
+	struct ask_question *q = open_question(a, (json_int_t)id);
+	int queued = a->n_done;
+
+	if (!q)
+		return;
+	settle(a, q, 0, "gone", NULL, "the client went away while the person was asked", now);
+	/* nothing waits for its verdict: taken off the queue again */
+	if (a->n_done > queued)
+		a->n_done--;
+	if (a->fd >= 0 && send_line(a, json_pack("{s:s,s:I,s:s}", "type", "settled", "id", (json_int_t)id, "answer",
+					       "gone")) != 0)
+		approver_gone(a, "stopped reading", now);
 }
 
 int asker_wait_ms(const struct asker *a, uint64_t now)

@@ -35,6 +35,7 @@
 #define ASK_SESSION_MAX 256 /* names a session's answers allowed, or denied */
 #define ASK_LINE_MAX 4096   /* an answer's line, at most */
 #define ASK_SEND_MS 1000    /* a connect to the approver, at most */
+#define ASK_RETRY_MS 2000   /* after a failed connect, questions are refused this long without one */
 
 struct ask_question {
 	uint64_t id; /* 0: the slot is free */
@@ -62,6 +63,7 @@ struct asker {
 	uint64_t tag; /* the approver's socket in the loop's epoll set */
 	int fd;	      /* connected to the approver; -1: not */
 	int fixed;    /* the approver is a descriptor given (ward at its terminal): never connected again */
+	uint64_t retry_at; /* a connect failed: none tried again before then (ASK_RETRY_MS) */
 	char in[ASK_LINE_MAX];
 	size_t in_len;
 	uint64_t next_id;
@@ -96,6 +98,11 @@ enum ask_verdict asker_judge(const struct asker *a, const char *host, unsigned p
  * many questions). */
 int asker_ask(struct asker *a, const char *host, unsigned port, const char *kind, uint64_t now, uint64_t *id,
 	      char *why, size_t size);
+
+/* The last request waiting on question id went away: the question is
+ * settled (answer "gone", one audit line) and the approver told, so the
+ * person is not asked about what no one waits for. */
+void asker_cancel(struct asker *a, uint64_t id, uint64_t now);
 
 /* The approver's socket is readable: its answers read, questions settled. */
 void asker_readable(struct asker *a, uint64_t now);

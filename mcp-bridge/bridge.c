@@ -433,8 +433,10 @@ static void head_checked(struct loop *l, struct conn *c)
 static void proxy_next(struct loop *l, struct conn *c, int r, int status, const char *why)
 {
 	if (r == TUNNEL_ASKED) {
-		/* polled for nothing but a hangup until the answer */
+		/* polled for nothing but a hangup until the answer, which the
+		 * question's own time bounds (this deadline is a backstop) */
 		c->state = C_ASK;
+		c->deadline = now_ms() + ((uint64_t)c->route->proxy->ask_timeout_s + 5) * 1000;
 		conn_rearm(l, c);
 		return;
 	}
@@ -460,6 +462,21 @@ static void head_complete(struct loop *l, struct conn *c)
 		return;
 	}
 	head_checked(l, c);
+}
+
+/* A request held for the person's answer whose client went: closed, and
+ * its question withdrawn if no other request waits on it. */
+static void ask_left(struct loop *l, struct conn *c)
+{
+	uint64_t id = c->ask_id;
+	const struct conn *o;
+
+	c->req.why = "client went away while the person was asked";
+	close_conn(l, c);
+	for (o = l->conns; o; o = o->next)
+		if (o != c && !o->dead && o->state == C_ASK && o->ask_id == id)
+			return;
+	asker_cancel(l->ask, id, now_ms());
 }
 
 /* Questions to the person that ended: the requests held for each go on
@@ -933,11 +950,15 @@ static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 		on_client_read(l, c);
 		return;
 	}
-	if (c->state == C_CRED || c->state == C_ASK) {
+	if (c->state == C_ASK) {
+		if (!upstream && (ev & (EPOLLERR | EPOLLHUP | EPOLLRDHUP)))
+			ask_left(l, c);
+		return;
+	}
+	if (c->state == C_CRED) {
 		/* polled for nothing: only a client that went away is news */
 		if (!upstream && (ev & (EPOLLERR | EPOLLHUP))) {
-			c->req.why = c->state == C_ASK ? "client went away while the person was asked"
-						       : "client went away while the route's login was refreshed";
+			c->req.why = "client went away while the route's login was refreshed";
 			close_conn(l, c);
 		}
 		return;
@@ -1126,6 +1147,8 @@ static void expire(struct loop *l)
 			refuse(l, c, 502, "the resolver did not answer in time");
 		else if (c->state == C_HELLO && now >= c->deadline)
 			hello_late(l, c);
+		else if (c->state == C_ASK && now >= c->deadline)
+			refuse(l, c, 403, "no answer to the question to the person in time");
 		else if (c->state == C_CONNECTING && by_name(c) && now >= c->deadline)
 			connect_failed(l, c, "did not accept the connection in time");
 		else if ((c->state == C_CONNECTING || c->state == C_HANDSHAKE) && now >= c->deadline)

@@ -168,6 +168,9 @@ void conn_rearm(struct loop *l, struct conn *c)
 		if (c->client_unpolled)
 			ce = c->events[0];
 	}
+	/* held for the person's answer: told when the client goes (ask.h) */
+	if (c->state == C_ASK)
+		ce = EPOLLRDHUP;
 	if (c->state == C_CONNECTING)
 		ue = EPOLLOUT;
 	if (c->state == C_HANDSHAKE)

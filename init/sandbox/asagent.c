@@ -48,6 +48,19 @@ int try_read(const char *path)
 	return 0;
 }
 
+/* Can the file be opened for writing (appending: nothing is changed)?
+ * 0, or the errno; ENOENT when it is not there (then its directory is
+ * what to judge). */
+int try_append(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
 /* Can a file be created in dir? 0, or the errno. */
 int try_make_file(const char *dir)
 {

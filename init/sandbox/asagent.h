@@ -21,6 +21,7 @@ int as_agent(const struct user_ids *u, int (*op)(const char *), const char *path
  * no one taking it). */
 int try_make_file(const char *dir);
 int try_read(const char *path);
+int try_append(const char *path);
 int try_connect_unix(const char *path);
 
 #endif

@@ -338,6 +338,48 @@ static int unix_upstream_private(const struct confine *agent, int ll_in_force, c
 	return 0;
 }
 
+/* [proxy] ask_store: where ward keeps the answers of always. What the
+ * agent could write there, the next session would allow: out of its
+ * Landlock write rules, and, with no Landlock in force (gVisor), out of
+ * its user's reach by the file's modes (a host user's file mounted into a
+ * rootless podman is the agent's uid's). */
+static int ask_store_private(const struct confine *agent, int ll_in_force, const struct ward_config *cfg,
+			     const char *info, int check)
+{
+	const char *store = cfg->proxy.ask_store, *rule;
+	char dir[PATH_MAX], *slash;
+	int e;
+
+	if (ll_in_force && (rule = rule_reaching(&cfg->landlock, info, store, 1))) {
+		log_error("%s:%d: [proxy] ask_store %s is within the agent's Landlock write rule for %s: it could "
+			  "add hosts the next session allows; keep it out of the agent's paths (/run/ward)",
+			  cfg->path, cfg->proxy.line, store, rule);
+		return 2;
+	}
+	if (ll_in_force || check || !agent || geteuid() != 0)
+		return 0;
+	e = as_agent(&agent->user, try_append, store);
+	if (e == ENOENT) {
+		snprintf(dir, sizeof dir, "%s", store);
+		slash = strrchr(dir, '/');
+		*(slash == dir ? slash + 1 : slash) = '\0';
+		e = as_agent(&agent->user, try_make_file, dir);
+	}
+	if (e == AS_AGENT_FAILED) {
+		log_error("%s:%d: [proxy] ask_store %s: ward cannot become the agent's user to check it", cfg->path,
+			  cfg->proxy.line, store);
+		return 3;
+	}
+	if (e != EACCES && e != EPERM && e != EROFS && e != ENOENT && e != ENOTDIR && e != ELOOP) {
+		log_error("%s:%d: [proxy] ask_store %s: %s: it could add hosts the next session allows; make it "
+			  "root's alone, or leave ask_store unset", cfg->path, cfg->proxy.line, store,
+			  e == 0 ? "with no Landlock in force, the agent's user may write it (its modes and owner)"
+				 : "the agent's reach could not be judged");
+		return 2;
+	}
+	return 0;
+}
+
 int reach_upstreams(const struct confine *agent, const struct ll_ruleset *ll, const struct route_table *t,
 		    const struct ward_config *cfg, int check)
 {
@@ -384,15 +426,8 @@ int reach_upstreams(const struct confine *agent, const struct ll_ruleset *ll, co
 		}
 	/* where ward keeps the answers of always: what the agent could write
 	 * there, the next session would allow */
-	if (!rc && ll_in_force && cfg->proxy.has && cfg->proxy.has_ask && cfg->proxy.ask_store) {
-		const char *rule = rule_reaching(&cfg->landlock, info, cfg->proxy.ask_store, 1);
-		if (rule) {
-			log_error("%s:%d: [proxy] ask_store %s is within the agent's Landlock write rule for %s: it could "
-				  "add hosts the next session allows; keep it out of the agent's paths (/run/ward)",
-				  cfg->path, cfg->proxy.line, cfg->proxy.ask_store, rule);
-			rc = 2;
-		}
-	}
+	if (!rc && cfg->proxy.has && cfg->proxy.has_ask && cfg->proxy.ask_store)
+		rc = ask_store_private(agent, ll_in_force, cfg, info, check);
 	free(info);
 	return rc;
 }

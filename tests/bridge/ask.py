@@ -29,7 +29,7 @@ BRIDGE_UID = 65534
 NAMES = ["asked.test", "www.asked.test", "api.asked.test", "tty1.test", "tty2.test", "tty3.test", "tty4.test",
          "tty5.test", "pi1.test",
          "pi2.test", "once.test", "always.test", "deny.test", "late.test", "gone.test",
-         "after.test", "scope.test", "same.test", "privask.test", "plainask.test"]
+         "after.test", "scope.test", "same.test", "privask.test", "plainask.test", "left.test"]
 MANY = [f"m{i}.many.test" for i in range(100)]
 
 
@@ -113,6 +113,8 @@ def ask_child(a):
         if q["host"].endswith(".many.test"):
             release.wait(30)
             return {"answer": "once"}
+        if q["host"] == "left.test":
+            return None  # the client goes before anyone answers
         if q["host"] == "same.test":
             release.wait(30)
             return {"answer": "once"}
@@ -257,6 +259,24 @@ def ask_child(a):
             check("ask: 100 questions open at once, each answered: all 100 tunnels open",
                   all_asked and all(x and x[0] == 200 for x in res),
                   f"{sum(1 for h in MANY if asked(appr, h))} asked; {[x for x in res if not x or x[0] != 200][:3]}")
+            # the last client waiting on a question goes: the question is withdrawn
+            left = socket.create_connection(("127.0.0.1", PROXY), timeout=15)
+            left.sendall(b"CONNECT left.test:443 HTTP/1.1\r\nHost: left.test:443\r\n\r\n")
+            wait_for(lambda: asked(appr, "left.test"))
+            left.close()
+            lid = asked(appr, "left.test")[0]["id"] if asked(appr, "left.test") else -1
+            gone = wait_for(lambda: any(x.get("id") == lid and x.get("answer") == "gone" for x in appr.settled), 10)
+            check("ask: the last client waiting on a question goes away: the question is withdrawn (settled, "
+                  "gone) at once, not left for the person", gone, appr.settled[-3:])
+            # no approver listening: refused at once; after a failed connect, none tried for a while
+            appr.drop_connections()
+            os.rename(sock, sock + ".away")
+            got = [tunnel(PROXY, f"noappr{i}.test:443") for i in range(3)]
+            os.rename(sock + ".away", sock)
+            check("ask: no approver listening: 403 at once saying so, and after a failed connect the next questions "
+                  "are refused without trying again for a while",
+                  all(x[0] == 403 and x[2] < 2.5 for x in got) and "could not be reached a moment ago" in got[2][1],
+                  got)
             # the rate: 3 a minute
             res = [None] * 4
             ths = [threading.Thread(target=lambda i=i: res.__setitem__(i, tunnel(RATED, f"m{i}.many.test:443")))
@@ -338,6 +358,19 @@ def ask_child(a):
     check("ask: an ask_store the agent could write (it would choose what the next session allows): ward "
           "refuses to start, naming it", p.returncode != 0 and "ask_store" in p.stderr and
           "Landlock write rule" in p.stderr, p.stderr[-400:])
+    # with no Landlock in force, an ask_store the agent's user owns: no start
+    nolock = os.path.join(work, "nolock.conf")
+    owned = os.path.join(work, "store", "owned")
+    with open(owned, "w"):
+        pass
+    os.chown(owned, AGENT_UID, AGENT_UID)
+    with open(nolock, "w") as f:
+        f.write(f"[ward]\nlog_level = info\n[agent]\nuser = {AGENT_UID}\n[landlock]\nmode = off\n"
+                f"[proxy]\nlisten = 127.0.0.1:{TTY_PROXY}\nask = terminal\nask_store = {owned}\n")
+    p = subprocess.run([a.ward, "-c", nolock, "--", "true"], capture_output=True, text=True, timeout=30)
+    check("ask: with no Landlock in force, an ask_store the agent's user may write (its owner): ward refuses to "
+          "start, naming it", p.returncode != 0 and "ask_store" in p.stderr and "may write it" in p.stderr,
+          p.stderr[-400:])
     appr.close()
     rated.close()
     print(json.dumps(out))
