@@ -19,6 +19,14 @@ struct denial {
 #define DENY_MAX 512
 #define LINE_MAX_READ 8192
 
+/* c itself when it is printable ASCII from lo on, else '?'. */
+static char printable(char c, int lo)
+{
+	if ((unsigned char)c >= lo && (unsigned char)c < 0x7f)
+		return c;
+	return '?';
+}
+
 /* The value of `key=` in a log line, up to the next blank, into out
  * (printable ASCII only: the agent chose much of what a line holds). */
 static int field(const char *line, const char *key, char *out, size_t size)
@@ -34,7 +42,7 @@ static int field(const char *line, const char *key, char *out, size_t size)
 	if (!p)
 		return -1;
 	for (p += k + 1; *p && *p != ' ' && n + 1 < size; p++)
-		out[n++] = (*p > 0x20 && *p < 0x7f) ? *p : '?';
+		out[n++] = printable(*p, 0x21);
 	out[n] = '\0';
 	return n ? 0 : -1;
 }
@@ -51,7 +59,7 @@ static void after(const char *line, const char *marker, const char *stop, char *
 	p += strlen(marker);
 	e = stop ? strstr(p, stop) : NULL;
 	for (; *p && *p != '\n' && p != e && n + 1 < size; p++)
-		out[n++] = (*p >= 0x20 && *p < 0x7f) ? *p : '?';
+		out[n++] = printable(*p, 0x20);
 	out[n] = '\0';
 }
 
