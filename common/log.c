@@ -20,7 +20,8 @@ static struct {
 	int fd;
 	int sock; /* fd is a socket: written with MSG_DONTWAIT, never blocking */
 	int copy; /* [ward] log_copy's file, or -1 */
-} settings = { LOG_TEXT, LOG_INFO, STDERR_FILENO, 0, -1 };
+	enum log_level screen; /* lines above it go to the copy alone */
+} settings = { LOG_TEXT, LOG_INFO, STDERR_FILENO, 0, -1, LOG_DEBUG };
 
 const char *const log_level_names[4] = {
 	[LOG_ERROR] = "error",
@@ -81,6 +82,11 @@ int log_copy_fd(void)
 	return settings.copy;
 }
 
+void log_screen_max(enum log_level level)
+{
+	settings.screen = level;
+}
+
 int log_enabled(enum log_level level)
 {
 	return level <= settings.level;
@@ -120,9 +126,13 @@ int log_write(const char *buf, size_t len, int wait_ms)
 	return 0;
 }
 
+static enum log_level line_level = LOG_ERROR; /* the line being written (logmsg's) */
+
 static void write_all(const char *buf, size_t len)
 {
-	(void)log_write(buf, len, 0); /* EAGAIN, EPIPE: the line is dropped, never blocking */
+	/* EAGAIN, EPIPE: the line is dropped, never blocking */
+	if (line_level <= settings.screen || settings.copy < 0)
+		(void)log_write(buf, len, 0);
 	/* a file opened O_APPEND: a line lands whole, between other writers' */
 	if (settings.copy >= 0 && write(settings.copy, buf, len) < 0)
 		settings.copy = -1; /* full or gone: not tried again for every line */
@@ -182,6 +192,7 @@ void logmsg(enum log_level level, const char *fmt, ...)
 
 	if (!log_enabled(level))
 		return;
+	line_level = level;
 	va_start(ap, fmt);
 	if (settings.format == LOG_JSON)
 		log_json_line(level, fmt, ap);

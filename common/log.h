@@ -36,6 +36,10 @@ int log_fd(void);
 void log_copy_to(int fd);
 int log_copy_fd(void);
 
+/* While there is a copy, lines above level go to it alone, not to the log's
+ * descriptor (a terminal whose screen is the agent's: [proxy] ask = terminal). */
+void log_screen_max(enum log_level level);
+
 int log_enabled(enum log_level level);
 void logmsg(enum log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -139,6 +139,9 @@ static int log_through(struct tty_relay *t)
 	t->logr = p[0];
 	t->log_saved = log_fd();
 	log_to_fd(p[1]);
+	/* the screen is the agent's: with a copy of the log kept, its
+	 * information lines (an audit line per request) go there alone */
+	log_screen_max(LOG_WARN);
 	return 0;
 }
 
@@ -295,6 +298,7 @@ void tty_relay_close(struct tty_relay *t)
 	if (t->log_saved >= 0) {
 		int pipe_w = log_fd();
 		log_to_fd(t->log_saved);
+		log_screen_max(LOG_DEBUG);
 		close(pipe_w);
 		t->log_saved = -1;
 	}

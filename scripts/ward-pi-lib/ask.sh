@@ -119,10 +119,10 @@ denials_show() {
 		return 0
 	fi
 	if [ -n "$dry" ]; then
-		echo "cat $pstate/logs/... | $engine run --rm -i --pull=never --network none --entrypoint /usr/local/bin/ward $image --denials -"
+		echo "cat $pstate/logs/... | $engine run --rm -i --pull=never --network none --entrypoint /sbin/ward $image --denials -"
 		return 0
 	fi
 	# shellcheck disable=SC2086  # (names of ward-pi's own making, split on purpose)
 	(cd "$pstate/logs" && set -f && cat $logs) |
-		"$engine" run --rm -i --pull=never --network none --entrypoint /usr/local/bin/ward "$image" --denials - | clean
+		"$engine" run --rm -i --pull=never --network none --entrypoint /sbin/ward "$image" --denials - | clean
 }

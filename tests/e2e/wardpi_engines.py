@@ -172,7 +172,7 @@ def ask(wp, d, wenv, workspace):
         t.start(f"{cmd}; echo shell-ended-$?; exec sh", 160, 30)
         prompt = lambda s: any(ln.rstrip().endswith("$") for ln in s.splitlines())  # noqa: E731
         ready = t.wait_for(prompt, 90)
-        t.type("curl -sS -o /dev/null -w 'c=%{http_connect}-$((40+2))' https://refused.invalid/; echo")
+        t.type('curl -sS -o /dev/null -w "c=%{http_connect}-$((40+2))" https://refused.invalid/; echo')
         t.keys("Enter")
         asked = t.wait_for(lambda s: "allow refused.invalid:443" in s, 30)
         time.sleep(1.3)  # a question's first second takes no key

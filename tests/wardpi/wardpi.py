@@ -489,7 +489,7 @@ def ask_cases(wp, work, run, dry, home, log):
         words = []
     report("ward-pi --denials: ward --denials in the image, with no network, over the last sessions' logs",
            p.returncode == 0 and words[:9] == ["run", "--rm", "-i", "--pull=never", "--network", "none", "--entrypoint",
-                                              "/usr/local/bin/ward", "ward-pi:latest"] and words[9:11] == ["--denials", "-"],
+                                              "/sbin/ward", "ward-pi:latest"] and words[9:11] == ["--denials", "-"],
            words[:12])
     p = run(proj, "--engine", "docker", "--policy-remove", "docs.python.org")
     p2 = run(proj, "--engine", "docker", "--policy")
