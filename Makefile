@@ -237,6 +237,7 @@ bench: $(B)/ward $(HELPERS) $(PI_CLI) $(B)/bench/seccomp-load $(B)/bench/bare-re
 	/usr/bin/python3 tests/bench/proxy_bench.py --ward $(B)/ward --node $(NODE22) --bare-relay $(B)/bench/bare-relay --out docs/benchmarks.md \
 		--json $(B)/bench/proxy.json
 	/usr/bin/python3 tests/bench/mcp_bench.py --ward $(B)/ward --node $(NODE22) --out docs/benchmarks.md --json $(B)/bench/mcp.json
+	/usr/bin/python3 tests/bench/ask_bench.py --ward $(B)/ward --out docs/benchmarks.md --json $(B)/bench/ask.json
 	/usr/bin/python3 tests/bench/image_bench.py --image-dir $(B)/image --node $(NODE22) --tests tests \
 		--out docs/benchmarks.md --json $(B)/bench/image.json
 	/usr/bin/python3 tests/bench/fleet_bench.py --image-dir $(B)/image --node $(NODE22) --tests tests \
