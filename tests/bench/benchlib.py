@@ -79,6 +79,23 @@ class Relays:
         subprocess.run(["rm", "-rf", self.work])
 
 
+def pct(v, q):
+    """The q-quantile of v (nearest rank)."""
+    v = sorted(v)
+    return v[min(len(v) - 1, int(q * len(v)))]
+
+
+def row(k, v, base=None, digits=2):
+    """A markdown row: p50, p99, min, max of v, and with base the p50 and
+    p99 ratios to it."""
+    import statistics
+    f = f"{{:.{digits}f}}"
+    r = f"| {k} | {f.format(statistics.median(v))} | {f.format(pct(v, 0.99))} | {f.format(min(v))} | {f.format(max(v))} |"
+    if base is not None:
+        r += f" {statistics.median(v) / statistics.median(base):.2f}× | {pct(v, 0.99) / pct(base, 0.99):.2f}× |"
+    return r
+
+
 def write_results(text, md=None, json_path=None, data=None):
     """Prints the markdown, appends it to md, writes data as JSON."""
     print(text)

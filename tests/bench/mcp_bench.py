@@ -44,7 +44,7 @@ ROOT = os.path.realpath(os.path.join(HERE, "..", ".."))
 NODE_DIR = os.path.join(ROOT, "tests", "node")
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-from benchlib import run_child_in_netns, write_results  # noqa: E402
+from benchlib import pct, row, run_child_in_netns, write_results  # noqa: E402
 
 AGENT = 4242
 MCP_PORT, MCP_LISTEN = 8443, 17860
@@ -250,18 +250,6 @@ def child(a):
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(json.dumps(res))
-
-
-def pct(v, q):
-    v = sorted(v)
-    return v[min(len(v) - 1, int(q * len(v)))]
-
-
-def row(k, v, base=None):
-    r = f"| {k} | {statistics.median(v):.2f} | {pct(v, 0.99):.2f} | {min(v):.2f} | {max(v):.2f} |"
-    if base is not None:
-        r += f" {statistics.median(v) / statistics.median(base):.2f}× | {pct(v, 0.99) / pct(base, 0.99):.2f}× |"
-    return r
 
 
 def main():

@@ -35,7 +35,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-from benchlib import run_child_in_netns, write_results  # noqa: E402
+from benchlib import pct, run_child_in_netns, write_results  # noqa: E402
 
 PORT, LISTEN = 8443, 17991
 REQ = (b"POST /v1/messages HTTP/1.1\r\nHost: provider.test\r\nContent-Type: application/json\r\n"
@@ -153,11 +153,6 @@ def child(a):
             srv.shutdown()
     shutil.rmtree(work, ignore_errors=True)
     print(json.dumps(res))
-
-
-def pct(v, q):
-    v = sorted(v)
-    return v[min(len(v) - 1, int(q * len(v)))]
 
 
 def main():

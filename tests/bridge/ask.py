@@ -18,7 +18,8 @@ import threading
 import time
 
 from results import report  # noqa: E402
-from harness import AGENT_UID, HERE, body_json, netns_child, recv_all, recv_until, status, wait_port  # noqa: E402
+from harness import (AGENT_UID, HERE, body_json, netns_child, pi_home, recv_all, recv_until, status,  # noqa: E402
+                     wait_port)
 from proxyservers import PlainServer, TlsServer  # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, "..", "..", "docs", "examples"))
@@ -489,13 +490,7 @@ def pi_tui_case(a, work, check, ca):
         return
     from hostside import serve_unix
     from tmux import Tmux, widest
-    home = os.path.join(work, "pitui")
-    for d in ("", "/agent", "/tmp"):
-        os.makedirs(home + d, exist_ok=True)
-        os.chown(home + d, AGENT_UID, AGENT_UID)
-    with open(home + "/agent/settings.json", "w") as f:
-        f.write('{"defaultProjectTrust":"never","quietStartup":true}')
-    os.chown(home + "/agent/settings.json", AGENT_UID, AGENT_UID)
+    home = pi_home(work, "pitui", quiet=True)
     sock = os.path.join(work, "model.sock")
     srv = serve_unix([node, os.path.join(root, "tests", "node", "fake-openai.mjs"), sock], sock, BRIDGE_UID)
     conf = os.path.join(work, "pitui.conf")

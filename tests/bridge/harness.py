@@ -465,14 +465,15 @@ def stop_ward(w):
     return w.stderr.read().decode()
 
 
-def pi_home(work, name):
-    """A home for Pi as the confined agent: agent dir, tmp, settings."""
+def pi_home(work, name, quiet=False):
+    """A home for Pi as the confined agent: agent dir, tmp, settings
+    (quiet: no start-up banner, for a TUI in a small pane)."""
     home = os.path.join(work, name)
     for d in ("", "/agent", "/tmp"):
         os.makedirs(home + d, exist_ok=True)
         os.chown(home + d, AGENT_UID, AGENT_UID)
     with open(home + "/agent/settings.json", "w") as f:
-        f.write('{"defaultProjectTrust":"never"}')
+        f.write('{"defaultProjectTrust":"never","quietStartup":true}' if quiet else '{"defaultProjectTrust":"never"}')
     os.chown(home + "/agent/settings.json", AGENT_UID, AGENT_UID)
     return home
 
