@@ -157,7 +157,7 @@ int run_sandboxed(const struct options *opt, const char *path, const sigset_t *i
 	 * under them */
 	static struct denials den;
 	/* [proxy] ask = terminal: the agent's pty and the questions on it */
-	static struct tty_relay tty = { .master = -1, .slave = -1 };
+	static struct tty_relay tty = { .in = -1, .out = -1, .master = -1, .slave = -1, .logr = -1, .log_saved = -1 };
 	static struct asktty asker = { .fd = -1, .store = -1 };
 	char **envp = NULL, **command = opt->command;
 	int rc, *fds = NULL, nfds, cwd_fd = -1, vm, have_sv = 0, agent_forked = 0;

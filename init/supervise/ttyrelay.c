@@ -295,7 +295,7 @@ void tty_relay_close(struct tty_relay *t)
 		tty_relay_write(t, t->buf, t->n_buf);
 		t->n_buf = 0;
 	}
-	if (t->log_saved >= 0) {
+	if (t->logr >= 0 && t->log_saved >= 0) {
 		int pipe_w = log_fd();
 		log_to_fd(t->log_saved);
 		log_screen_max(LOG_DEBUG);
