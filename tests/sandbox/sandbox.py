@@ -665,6 +665,21 @@ mode = default
 {extra}"""
 
 
+def quiet(pair, ns, still=1.0, limit=15):
+    """ns's counters once they have not moved for `still` seconds: the last
+    segments of connections an earlier case made (a FIN or its ACK sent
+    again after a timeout) are in, and cannot count for the next case."""
+    end = time.monotonic() + limit
+    last = pair.counters(ns)
+    while time.monotonic() < end:
+        time.sleep(still)
+        now = pair.counters(ns)
+        if now == last:
+            return now
+        last = now
+    return last
+
+
 def arrived(pair, before, out_listen):
     """What reached the outside namespace: its listener's count and the
     kernel's (TCP segments, UDP datagrams, any IP packet but ND's)."""
@@ -712,7 +727,7 @@ def egress_cases(a, pair, root, node):
     # the control: Landlock's ports alone let the agent out (else this test could not fail)
     inside = Listen(pair, pair.inside, [PORT_A])
     outside = Listen(pair, pair.outside, [PORT_A, PORT_B])
-    before = pair.counters(pair.outside)
+    before = quiet(pair, pair.outside)
     p = egress_run(a, pair, root, "ports", probe[:6] + ["200"])
     d, got, none = arrived(pair, before, outside)
     inside.done()
@@ -720,10 +735,11 @@ def egress_cases(a, pair, root, node):
            "pass" if not none and got["connections"] > 0 else "FAIL",
            f"outside got {got}, kernel {d}")
 
-    # the guard: nothing arrives, whatever the agent tries
+    # the guard: nothing arrives, whatever the agent tries (counted from
+    # when the control's 200 connections have gone quiet)
     inside = Listen(pair, pair.inside, [PORT_A])
     outside = Listen(pair, pair.outside, [PORT_A, PORT_B])
-    before = pair.counters(pair.outside)
+    before = quiet(pair, pair.outside)
     t0 = time.monotonic()
     p = egress_run(a, pair, root, "loopback", probe)
     took = time.monotonic() - t0
@@ -760,7 +776,7 @@ def egress_cases(a, pair, root, node):
               f"out.push(await t(h,{PORT_A}));console.log(out.join(' '))}})()")
         inside = Listen(pair, pair.inside, [PORT_A])
         outside = Listen(pair, pair.outside, [PORT_A])
-        before = pair.counters(pair.outside)
+        before = quiet(pair, pair.outside)
         p = egress_run(a, pair, root, "loopback", [node, "-e", js])
         d, got, none = arrived(pair, before, outside)
         loop_in = inside.done()
@@ -871,7 +887,7 @@ def egress_refused(a, pair, root, node):
         with open(conf, "w") as f:
             f.write(egress_policy(root, "loopback", extra, agent))
         outside = Listen(pair, pair.outside, [PORT_A, PORT_OFF])
-        before = pair.counters(pair.outside)
+        before = quiet(pair, pair.outside)
         script = (f"{probe} refused {netns.OUT4} {netns.OUT6} {PORT_A} {PORT_OFF} {fo}; rc=$?; "
                   f"echo \"file: $(wc -l < {refusals})\"; "
                   f"if echo forged >> {refusals}; then echo 'file: WRITABLE'; fi 2>/dev/null; exit $rc")
@@ -926,7 +942,7 @@ def egress_refused(a, pair, root, node):
                 .replace("env = PATH=/usr/bin:/bin", "env = PATH=/usr/bin:/bin\nenv = HOME=/tmp")
                 .replace("scope = abstract signal", "write = /dev/null\nscope = abstract signal"))
     outside = Listen(pair, pair.outside, [PORT_A])
-    before = pair.counters(pair.outside)
+    before = quiet(pair, pair.outside)
     p = subprocess.run(pair.cmd(pair.inside, [a.ward, "-c", conf, "--", "/bin/sh", "-c",
                                               f"/usr/bin/python3 -c \"$0\"; {sh}", py]),
                        capture_output=True, text=True, timeout=180)
@@ -1052,7 +1068,7 @@ def egress_containers(a, pair):
                 continue
             inside = Listen(pair, pair.inside, [PORT_A])
             outside = Listen(pair, pair.outside, [PORT_A, PORT_B])
-            before = pair.counters(pair.outside)
+            before = quiet(pair, pair.outside)
             if rt == "runc":
                 bundle = os.path.join(work, "bundle")
                 os.makedirs(bundle, exist_ok=True)
