@@ -31,21 +31,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "docs", "examples"))
-from benchlib import pct, row, run_child_in_netns, write_results  # noqa: E402
+from benchlib import pct, row, run_child_in_netns, wait_port, write_results  # noqa: E402
 
 ASK_PORT, PLAIN_PORT = 17981, 17982
-
-
-def wait_port(port, proc):
-    for _ in range(500):
-        try:
-            socket.create_connection(("127.0.0.1", port)).close()
-            return
-        except OSError:
-            if proc.poll() is not None:
-                raise RuntimeError(f"ward exited {proc.returncode}: {proc.stderr.read()[-800:]}")
-            time.sleep(0.02)
-    raise RuntimeError(f"port {port} never answered")
 
 
 def connect_200(port, target):

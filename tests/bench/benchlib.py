@@ -79,6 +79,21 @@ class Relays:
         subprocess.run(["rm", "-rf", self.work])
 
 
+def wait_port(port, proc, tries=500):
+    """127.0.0.1:port accepting, or RuntimeError (with ward's stderr if
+    proc, its process, ended first)."""
+    import socket
+    for _ in range(tries):
+        try:
+            socket.create_connection(("127.0.0.1", port)).close()
+            return
+        except OSError:
+            if proc.poll() is not None:
+                raise RuntimeError(f"ward exited {proc.returncode}: {proc.stderr.read()[-800:]}")
+            time.sleep(0.02)
+    raise RuntimeError(f"port {port} never answered")
+
+
 def pct(v, q):
     """The q-quantile of v (nearest rank)."""
     v = sorted(v)

@@ -44,24 +44,12 @@ ROOT = os.path.realpath(os.path.join(HERE, "..", ".."))
 NODE_DIR = os.path.join(ROOT, "tests", "node")
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-from benchlib import pct, row, run_child_in_netns, write_results  # noqa: E402
+from benchlib import pct, row, run_child_in_netns, wait_port, write_results  # noqa: E402
 
 AGENT = 4242
 MCP_PORT, MCP_LISTEN = 8443, 17860
 FRESH, STALE = 17961, 17962
 TOKEN = "bench-mcp-token-7f3a"
-
-
-def wait_port(port, proc):
-    for _ in range(300):
-        try:
-            socket.create_connection(("127.0.0.1", port)).close()
-            return
-        except OSError:
-            if proc.poll() is not None:
-                raise RuntimeError(f"ward exited {proc.returncode}: {proc.stderr.read()[-800:]}")
-            time.sleep(0.02)
-    raise RuntimeError(f"port {port} never answered")
 
 
 def ward(a, conf, env=None):
