@@ -178,6 +178,14 @@ def ask(wp, d, wenv, workspace):
         time.sleep(1.3)  # a question's first second takes no key
         t.type("d")
         after = t.wait_for(lambda s: "c=403-42" in s and "ward: allow" not in s, 30)
+        # the agent tries what ward-pi reads at the next start: the kept
+        # answers of always, and the session's log
+        t.type("(echo evil.example:443 >> /run/ward/policy/always) 2>/dev/null && echo planted || "
+               "echo store-closed-$((6*7)); (echo x >> /run/ward/log.txt) 2>/dev/null && echo log-written || "
+               "echo log-closed-$((6*7))")
+        t.keys("Enter")
+        # (the typed line holds the words too: the results are lines of their own)
+        tried = t.wait_for(lambda s: any(ln.strip() in ("log-closed-42", "log-written") for ln in s.splitlines()), 30)
         t.type("exit")
         t.keys("Enter")
         end = t.wait_for(lambda s: "shell-ended-0" in s, 60)
@@ -190,6 +198,15 @@ def ask(wp, d, wenv, workspace):
     check("ward-pi --ask under docker: d refuses it, the tool sees 403 at once, the question's row is gone, the "
           "shell goes on and ends with status 0", "c=403-42" in after and "shell-ended-0" in end,
           f"{after[-400:]!r} / {end[-200:]!r}")
+    pol = subprocess.run(["sh", "-c", f"cd {proj} && {wp} --engine docker --policy"], env=wenv, capture_output=True,
+                         text=True, timeout=60)
+    dry = subprocess.run(["sh", "-c", f"cd {proj} && {wp} --engine docker --dry-run"], env=wenv, capture_output=True,
+                         text=True, timeout=60)
+    check("ward-pi --ask under docker: the agent can write neither the kept answers of always nor the session's log; "
+          "afterwards the person's ward-pi --policy and next start allow nothing it named",
+          "store-closed-42" in tried and "log-closed-42" in tried and "evil.example" not in pol.stdout and
+          "nothing is always allowed" in pol.stdout and "evil.example" not in dry.stdout,
+          f"{tried[-300:]!r} / {pol.stdout[-200:]} / {dry.stderr[-200:]}")
     p = subprocess.run(["sh", "-c", f"cd {proj} && {wp} --engine docker --denials"], env=wenv, capture_output=True,
                        text=True, timeout=120)
     check("ward-pi --denials: the session's refusal, grouped, with the setting that would allow it",
