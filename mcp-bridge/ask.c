@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "mcp-bridge/ask.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "mcp-bridge/who.h"
 
 /* What the person outside can set to let host:port through without a
  * question, for a refusal's words. */
@@ -37,7 +39,7 @@ int asker_init(struct asker *a, const struct upstream *approver, unsigned timeou
 	a->rate = rate;
 	a->epfd = epfd;
 	a->tag = tag;
-	a->fd = -1;
+	a->fd = a->who_fd = -1;
 	a->next_id = 1;
 	a->recent = calloc(rate ? rate : 1, sizeof *a->recent);
 	return a->recent ? 0 : -1;
@@ -85,12 +87,31 @@ static int send_line(struct asker *a, json_t *msg)
 }
 
 /* A question ended: its audit line, and its waiters' verdict queued. */
+/* The command line as the audit line shows it: letters, digits and
+ * " ._/-" only, the rest '_'. The agent chose it, and a log line is read
+ * back by `ward --denials`: no '=', ':' or quote of its can pass for a
+ * field of ward's. */
+static void log_safe(const char *cmd, char *out, size_t size)
+{
+	size_t i;
+
+	for (i = 0; cmd[i] && i + 1 < size; i++)
+		out[i] = isalnum((unsigned char)cmd[i]) || strchr(" ._/-", cmd[i]) ? cmd[i] : '_';
+	out[i] = '\0';
+}
+
 static void settle(struct asker *a, struct ask_question *q, int allowed, const char *answer, const char *scope,
 		   const char *why, uint64_t now)
 {
-	log_info("bridge: route=proxy ask=%s:%u id=%llu answer=%s%s%s ms=%llu%s%s", q->host, q->port,
+	char by[WHO_CMD_MAX + 40] = "", cmd[WHO_CMD_MAX];
+
+	if (q->pid > 0) {
+		log_safe(q->cmd, cmd, sizeof cmd);
+		snprintf(by, sizeof by, " pid=%d cmd=\"%s\"", (int)q->pid, cmd);
+	}
+	log_info("bridge: route=proxy ask=%s:%u id=%llu answer=%s%s%s ms=%llu%s%s%s", q->host, q->port,
 		 (unsigned long long)q->id, answer, scope ? " scope=" : "", scope ? scope : "",
-		 (unsigned long long)(now - q->asked), why && !allowed ? " reason=" : "", why && !allowed ? why : "");
+		 (unsigned long long)(now - q->asked), by, why && !allowed ? " reason=" : "", why && !allowed ? why : "");
 	if (a->n_done < ASK_MAX_OPEN) {
 		struct ask_settled *s = &a->done[a->n_done++];
 		s->id = q->id;
@@ -175,8 +196,36 @@ static int approver_connect(struct asker *a)
 	return 0;
 }
 
-int asker_ask(struct asker *a, const char *host, unsigned port, const char *kind, uint64_t now, uint64_t *id,
-	      char *why, size_t size)
+/* The question's line to the approver: with the process that asked, when
+ * PID 1 named one. */
+static json_t *question_line(const struct asker *a, const struct ask_question *q, const char *kind, const char *when)
+{
+	json_t *j = json_pack("{s:s,s:I,s:s,s:i,s:s,s:s,s:i}", "type", "question", "id", (json_int_t)q->id, "host",
+			      q->host, "port", (int)q->port, "kind", kind, "time", when, "timeout_s", (int)a->timeout_s);
+
+	if (j && q->pid > 0) {
+		json_object_set_new(j, "pid", json_integer(q->pid));
+		json_object_set_new(j, "command", json_string(q->cmd)); /* printable ASCII: valid UTF-8 */
+	}
+	return j;
+}
+
+/* The process behind client, asked of PID 1 (common/who.h): q->pid 0 when
+ * none is named. */
+static void who_asked(const struct asker *a, int client, struct ask_question *q)
+{
+	struct who_ans w;
+
+	q->pid = 0;
+	q->cmd[0] = '\0';
+	if (a->who_fd < 0 || client < 0 || who_ask(a->who_fd, client, &w) != 0 || w.pid <= 0)
+		return;
+	q->pid = w.pid;
+	snprintf(q->cmd, sizeof q->cmd, "%s", w.cmd);
+}
+
+int asker_ask(struct asker *a, const char *host, unsigned port, const char *kind, int client, uint64_t now,
+	      uint64_t *id, char *why, size_t size)
 {
 	struct ask_question *q = NULL;
 	char how[600], when[32];
@@ -231,11 +280,10 @@ int asker_ask(struct asker *a, const char *host, unsigned port, const char *kind
 	q->port = port;
 	q->asked = now;
 	q->deadline = now + (uint64_t)a->timeout_s * 1000;
+	who_asked(a, client, q);
 	gmtime_r(&t, &tm);
 	strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-	if (send_line(a, json_pack("{s:s,s:I,s:s,s:i,s:s,s:s,s:i}", "type", "question", "id", (json_int_t)q->id,
-				   "host", host, "port", (int)port, "kind", kind, "time", when, "timeout_s",
-				   (int)a->timeout_s)) != 0) {
+	if (send_line(a, question_line(a, q, kind, when)) != 0) {
 		q->id = 0;
 		approver_gone(a, "stopped reading its questions", now);
 		snprintf(why, size, "%s:%u refused: the approver (%s) did not take the question; %s", host, port,

@@ -10,7 +10,8 @@
  *
  *   bridge:   {"type":"hello","protocol":1,"timeout_s":60}
  *   bridge:   {"type":"question","id":1,"host":"docs.python.org","port":443,
- *              "kind":"connect","time":"2026-12-07T05:01:02Z","timeout_s":60}
+ *              "kind":"connect","time":"2026-12-07T05:01:02Z","timeout_s":60,
+ *              "pid":42,"command":"curl https://docs.python.org/"}
  *   approver: {"id":1,"answer":"session","scope":"*.python.org"}
  *   bridge:   {"type":"settled","id":1,"answer":"timeout"}   (no answer came)
  *
@@ -27,7 +28,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
+#include "common/who.h"
 #include "mcp-bridge/allow.h"
 #include "mcp-bridge/upstream.h"
 
@@ -42,6 +45,8 @@ struct ask_question {
 	char host[UPSTREAM_NAME_MAX + 2];
 	unsigned port;
 	uint64_t asked, deadline;
+	pid_t pid;		/* the process that made the first request (common/who.h), or 0 */
+	char cmd[WHO_CMD_MAX];	/* its command line, printable */
 };
 
 /* A question that ended: the requests that waited on it go on or not. */
@@ -63,6 +68,7 @@ struct asker {
 	uint64_t tag; /* the approver's socket in the loop's epoll set */
 	int fd;	      /* connected to the approver; -1: not */
 	int fixed;    /* the approver is a descriptor given (ward at its terminal): never connected again */
+	int who_fd;   /* PID 1's "who asked?" pair (common/who.h), or -1: questions name no process */
 	uint64_t retry_at; /* a connect failed: none tried again before then (ASK_RETRY_MS) */
 	char in[ASK_LINE_MAX];
 	size_t in_len;
@@ -95,9 +101,10 @@ enum ask_verdict asker_judge(const struct asker *a, const char *host, unsigned p
 
 /* Asks about host:port (kind: "connect" or "http"), or joins the question
  * open for it: 0 with *id, or -1 with why (refused now: no approver, too
- * many questions). */
-int asker_ask(struct asker *a, const char *host, unsigned port, const char *kind, uint64_t now, uint64_t *id,
-	      char *why, size_t size);
+ * many questions). client: the request's connection, whose process a new
+ * question names (PID 1 is asked, who_fd), or -1. */
+int asker_ask(struct asker *a, const char *host, unsigned port, const char *kind, int client, uint64_t now,
+	      uint64_t *id, char *why, size_t size);
 
 /* The last request waiting on question id went away: the question is
  * settled (answer "gone", one audit line) and the approver told, so the

@@ -1228,6 +1228,7 @@ int bridge_run(const struct bridge_routes *r, struct resolver *res, int max_conn
 				free(l.pools);
 				return -1;
 			}
+			l.ask->who_fd = p->who_fd; /* PID 1 names who asked (common/who.h) */
 		}
 	for (;;) {
 		struct epoll_event evs[64];

@@ -46,7 +46,7 @@ static int conn_limit(int n_routes)
 void bridge_main(const struct bridge_start *s, int rfd, pid_t parent)
 {
 	const struct bridge_routes *r = s->routes;
-	int *keep = calloc(3 * (size_t)r->n + 4, sizeof *keep), nk = 0, i, max_conns, health_ok = 0;
+	int *keep = calloc(4 * (size_t)r->n + 4, sizeof *keep), nk = 0, i, max_conns, health_ok = 0;
 	struct resolver res;
 	char err[256];
 	sigset_t none;
@@ -64,6 +64,9 @@ void bridge_main(const struct bridge_start *s, int rfd, pid_t parent)
 		/* the proxy's approver at ward's terminal (ask.h) */
 		if (r->v[i].proxy && r->v[i].proxy->ask_fd >= 0)
 			keep[nk++] = r->v[i].proxy->ask_fd;
+		/* PID 1's answers to "who asked?" (common/who.h) */
+		if (r->v[i].proxy && r->v[i].proxy->who_fd >= 0)
+			keep[nk++] = r->v[i].proxy->who_fd;
 	}
 	keep[nk++] = rfd;
 	keep[nk++] = log_fd();

@@ -27,6 +27,7 @@ struct proxy_policy {
 	unsigned ask_timeout_s, ask_rate;
 	int ask_terminal; /* ask = terminal: the approver is PID 1, on ask_fd alone */
 	int ask_fd;	  /* the bridge's end of PID 1's socket pair (in the bridge), or -1 */
+	int who_fd;	  /* the bridge's end of PID 1's "who asked?" pair (common/who.h), or -1 */
 };
 
 struct bridge_route {

@@ -186,7 +186,7 @@ int tunnel_open(struct loop *l, struct conn *c, int *status, const char **why)
 	case ASK_NEEDED:
 		break;
 	}
-	if (asker_ask(l->ask, t->host, t->port, q.plain ? "http" : "connect", now_ms(), &c->ask_id, c->why,
+	if (asker_ask(l->ask, t->host, t->port, q.plain ? "http" : "connect", c->cfd, now_ms(), &c->ask_id, c->why,
 		      sizeof c->why) != 0) {
 		*status = 403;
 		*why = c->why;

@@ -618,6 +618,9 @@ static const char *const bridge_allow[] = {
 	 * opened, locked (fcntl), read and rewritten in place; the bridge
 	 * opens none (its Landlock has no file right) */
 	"pread64", "pwrite64", "ftruncate", "fsync",
+	/* [proxy] ask: a request's two ends, for PID 1's "who asked?"
+	 * (common/who.h) */
+	"getpeername", "getsockname",
 };
 
 /* Every call of names[] that this arch has: allowed. The number of rules

@@ -23,6 +23,7 @@
 #include "init/supervise/procs.h"
 #include "init/supervise/supervise.h"
 #include "init/supervise/ttyrelay.h"
+#include "init/supervise/whoserve.h"
 #include "init/supervise/vm.h"
 #include "landlock/landlock.h"
 
@@ -101,6 +102,11 @@ static void on_ask(void *arg, int fd)
 	asktty_attach(arg, fd);
 }
 
+static void on_who(void *arg, int fd)
+{
+	whoserve_attach(arg, fd);
+}
+
 static void on_winch(void *arg)
 {
 	tty_relay_resize(arg);
@@ -158,6 +164,8 @@ int run_sandboxed(const struct options *opt, const char *path, const sigset_t *i
 	static struct denials den;
 	/* [proxy] ask = terminal: the agent's pty and the questions on it */
 	static struct tty_relay tty = { .in = -1, .out = -1, .master = -1, .slave = -1, .logr = -1, .log_saved = -1 };
+	/* [proxy] ask: PID 1's answers to the bridge's "who asked?" */
+	static struct whoserve who = { .fd = -1 };
 	static struct asktty asker = { .fd = -1, .store = -1 };
 	char **envp = NULL, **command = opt->command;
 	int rc, *fds = NULL, nfds, cwd_fd = -1, vm, have_sv = 0, agent_forked = 0;
@@ -256,6 +264,13 @@ int run_sandboxed(const struct options *opt, const char *path, const sigset_t *i
 		rc = 3;
 		goto out;
 	}
+	/* a question names the process that asked, which only PID 1 can
+	 * see, as the guard does (common/who.h) */
+	if (sb.bridge.active && cfg.proxy.has && cfg.proxy.has_ask) {
+		whoserve_init(&who, sb.guard.active ? &sb.guard.guard : NULL, sv.epfd);
+		sb.bridge.on_who = on_who;
+		sb.bridge.on_who_arg = &who;
+	}
 	/* the bridge listens (PID 1 opened its ports) and is confined before
 	 * the agent exists; the guard is PID 1's own: the listener the
 	 * agent's child sends joins the loop as it arrives, before the
@@ -305,6 +320,7 @@ int run_sandboxed(const struct options *opt, const char *path, const sigset_t *i
 	nfds += guardproc_fds(&sb.guard, fds + nfds, 4 + GUARD_MAX_LISTENERS);
 	nfds += tty_relay_fds(&tty, fds + nfds, 5);
 	nfds += asktty_fds(&asker, fds + nfds, 2);
+	nfds += whoserve_fds(&who, fds + nfds, 1);
 	if (sb.ll.fd >= 0)
 		fds[nfds++] = sb.ll.fd;
 	if (sb.ev.fd >= 0)
@@ -322,6 +338,7 @@ out:
 		sandbox_unwrite(&sb, &cfg); /* nothing is left half-started */
 	free(fds);
 	asktty_close(&asker);
+	whoserve_close(&who);
 	tty_relay_close(&tty); /* the terminal's modes as they were */
 	if (have_sv)
 		supervisor_free(&sv);

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <termios.h>
@@ -12,6 +13,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/who.h"
 
 /* *.PARENT for host (docs.python.org: *.python.org), or "" when the
  * parent is a single label (*.org would be refused as too wide). */
@@ -40,6 +42,17 @@ static void row_text(const struct asktty *a, const struct asktty_question *q, un
 	else
 		snprintf(text, size, " ward: allow %s (%s)? o once, s session,%s%s%s a always, d deny, x deny all ",
 			 hostport, q->http ? "http" : "https", parent[0] ? " w " : "", parent, parent[0] ? " session," : "");
+	/* who asked, as PID 1 found it, where the row has room for it */
+	if (!a->confirming && q->pid > 0) {
+		char with[UPSTREAM_NAME_MAX + 200];
+		snprintf(with, sizeof with, " ward: allow %s (%s) for pid %d (%s)? o once, s session,%s%s%s a always, "
+			 "d deny, x deny all ", hostport, q->http ? "http" : "https", q->pid, q->cmd, parent[0] ? " w " : "",
+			 parent, parent[0] ? " session," : "");
+		if (strlen(with) < cols && strlen(with) < size) {
+			snprintf(text, size, "%s", with);
+			return;
+		}
+	}
 	if (strlen(text) < cols)
 		return;
 	snprintf(text, size, a->confirming ? " ward: allow %s always? y/n " : " ward: allow %s? o s a d x ", hostport);
@@ -188,6 +201,25 @@ static void on_key(void *arg, const char *buf, size_t n)
 	}
 }
 
+/* The process the question names (pid, command), if it names one: the
+ * command's start, printable ASCII alone (the bridge's line is read as the
+ * agent's would be: the agent chose its command line). */
+static void asking_process(json_t *j, struct asktty_question *q)
+{
+	json_t *pid = json_object_get(j, "pid"), *cmd = json_object_get(j, "command");
+	size_t n;
+
+	q->pid = 0;
+	q->cmd[0] = '\0';
+	if (!json_is_integer(pid) || json_integer_value(pid) <= 1 || json_integer_value(pid) > INT32_MAX ||
+	    !json_is_string(cmd))
+		return;
+	q->pid = (int)json_integer_value(pid);
+	n = json_string_length(cmd);
+	memcpy(q->cmd, json_string_value(cmd), n < ASKTTY_CMD_SHOWN ? n : ASKTTY_CMD_SHOWN);
+	who_printable(q->cmd, n < ASKTTY_CMD_SHOWN ? n : ASKTTY_CMD_SHOWN, sizeof q->cmd);
+}
+
 /* One line of the bridge's: a question queued (drawn if it is the first),
  * a settled one taken down. Anything else is dropped: the bridge talks to
  * the agent all day, and what it sends is checked as the agent's would be. */
@@ -218,6 +250,7 @@ static void take_line(struct asktty *a, const char *s, size_t len)
 		snprintf(q->host, sizeof q->host, "%s", h);
 		q->port = (unsigned)json_integer_value(port);
 		q->http = strcmp(json_string_value(kind), "http") == 0;
+		asking_process(j, q);
 		if (a->stopped)
 			answer(a, "deny", NULL); /* x was pressed: nothing more is asked */
 		else if (a->n == 1)

@@ -30,12 +30,15 @@
 
 #define ASKTTY_QUEUE 128 /* as many as the bridge has open (ask.h) */
 #define ASKTTY_ARM_MS 1000 /* keys after a question is drawn that count for nothing */
+#define ASKTTY_CMD_SHOWN 40 /* of the asking process's command line, at most */
 
 struct asktty_question {
 	uint64_t id;
 	char host[UPSTREAM_NAME_MAX + 1];
 	unsigned port;
 	int http; /* a plain http:// request, not a tunnel */
+	int pid;  /* the agent's process that asked (common/who.h), or 0 */
+	char cmd[ASKTTY_CMD_SHOWN + 1]; /* its command line's start, printable */
 };
 
 struct asktty {

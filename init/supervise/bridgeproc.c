@@ -169,6 +169,7 @@ static int build_routes(struct bridgeproc *b, const struct route_table *t, const
 							  c->proxy->ask_timeout_s,
 							  c->proxy->ask_rate,
 							  c->proxy->has_ask && c->proxy->ask_terminal,
+							  -1,
 							  -1 };
 			r->proxy = &b->proxy;
 		}
@@ -384,7 +385,7 @@ int bridgeproc_prepare(struct bridgeproc *b, const struct route_table *t, const 
 
 pid_t bridgeproc_spawn(struct bridgeproc *b, int *note_fd)
 {
-	int fds[2], ask[2] = { -1, -1 };
+	int fds[2], ask[2] = { -1, -1 }, who[2] = { -1, -1 };
 	pid_t pid, self = getpid();
 
 	if (pipe2(fds, O_CLOEXEC) != 0) {
@@ -396,6 +397,11 @@ pid_t bridgeproc_spawn(struct bridgeproc *b, int *note_fd)
 	if (b->proxy.ask_terminal && b->on_ask &&
 	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, ask) != 0)
 		log_warn("bridge: [proxy] ask = terminal: socketpair: %s: nothing will be asked", strerror(errno));
+	/* [proxy] ask: the bridge asks PID 1 which process made a request
+	 * (common/who.h); one message each way, so a datagram pair */
+	if (b->proxy.ask && b->on_who &&
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, who) != 0)
+		log_warn("bridge: [proxy] ask: socketpair: %s: questions name no process", strerror(errno));
 	pid = fork();
 	if (pid < 0) {
 		close(fds[0]);
@@ -403,6 +409,10 @@ pid_t bridgeproc_spawn(struct bridgeproc *b, int *note_fd)
 		if (ask[0] >= 0) {
 			close(ask[0]);
 			close(ask[1]);
+		}
+		if (who[0] >= 0) {
+			close(who[0]);
+			close(who[1]);
 		}
 		log_error("bridge: fork: %s", strerror(errno));
 		return -1;
@@ -413,11 +423,18 @@ pid_t bridgeproc_spawn(struct bridgeproc *b, int *note_fd)
 		if (ask[0] >= 0)
 			close(ask[0]);
 		b->proxy.ask_fd = ask[1];
+		if (who[0] >= 0)
+			close(who[0]);
+		b->proxy.who_fd = who[1];
 		bridge_main(&s, fds[1], self);
 	}
 	if (ask[0] >= 0) {
 		close(ask[1]);
 		b->on_ask(b->on_ask_arg, ask[0]);
+	}
+	if (who[0] >= 0) {
+		close(who[1]);
+		b->on_who(b->on_who_arg, who[0]);
 	}
 	close(fds[1]);
 	/* a record is written whole or not at all (it is far below PIPE_BUF):

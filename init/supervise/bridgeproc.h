@@ -25,6 +25,10 @@ struct bridgeproc {
 	 * socket pair goes here (asktty.h); NULL: none is made */
 	void (*on_ask)(void *arg, int fd);
 	void *on_ask_arg;
+	/* [proxy] ask, any approver: PID 1's end of each start's "who
+	 * asked?" pair goes here (common/who.h, whoserve.h); NULL: none */
+	void (*on_who)(void *arg, int fd);
+	void *on_who_arg;
 };
 
 /* The bridge's user ([ward] bridge_user, default BRIDGE_USER_DEFAULT): it must resolve

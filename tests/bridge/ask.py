@@ -10,6 +10,7 @@ first tries the approver's socket itself. The cases run in that child
 (`bridge.py --ask-child`), which prints its results as JSON."""
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -143,10 +144,19 @@ def ask_child(a):
         conf2 = os.path.join(work, "rated.conf")
         with open(conf2, "w") as f:
             f.write(base + f"[proxy]\nlisten = 127.0.0.1:{RATED}\nask = unix:{sock2}\nask_timeout = 30\nask_rate = 3\n")
-        # the agent: the approver's socket, tried as the agent
-        probe = (f"python3 -c \"import socket,errno\ns=socket.socket(socket.AF_UNIX)\ntry:\n s.connect('{sock}')\n"
-                 f" r='connected'\nexcept OSError as e:\n r=errno.errorcode.get(e.errno,str(e.errno))\n"
-                 f"open('{home}/approver.out','w').write(r)\"; sleep 300")
+        # the agent: the approver's socket, tried as the agent; then a
+        # request of its own, whose question names it
+        script = os.path.join(work, "agent_probe.py")
+        with open(script, "w") as f:
+            f.write(f"import errno, socket, time\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect('{sock}')\n"
+                    f"    r = 'connected'\nexcept OSError as e:\n    r = errno.errorcode.get(e.errno, str(e.errno))\n"
+                    f"open('{home}/approver.out', 'w').write(r)\n"
+                    f"c = socket.create_connection(('127.0.0.1', {PROXY}))\n"
+                    "c.sendall(b'CONNECT who.test:443 HTTP/1.1\\r\\nHost: who.test:443\\r\\n\\r\\n')\n"
+                    f"open('{home}/who.out', 'wb').write(c.recv(300))\n"
+                    "time.sleep(300)\n")
+        os.chmod(script, 0o644)
+        probe = f"python3 {script} who-marker"
         w = subprocess.Popen([a.ward, "-c", conf, "--", "sh", "-c", probe], stdin=subprocess.DEVNULL,
                              stdout=subprocess.DEVNULL, stderr=open(log, "w"))
         w2 = subprocess.Popen([a.ward, "-c", conf2, "--", "sleep", "300"], stdin=subprocess.DEVNULL,
@@ -299,6 +309,28 @@ def ask_child(a):
                     got = f.read()
             except OSError as e:
                 got = str(e)
+            # the question names the agent's process that asked: its pid,
+            # read back from the kernel (/proc), and its command line
+            wait_for(lambda: os.path.exists(f"{home}/who.out") and os.path.getsize(f"{home}/who.out"), 10)
+            wq = asked(appr, "who.test")
+            pid = wq[0].get("pid", 0) if wq else 0
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    kcmd = f.read()
+                with open(f"/proc/{pid}/status") as f:
+                    kuid = [ln.split()[1] for ln in f if ln.startswith("Uid:")][0]
+            except (OSError, IndexError) as e:
+                kcmd, kuid = b"", str(e)
+            with open(log) as f:
+                audit = [ln for ln in f if "ask=who.test:443" in ln]
+            check("ask: a question names the agent's process that made the request (pid and command line, as "
+                  "the kernel has them); a request not from the agent's processes names none; the audit line "
+                  "has both",
+                  len(wq) == 1 and pid > 1 and b"who-marker" in kcmd and kuid == str(AGENT_UID) and
+                  wq[0].get("command", "") == f"python3 {script} who-marker" and
+                  "pid" not in asked(appr, "www.asked.test")[0] and
+                  audit and f"pid={pid} " in audit[0] and "who-marker" in audit[0],
+                  f"{wq} {kcmd[:80]!r} uid={kuid} {audit}")
             check("ask: the agent cannot connect to the approver's socket (EACCES: the bridge's user alone)",
                   got == "EACCES", got)
         finally:
@@ -415,7 +447,8 @@ def terminal_cases(a, work, check, base, ca, home):
     done = os.path.join(work, "tty.status")
     t = Tmux(f"wardask{os.getpid()}", env=dict(os.environ, TERM="xterm-256color"))
     try:
-        t.start(f"{a.ward} -c {conf} -- sh {agent}; echo $? > {done}; exec sleep 300", 100, 20)
+        # wide enough for the question to name the process that asked
+        t.start(f"{a.ward} -c {conf} -- sh {agent}; echo $? > {done}; exec sleep 300", 200, 20)
         first = t.wait_for(lambda s: "allow tty1.test:443" in s, 30)
         last_row = first.rstrip("\n").splitlines()[-1] if first.strip() else ""
         time.sleep(1.5)  # the agent's keys and the cursor report have long arrived
@@ -425,6 +458,9 @@ def terminal_cases(a, work, check, base, ca, home):
               "cursor report answer it",
               "allow tty1.test:443" in last_row and "allow tty1.test:443" in still and
               not os.path.exists(out), f"{first[-400:]!r}")
+        check("ask = terminal: the question names the agent's process that asked, by pid and the start of its "
+              "command line", re.search(r"allow tty1\.test:443 \(https\) for pid [0-9]+ \(curl -sS -o /dev/null",
+                                        last_row) is not None, last_row)
         t.type("s")
         t.wait_for(lambda s: "allow tty2.test:443" in s, 30)
         time.sleep(ARMED)  # keys in the question's first second count for nothing

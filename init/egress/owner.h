@@ -1,0 +1,27 @@
+/* owner: the agent's process behind one end of a loopback TCP connection
+ * (common/who.h), for the bridge's questions to an approver.
+ *
+ * The socket is found by its four-tuple in the kernel's socket table
+ * (sock_diag: one exact lookup, on the guard's query socket), then by its
+ * inode among the processes' descriptors, read as the agent's user (the
+ * guard's fsuid switch: PID 1 keeps no capability to read another user's
+ * /proc/PID/fd). The first process holding it is named. Nothing here
+ * decides anything; a socket that is gone, or no guard, is "not found". */
+#ifndef WARD_OWNER_H
+#define WARD_OWNER_H
+
+#include <sys/types.h>
+
+#include "common/who.h"
+#include "init/egress/guard.h"
+
+/* The answer to q: a->pid and a->cmd, or a->pid 0 (a->seq is q's). */
+void owner_find(const struct guard *g, const struct who_req *q, struct who_ans *a);
+
+/* The inode of the TCP socket whose own end is (family, src, sport) and
+ * whose peer is (dst, dport), bound to device dev (0: none): 0 when there
+ * is none. nl: a NETLINK_SOCK_DIAG socket. */
+unsigned owner_inode(int nl, int family, const unsigned char *src, unsigned sport, const unsigned char *dst,
+		     unsigned dport, unsigned dev);
+
+#endif
