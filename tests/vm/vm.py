@@ -5,7 +5,7 @@ The initramfs holds ward, a static test program (tests/vm/vmtest.c), the
 vsock modules and a config whose route goes to AF_VSOCK CID 1 (the guest's
 own vsock_loopback; CID 2 of this machine is its real host and is never
 used). /init loads the modules, starts an HTTP stand-in for the host on
-vsock port 5000, and execs ward, which stays PID 1: it mounts what a VM
+vsock port 5000 and an approver of the proxy's questions on port 5002, and execs ward, which stays PID 1: it mounts what a VM
 needs, brings up lo, starts the bridge, runs the confined agent (which
 talks to the host through the bridge and checks what it may not do), reaps
 and powers off. A second boot with mode = hard_requirement must refuse to
@@ -52,6 +52,14 @@ upstream = tcp:127.0.0.1:40005
 path = /
 """
 
+# the egress proxy asks a daemon on the host over AF_VSOCK (vmtest's
+# approver, CID 1) about a host no rule names
+PROXY = """[proxy]
+listen = 127.0.0.1:7802
+ask = vsock:1:5002
+ask_timeout = 30
+"""
+
 CONF = """[ward]
 log_level = info
 [agent]
@@ -62,7 +70,7 @@ env = PATH=/
 mode = {mode}
 read = /vmtest
 [seccomp]
-""" + ROUTE + SIDE
+""" + ROUTE + SIDE + PROXY
 
 
 CONF_SDK = """[ward]
@@ -121,6 +129,11 @@ def build_initrd(a, kroot, work, mode, ward_init=False):
     mods = glob.glob(os.path.join(kroot, "lib", "modules", "*", "kernel", "net", "vmw_vsock"))[0]
     for m in ("vsock.ko", "vmw_vsock_virtio_transport_common.ko", "vsock_loopback.ko"):
         shutil.copy(os.path.join(mods, m), os.path.join(root, "modules", m))
+    # the socket table's TCP answers (sock_diag), which a system with
+    # modprobe loads at the first query: the guard's log of held connects,
+    # and the process a proxy question names
+    for m in ("inet_diag.ko", "tcp_diag.ko"):
+        shutil.copy(os.path.join(mods, "..", "ipv4", m), os.path.join(root, "modules", m))
     # /dev/console must exist in the archive: the kernel opens it for /init
     if not os.path.exists(os.path.join(root, "dev", "console")):
         os.mknod(os.path.join(root, "dev", "console"), 0o600 | 0o020000, os.makedev(5, 1))
@@ -181,6 +194,14 @@ def main():
                next((l.strip() for l in out.splitlines() if "degraded on this kernel" in l), "no such warning"))
         report("VM: bridge over AF_VSOCK to CID 1 (vsock_loopback) with the token",
                any("ok bridge relayed over AF_VSOCK" in l for l in agent), "")
+        asked = next((l for l in agent if "approver asked over AF_VSOCK" in l), "")
+        report("VM: the proxy asks an approver on the host's side over AF_VSOCK (ask = vsock:1:5002); the "
+               "question names the agent's process (Yama scope 2); the approver's deny comes back as a 403",
+               '"host":"asked.vm","port":443' in asked and '"command":"/vmtest agent"' in asked and
+               re.search(r'"pid":[0-9]+', asked) is not None and
+               any("ok the proxy asked the approver over AF_VSOCK, which denied: 403" in l for l in agent) and
+               any("ask=asked.vm:443" in l and "answer=deny" in l for l in ward),
+               asked or next((l for l in agent if "over AF_VSOCK:" in l), "no question"))
         report("VM: the confined agent cannot open AF_VSOCK", any("ok agent cannot open AF_VSOCK" in l for l in agent), "")
         # Debian's 6.1 has IP_LOCAL_PORT_RANGE (6.3 upstream): the guard keeps 40005 out
         report("VM: the agent's socket's ephemeral ports are kept off the tcp: upstream's port 40005",

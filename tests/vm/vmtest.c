@@ -77,6 +77,45 @@ static void __attribute__((noreturn)) server(void)
 	}
 }
 
+/* The approver of the proxy's questions ([proxy] ask = vsock:1:5002), as a
+ * daemon on the host would be: each question printed and denied. */
+static void __attribute__((noreturn)) approver(void)
+{
+	struct sockaddr_vm a = { .svm_family = AF_VSOCK, .svm_cid = VMADDR_CID_ANY, .svm_port = 5002 };
+	int s = socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	prctl(PR_SET_NAME, "vsock-approver", 0, 0, 0);
+	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof a) != 0 || listen(s, 4) != 0) {
+		printf("vmtest: approver: %s\n", strerror(errno));
+		_exit(1);
+	}
+	for (;;) {
+		char buf[8192], *line, *nl, *id;
+		size_t n = 0;
+		ssize_t r;
+		int c = accept4(s, NULL, NULL, SOCK_CLOEXEC);
+
+		if (c < 0)
+			continue;
+		while (n < sizeof buf - 1 && (r = read(c, buf + n, sizeof buf - 1 - n)) > 0) {
+			n += (size_t)r;
+			buf[n] = '\0';
+			/* each whole line: a question is printed and denied */
+			while ((nl = strchr(buf, '\n'))) {
+				*nl = '\0';
+				line = buf;
+				if (strstr(line, "\"type\":\"question\"") && (id = strstr(line, "\"id\":"))) {
+					printf("vmtest: approver asked over AF_VSOCK: %s\n", line);
+					dprintf(c, "{\"id\":%ld,\"answer\":\"deny\"}\n", strtol(id + 5, NULL, 10));
+				}
+				n -= (size_t)(nl + 1 - buf);
+				memmove(buf, nl + 1, n + 1);
+			}
+		}
+		close(c);
+	}
+}
+
 /* Copies both ways between a and b until both sides are done. */
 static void relay(int a, int b)
 {
@@ -203,7 +242,7 @@ static void yama_peek(char scope)
 static int do_init(void)
 {
 	static const char *const mods[] = { "/modules/vsock.ko", "/modules/vmw_vsock_virtio_transport_common.ko",
-					    "/modules/vsock_loopback.ko" };
+					    "/modules/vsock_loopback.ko", "/modules/inet_diag.ko", "/modules/tcp_diag.ko" };
 	char *const argv[] = { "/sbin/ward", NULL };
 	char *const envp[] = { "WARD_VM_TOKEN=vm-secret", NULL };
 	size_t i;
@@ -221,6 +260,8 @@ static int do_init(void)
 	}
 	if (fork() == 0)
 		server();
+	if (fork() == 0)
+		approver();
 	/* Yama: what a sibling of the agent's uid may read of its memory at
 	 * scopes 1 and 2 (the egress probe's peek, measured for the docs),
 	 * then scope 2 (attach only with CAP_SYS_PTRACE) for ward: the egress
@@ -318,6 +359,29 @@ static int do_agent(void)
 	else {
 		printf("vmtest: FAIL bridge answer: %.200s\n", buf);
 		ok = 0;
+	}
+	{
+		/* a host no allow rule names: held while the approver over
+		 * AF_VSOCK is asked; it denies, and the answer is a 403 */
+		struct sockaddr_in p = { .sin_family = AF_INET, .sin_port = htons(7802) };
+		struct timeval tv = { 60, 0 };
+		const char *ask = "CONNECT asked.vm:443 HTTP/1.1\r\nHost: asked.vm:443\r\n\r\n";
+		int q = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		p.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		setsockopt(q, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+		n = 0;
+		if (q >= 0 && connect(q, (struct sockaddr *)&p, sizeof p) == 0 && write(q, ask, strlen(ask)) > 0)
+			while (n < sizeof buf - 1 && (r = read(q, buf + n, sizeof buf - 1 - n)) > 0)
+				n += (size_t)r;
+		buf[n] = '\0';
+		if (q >= 0)
+			close(q);
+		if (strncmp(buf, "HTTP/1.1 403", 12) == 0 && strstr(buf, "denied it when asked"))
+			printf("vmtest: ok the proxy asked the approver over AF_VSOCK, which denied: 403\n");
+		else {
+			printf("vmtest: FAIL the proxy's question over AF_VSOCK: %.300s\n", buf);
+			ok = 0;
+		}
 	}
 	errno = 0;
 	if (socket(AF_VSOCK, SOCK_STREAM, 0) < 0 && errno == EAFNOSUPPORT)
