@@ -186,6 +186,18 @@ def ask(wp, d, wenv, workspace):
         t.keys("Enter")
         # (the typed line holds the words too: the results are lines of their own)
         tried = t.wait_for(lambda s: any(ln.strip() in ("log-closed-42", "log-written") for ln in s.splitlines()), 30)
+        # a second host, allowed always: a, then y (each after the question's
+        # first second); ward keeps it in ward-pi's directory for the next start
+        t.type('curl -sS -o /dev/null --max-time 30 -w "k=%{http_connect}-$((40+2))" https://kept.invalid/; echo')
+        t.keys("Enter")
+        t.wait_for(lambda s: "allow kept.invalid:443" in s, 30)
+        time.sleep(1.3)
+        t.type("a")
+        confirm = t.wait_for(lambda s: "allow kept.invalid:443 always" in s, 30)
+        time.sleep(1.3)
+        t.type("y")
+        kept = t.wait_for(lambda s: any(ln.strip().startswith("k=") and ln.strip().endswith("-42")
+                                        for ln in s.splitlines()) and "ward: allow" not in s, 60)
         t.type("exit")
         t.keys("Enter")
         end = t.wait_for(lambda s: "shell-ended-0" in s, 60)
@@ -205,13 +217,24 @@ def ask(wp, d, wenv, workspace):
     check("ward-pi --ask under docker: the agent can write neither the kept answers of always nor the session's log; "
           "afterwards the person's ward-pi --policy and next start allow nothing it named",
           "store-closed-42" in tried and "log-closed-42" in tried and "evil.example" not in pol.stdout and
-          "nothing is always allowed" in pol.stdout and "evil.example" not in dry.stdout,
-          f"{tried[-300:]!r} / {pol.stdout[-200:]} / {dry.stderr[-200:]}")
+          "evil.example" not in dry.stdout, f"{tried[-300:]!r} / {pol.stdout[-200:]} / {dry.stderr[-200:]}")
     p = subprocess.run(["sh", "-c", f"cd {proj} && {wp} --engine docker --denials"], env=wenv, capture_output=True,
                        text=True, timeout=120)
+    removed = subprocess.run(["sh", "-c", f"cd {proj} && {wp} --engine docker --policy-remove kept.invalid:443"],
+                             env=wenv, capture_output=True, text=True, timeout=60)
+    after_rm = subprocess.run(["sh", "-c", f"cd {proj} && {wp} --engine docker --policy"], env=wenv,
+                              capture_output=True, text=True, timeout=60)
+    dry2 = subprocess.run(["sh", "-c", f"cd {proj} && {wp} --engine docker --dry-run"], env=wenv,
+                          capture_output=True, text=True, timeout=60)
     check("ward-pi --denials: the session's refusal, grouped, with the setting that would allow it",
           p.returncode == 0 and "refused.invalid:443" in p.stdout and "ward-pi --allow refused.invalid" in p.stdout,
           p.stdout[-600:] + p.stderr[-300:])
+    check("ward-pi --ask under docker: a, then y, keeps the host for the project: ward-pi --policy shows it, and the "
+          "next start allows it without asking (WARD_PROXY_ALLOW); --policy-remove takes it away again",
+          "allow kept.invalid:443 always" in confirm and "kept.invalid:443" in pol.stdout and
+          "WARD_PROXY_ALLOW=kept.invalid" in dry.stdout and removed.returncode == 0 and
+          "kept.invalid" not in after_rm.stdout and "kept.invalid" not in dry2.stdout,
+          f"{kept[-200:]!r} / {pol.stdout[-300:]} / {removed.stderr[-200:]}")
 
 
 def docker(a, d, env, run, Session, workspace):
