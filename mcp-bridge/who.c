@@ -30,7 +30,7 @@ static int end_of(const struct sockaddr_storage *ss, uint16_t *family, unsigned 
 int who_ask(int fd, int client, struct who_ans *out)
 {
 	static uint32_t seq;
-	struct sockaddr_storage peer, self;
+	struct sockaddr_storage peer = { 0 }, self = { 0 };
 	socklen_t plen = sizeof peer, slen = sizeof self;
 	struct who_req q;
 	uint64_t deadline = now_ms() + WHO_WAIT_MS, now;
