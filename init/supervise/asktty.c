@@ -44,12 +44,12 @@ static void row_text(const struct asktty *a, const struct asktty_question *q, un
 			 hostport, q->http ? "http" : "https", parent[0] ? " w " : "", parent, parent[0] ? " session," : "");
 	/* who asked, as PID 1 found it, where the row has room for it */
 	if (!a->confirming && q->pid > 0) {
-		char with[UPSTREAM_NAME_MAX + 200];
-		snprintf(with, sizeof with, " ward: allow %s (%s) for pid %d (%s)? o once, s session,%s%s%s a always, "
+		char with[1024];
+		int n = snprintf(with, sizeof with, " ward: allow %s (%s) for pid %d (%s)? o once, s session,%s%s%s a always, "
 			 "d deny, x deny all ", hostport, q->http ? "http" : "https", q->pid, q->cmd, parent[0] ? " w " : "",
 			 parent, parent[0] ? " session," : "");
-		if (strlen(with) < cols && strlen(with) < size) {
-			snprintf(text, size, "%s", with);
+		if (n > 0 && (size_t)n < sizeof with && (size_t)n < cols && (size_t)n < size) {
+			memcpy(text, with, (size_t)n + 1);
 			return;
 		}
 	}
