@@ -23,7 +23,7 @@ static int bridge = -1;
 
 static void say(const char *line)
 {
-	char buf[512];
+	char buf[1024];
 	int n = snprintf(buf, sizeof buf, "%s\n", line);
 
 	if (write(bridge, buf, (size_t)n) != n)
@@ -111,6 +111,19 @@ int main(void)
 	say("{\"type\":\"question\",\"id\":0,\"host\":\"a.test\",\"port\":443,\"kind\":\"connect\"}");
 	say("{\"type\":\"question\",\"id\":6,\"id\":7,\"host\":\"a.test\",\"port\":443,\"kind\":\"connect\"}");
 	say("not json at all");
+	CHECK(a.n == 0);
+
+	/* the asking process: the start of its command line, printable ASCII
+	 * alone (the agent chose it); a pid that is no process's, dropped */
+	say("{\"type\":\"question\",\"id\":13,\"host\":\"who.test\",\"port\":443,\"kind\":\"connect\",\"pid\":42,"
+	    "\"command\":\"curl \\u001b]0;pwned\\u0007 \\u00e9 https://who.test/ and a long tail past forty bytes\"}");
+	CHECK(a.n == 1 && a.q[0].pid == 42);
+	CHECK_STR(a.q[0].cmd, "curl ?]0;pwned? ?? https://who.test/ and");
+	say("{\"type\":\"settled\",\"id\":13,\"answer\":\"gone\"}");
+	say("{\"type\":\"question\",\"id\":14,\"host\":\"who.test\",\"port\":443,\"kind\":\"connect\",\"pid\":1,"
+	    "\"command\":\"init\"}");
+	CHECK(a.n == 1 && a.q[0].pid == 0 && a.q[0].cmd[0] == '\0');
+	say("{\"type\":\"settled\",\"id\":14,\"answer\":\"gone\"}");
 	CHECK(a.n == 0);
 
 	/* queued, one at a time; a settled one leaves the queue */
