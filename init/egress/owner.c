@@ -80,8 +80,13 @@ static pid_t pid_of(const char *name)
 	return *end || errno || v <= 0 || v > 0x7fffffff ? 0 : (pid_t)v;
 }
 
-/* Whether process pid holds the socket called want ("socket:[INODE]"). */
-static int holds(pid_t pid, const char *want)
+/* Descriptors looked at in one search, at most: the agent chooses how
+ * many it holds, and PID 1's loop waits while it looks. */
+#define OWNER_LINKS_MAX 65536
+
+/* Whether process pid holds the socket called want ("socket:[INODE]");
+ * *budget counts down the descriptors looked at. */
+static int holds(pid_t pid, const char *want, unsigned *budget)
 {
 	char path[64], link[64];
 	struct dirent *e;
@@ -94,9 +99,10 @@ static int holds(pid_t pid, const char *want)
 	if (!d)
 		return 0; /* gone, or not the agent's to read */
 	dfd = dirfd(d);
-	while (!found && (e = readdir(d))) {
+	while (!found && *budget && (e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
+		--*budget;
 		n = readlinkat(dfd, e->d_name, link, sizeof link - 1);
 		if (n <= 0)
 			continue;
@@ -107,19 +113,21 @@ static int holds(pid_t pid, const char *want)
 	return found;
 }
 
-/* The first process, other than PID 1, that holds the socket: 0 if none. */
+/* The first process, other than PID 1, that holds the socket: 0 if none
+ * (or none among the first OWNER_LINKS_MAX descriptors). */
 static pid_t holder(unsigned inode)
 {
 	char want[32];
 	struct dirent *e;
 	pid_t pid = 0, p;
+	unsigned budget = OWNER_LINKS_MAX;
 	DIR *d = opendir("/proc");
 
 	if (!d)
 		return 0;
 	snprintf(want, sizeof want, "socket:[%u]", inode);
-	while (!pid && (e = readdir(d)))
-		if ((p = pid_of(e->d_name)) > 1 && holds(p, want))
+	while (!pid && budget && (e = readdir(d)))
+		if ((p = pid_of(e->d_name)) > 1 && holds(p, want, &budget))
 			pid = p;
 	closedir(d);
 	return pid;

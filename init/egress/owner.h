@@ -5,7 +5,9 @@
  * (sock_diag: one exact lookup, on the guard's query socket), then by its
  * inode among the processes' descriptors, read as the agent's user (the
  * guard's fsuid switch: PID 1 keeps no capability to read another user's
- * /proc/PID/fd). The first process holding it is named. Nothing here
+ * /proc/PID/fd). The first process holding it is named, among the first
+ * 65536 descriptors looked at (the agent chooses how many it holds, and
+ * PID 1's loop waits while it looks). Nothing here
  * decides anything; a socket that is gone, or no guard, is "not found". */
 #ifndef WARD_OWNER_H
 #define WARD_OWNER_H
