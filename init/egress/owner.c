@@ -14,6 +14,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#define TCP_LISTEN_STATE 10 /* the kernel's TCP_LISTEN */
+
 unsigned owner_inode(int nl, int family, const unsigned char *src, unsigned sport, const unsigned char *dst,
 		     unsigned dport, unsigned dev)
 {
@@ -60,8 +62,17 @@ unsigned owner_inode(int nl, int family, const unsigned char *src, unsigned spor
 			if (h->nlmsg_seq != seq)
 				continue;
 			if (h->nlmsg_type == SOCK_DIAG_BY_FAMILY &&
-			    h->nlmsg_len >= NLMSG_LENGTH(sizeof(struct inet_diag_msg)))
-				return ((const struct inet_diag_msg *)NLMSG_DATA(h))->idiag_inode;
+			    h->nlmsg_len >= NLMSG_LENGTH(sizeof(struct inet_diag_msg))) {
+				const struct inet_diag_msg *m = NLMSG_DATA(h);
+				/* the lookup falls back to a listener when no
+				 * connection matches: only this connection counts */
+				if (m->idiag_state == TCP_LISTEN_STATE || m->id.idiag_sport != req.r.id.idiag_sport ||
+				    m->id.idiag_dport != req.r.id.idiag_dport ||
+				    memcmp(m->id.idiag_src, req.r.id.idiag_src, alen) != 0 ||
+				    memcmp(m->id.idiag_dst, req.r.id.idiag_dst, alen) != 0)
+					return 0;
+				return m->idiag_inode;
+			}
 			return 0; /* NLMSG_ERROR: no such socket */
 		}
 	}
@@ -80,30 +91,32 @@ static pid_t pid_of(const char *name)
 	return *end || errno || v <= 0 || v > 0x7fffffff ? 0 : (pid_t)v;
 }
 
-/* Descriptors looked at in one search, at most: the agent chooses how
- * many it holds, and PID 1's loop waits while it looks. */
-#define OWNER_LINKS_MAX 65536
+/* Descriptors and processes looked at in one search, at most: the agent
+ * chooses how many it holds, and PID 1's loop waits while it looks. */
+#define OWNER_LOOKS_MAX 65536
 
-/* Whether process pid holds the socket called want ("socket:[INODE]");
- * *budget counts down the descriptors looked at. */
-static int holds(pid_t pid, const char *want, unsigned *budget)
+/* Whether the process whose /proc directory is pfd holds the socket
+ * called want ("socket:[INODE]"); *budget counts down what is looked at. */
+static int holds(int pfd, const char *want, unsigned *budget)
 {
-	char path[64], link[64];
+	char link[64];
 	struct dirent *e;
 	DIR *d;
-	int found = 0, dfd;
+	int found = 0, fd = openat(pfd, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	ssize_t n;
 
-	snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
-	d = opendir(path);
-	if (!d)
+	if (fd < 0)
 		return 0; /* gone, or not the agent's to read */
-	dfd = dirfd(d);
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return 0;
+	}
 	while (!found && *budget && (e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
 		--*budget;
-		n = readlinkat(dfd, e->d_name, link, sizeof link - 1);
+		n = readlinkat(dirfd(d), e->d_name, link, sizeof link - 1);
 		if (n <= 0)
 			continue;
 		link[n] = '\0';
@@ -113,36 +126,14 @@ static int holds(pid_t pid, const char *want, unsigned *budget)
 	return found;
 }
 
-/* The first process, other than PID 1, that holds the socket: 0 if none
- * (or none among the first OWNER_LINKS_MAX descriptors). */
-static pid_t holder(unsigned inode)
+/* The command line read through the process's own /proc directory, so a
+ * pid reused meanwhile fails (ESRCH) instead of naming another: 0, or -1
+ * (gone, or empty: a kernel thread, or a process that is exiting). */
+static int command_line(int pfd, char *cmd, size_t size)
 {
-	char want[32];
-	struct dirent *e;
-	pid_t pid = 0, p;
-	unsigned budget = OWNER_LINKS_MAX;
-	DIR *d = opendir("/proc");
-
-	if (!d)
-		return 0;
-	snprintf(want, sizeof want, "socket:[%u]", inode);
-	while (!pid && budget && (e = readdir(d)))
-		if ((p = pid_of(e->d_name)) > 1 && holds(p, want, &budget))
-			pid = p;
-	closedir(d);
-	return pid;
-}
-
-/* /proc/PID/cmdline into cmd, printable: 0, or -1 (gone, or empty: a
- * kernel thread, or a process that is exiting). */
-static int command_line(pid_t pid, char *cmd, size_t size)
-{
-	char path[64];
 	ssize_t n;
-	int fd;
+	int fd = openat(pfd, "cmdline", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 
-	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return -1;
 	n = read(fd, cmd, size - 1);
@@ -151,6 +142,36 @@ static int command_line(pid_t pid, char *cmd, size_t size)
 		return -1;
 	who_printable(cmd, (size_t)n, size);
 	return 0;
+}
+
+/* The first process, other than PID 1 and ward itself, that holds the
+ * socket, and its command line: its pid, or 0 if none (or none among the
+ * first OWNER_LOOKS_MAX processes and descriptors). */
+static pid_t holder(unsigned inode, char *cmd, size_t size)
+{
+	char want[32];
+	struct dirent *e;
+	pid_t pid = 0, p, self = getpid();
+	unsigned budget = OWNER_LOOKS_MAX;
+	DIR *d = opendir("/proc");
+	int pfd;
+
+	if (!d)
+		return 0;
+	snprintf(want, sizeof want, "socket:[%u]", inode);
+	while (!pid && budget && (e = readdir(d))) {
+		if ((p = pid_of(e->d_name)) <= 1 || p == self)
+			continue;
+		--budget; /* a process with nothing readable costs too */
+		pfd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (pfd < 0)
+			continue;
+		if (holds(pfd, want, &budget) && command_line(pfd, cmd, size) == 0)
+			pid = p;
+		close(pfd);
+	}
+	closedir(d);
+	return pid;
 }
 
 void owner_find(const struct guard *g, const struct who_req *q, struct who_ans *a)
@@ -168,8 +189,9 @@ void owner_find(const struct guard *g, const struct who_req *q, struct who_ans *
 		return;
 	/* as the agent's user: its /proc/PID/fd is then PID 1's to read */
 	guard_as_agent(g, 1);
-	pid = holder(inode);
-	if (pid && command_line(pid, a->cmd, sizeof a->cmd) == 0)
-		a->pid = pid;
+	pid = holder(inode, a->cmd, sizeof a->cmd);
 	guard_as_agent(g, 0);
+	a->pid = pid;
+	if (!pid)
+		a->cmd[0] = '\0';
 }

@@ -2,12 +2,15 @@
  * (common/who.h), for the bridge's questions to an approver.
  *
  * The socket is found by its four-tuple in the kernel's socket table
- * (sock_diag: one exact lookup, on the guard's query socket), then by its
- * inode among the processes' descriptors, read as the agent's user (the
- * guard's fsuid switch: PID 1 keeps no capability to read another user's
- * /proc/PID/fd). The first process holding it is named, among the first
- * 65536 descriptors looked at (the agent chooses how many it holds, and
- * PID 1's loop waits while it looks). Nothing here
+ * (sock_diag: one exact lookup, on the guard's query socket; the listener
+ * the kernel falls back to when no connection matches is not taken), then
+ * by its inode among the processes' descriptors, read as the agent's user
+ * (the guard's fsuid switch; at Yama's scope 2 PID 1 keeps CAP_SYS_PTRACE
+ * for the guard, and reads any process's). The first process holding it
+ * is named, its fd and cmdline read through one handle on its /proc
+ * directory (a pid reused meanwhile fails), among the first 65536
+ * processes and descriptors looked at (the agent chooses how many it
+ * holds, and PID 1's loop waits while it looks). Nothing here
  * decides anything; a socket that is gone, or no guard, is "not found". */
 #ifndef WARD_OWNER_H
 #define WARD_OWNER_H

@@ -42,7 +42,9 @@ static void row_text(const struct asktty *a, const struct asktty_question *q, un
 	else
 		snprintf(text, size, " ward: allow %s (%s)? o once, s session,%s%s%s a always, d deny, x deny all ",
 			 hostport, q->http ? "http" : "https", parent[0] ? " w " : "", parent, parent[0] ? " session," : "");
-	/* who asked, as PID 1 found it, where the row has room for it */
+	/* who asked, as the bridge relays PID 1's answer (a bridge taken over
+	 * could show another pid and 40 printable bytes: it decides nothing),
+	 * where the row has room for it */
 	if (!a->confirming && q->pid > 0) {
 		char with[1024];
 		int n = snprintf(with, sizeof with, " ward: allow %s (%s) for pid %d (%s)? o once, s session,%s%s%s a always, "

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "init/egress/owner.h"
 
@@ -17,42 +18,55 @@ static void detach(struct whoserve *w)
 	w->fd = -1;
 }
 
-/* Each request waiting, answered; the bridge's end gone: closed. */
+/* Whether a lookup may be made now (the bucket: WHO_BURST, one more each
+ * WHO_REFILL_MS). */
+static int may_look(struct whoserve *w)
+{
+	uint64_t now = now_ms();
+
+	while (w->tokens < WHO_BURST && now - w->refilled >= WHO_REFILL_MS) {
+		w->tokens++;
+		w->refilled += WHO_REFILL_MS;
+	}
+	if (w->tokens == WHO_BURST)
+		w->refilled = now;
+	if (!w->tokens)
+		return 0;
+	w->tokens--;
+	return 1;
+}
+
+/* One request answered (the loop calls again while more wait); the
+ * bridge's end gone: closed. */
 static void on_ready(void *owner)
 {
 	struct whoserve *w = owner;
 	struct who_req q;
 	struct who_ans a;
 	ssize_t n;
-	int i;
 
-	/* a few at most: the bridge waits for each answer (WHO_WAIT_MS) */
-	for (i = 0; i < 16; i++) {
-		n = recv(w->fd, &q, sizeof q, MSG_DONTWAIT);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			return;
-		if (n <= 0) {
-			detach(w);
-			return;
-		}
-		if (n != (ssize_t)sizeof q)
-			continue;
-		if (w->guard)
-			owner_find(w->guard, &q, &a);
-		else {
-			memset(&a, 0, sizeof a);
-			a.seq = q.seq;
-		}
-		(void)send(w->fd, &a, sizeof a, MSG_DONTWAIT | MSG_NOSIGNAL);
+	n = recv(w->fd, &q, sizeof q, MSG_DONTWAIT);
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n <= 0) {
+		detach(w);
+		return;
 	}
+	if (n != (ssize_t)sizeof q)
+		return;
+	memset(&a, 0, sizeof a);
+	a.seq = q.seq;
+	if (w->guard && may_look(w))
+		owner_find(w->guard, &q, &a);
+	(void)send(w->fd, &a, sizeof a, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
 void whoserve_init(struct whoserve *w, const struct guard *guard, int epfd)
 {
 	memset(w, 0, sizeof *w);
 	w->guard = guard;
+	w->tokens = WHO_BURST;
+	w->refilled = now_ms();
 	w->fd = -1;
 	w->epfd = epfd;
 	w->src.fd = &w->fd;
