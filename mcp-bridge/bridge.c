@@ -391,6 +391,19 @@ static void head_send(struct loop *l, struct conn *c)
 	/* body bytes that came with the head; anything after the request is dropped */
 	memcpy(c->c2u + c->c2u_len, c->head + c->req.head_len, n - c->req.head_len);
 	c->c2u_len += n - c->req.head_len;
+	/* a judged request's body, read whole before it was judged */
+	if (c->held_len) {
+		if ((size_t)h + n - c->req.head_len + c->held_len > REQ_BUF) {
+			refuse(l, c, 413, "request too large to judge after rewriting its head");
+			return;
+		}
+		memcpy(c->c2u + c->c2u_len, c->held, c->held_len);
+		c->c2u_len += c->held_len;
+		n += c->held_len;
+	}
+	free(c->held);
+	c->held = NULL;
+	c->held_len = 0;
 	c->bytes_in = (uint64_t)n;
 	c->req_done = c->req.done;
 	/* all of a request that came with its head stays in c2u as sent (no
@@ -400,11 +413,85 @@ static void head_send(struct loop *l, struct conn *c)
 	connect_upstream(l, c);
 }
 
+/* A judged route's request, whole: each tool it calls judged (tools.h).
+ * Passed, it is sent on; refused, the bridge answers it (JSON-RPC errors
+ * with the request's ids) and nothing reaches the server. */
+static void judge(struct loop *l, struct conn *c)
+{
+	struct tools_result r;
+
+	if (c->req.whole_over) {
+		http_req_free_body(&c->req);
+		refuse(l, c, 413, "request body too large for route's tool rules to judge (256 KiB at most): not sent");
+		return;
+	}
+	if (!c->req.body_bytes) { /* GET (the stream), DELETE: no call in it */
+		head_send(l, c);
+		return;
+	}
+	if (tools_judge(c->route->tools, c->route->name, c->req.whole ? c->req.whole : "", c->req.whole_len, &r) != 0) {
+		http_req_free_body(&c->req);
+		refuse(l, c, 503, "out of memory");
+		return;
+	}
+	http_req_free_body(&c->req);
+	snprintf(c->tool, sizeof c->tool, "%s", r.tool);
+	snprintf(c->rpc_id, sizeof c->rpc_id, "%s", r.id);
+	if (r.verdict == TOOLS_PASS) {
+		head_send(l, c);
+		return;
+	}
+	c->tool_refused = 1;
+	snprintf(c->why, sizeof c->why, "%s", r.why);
+	answer_json(l, c, r.status, r.body, c->why);
+	tools_result_free(&r);
+}
+
+/* C_BODY: a judged request's body, read as it comes (into held, as sent;
+ * decoded by the parser into the request's whole body) until it ends. */
+static void body_read(struct loop *l, struct conn *c)
+{
+	ssize_t n, used;
+
+	if (c->held_len == JUDGED_BODY_MAX) {
+		refuse(l, c, 413, "request body too large for route's tool rules to judge (256 KiB at most): not sent");
+		return;
+	}
+	n = recv(c->cfd, c->held + c->held_len, JUDGED_BODY_MAX - c->held_len, 0);
+	if (n == 0) {
+		c->client_eof = 1;
+		c->req.why = "client closed in the middle of the body";
+		close_conn(l, c);
+		return;
+	}
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EINTR)
+			close_conn(l, c);
+		return;
+	}
+	used = http_req_feed(&c->req, c->held + c->held_len, (size_t)n);
+	if (used < 0) {
+		refuse(l, c, c->req.status ? c->req.status : 400, c->req.why ? c->req.why : "bad request body");
+		return;
+	}
+	c->extra_in |= used < n; /* bytes past the request: dropped, the connection not kept */
+	c->held_len += (size_t)used;
+	if (c->req.done) {
+		c->state = C_HEAD; /* as a request whose body came with its head */
+		judge(l, c);
+	}
+}
+
 /* A request's head checked as its route's (a plain proxy request's too,
  * on its own route), then sent on. */
 static void head_checked(struct loop *l, struct conn *c)
 {
-	ssize_t n = http_req_feed(&c->req, c->head, c->head_len);
+	ssize_t n;
+
+	/* a judged route keeps each body whole to judge it (tools.h) */
+	if (c->route->tools)
+		http_req_keep_body(&c->req, JUDGED_BODY_MAX);
+	n = http_req_feed(&c->req, c->head, c->head_len);
 
 	if (n < 0 || (size_t)n < c->req.head_len) {
 		refuse(l, c, n < 0 ? c->req.status : 400, n < 0 && c->req.why ? c->req.why : "bad request");
@@ -424,7 +511,23 @@ static void head_checked(struct loop *l, struct conn *c)
 		refuse(l, c, 503, "out of memory");
 		return;
 	}
-	head_send(l, c);
+	if (!c->route->tools) {
+		head_send(l, c);
+		return;
+	}
+	if (c->req.done) {
+		judge(l, c);
+		return;
+	}
+	/* the rest of the body first: nothing is sent before it is judged */
+	c->held = malloc(JUDGED_BODY_MAX);
+	if (!c->held) {
+		refuse(l, c, 503, "out of memory");
+		return;
+	}
+	c->state = C_BODY;
+	c->deadline = now_ms() + BRIDGE_HEAD_TIMEOUT_MS;
+	conn_rearm(l, c);
 }
 
 /* A proxy request past its host's checks (tunnel_open's or
@@ -554,6 +657,10 @@ static void on_client_read(struct loop *l, struct conn *c)
 	ssize_t n;
 	size_t from;
 
+	if (c->state == C_BODY) {
+		body_read(l, c);
+		return;
+	}
 	if (c->state == C_HEAD) {
 		n = recv(c->cfd, c->head + c->head_len, HTTP_MAX_HEAD - c->head_len, 0);
 		if (n <= 0) {
@@ -946,7 +1053,7 @@ static void on_event(struct loop *l, struct conn *c, int upstream, unsigned ev)
 			abort_now(l, c);
 		return;
 	}
-	if (!upstream && c->state == C_HEAD) {
+	if (!upstream && (c->state == C_HEAD || c->state == C_BODY)) {
 		on_client_read(l, c);
 		return;
 	}
@@ -1135,6 +1242,8 @@ static void expire(struct loop *l)
 			close_idle(l, c); /* kept, and no next request came */
 		else if (c->state == C_HEAD && now >= c->deadline)
 			refuse(l, c, 408, "request head not received in time");
+		else if (c->state == C_BODY && now >= c->deadline)
+			refuse(l, c, 408, "request body not received in time (a judged route reads it whole first)");
 		else if (c->state == C_DRAIN && now >= c->deadline)
 			close_conn(l, c);
 		else if (c->state == C_ABORT && (now >= c->deadline || !unsent(c->cfd)))

@@ -137,7 +137,8 @@ void conn_rearm(struct loop *l, struct conn *c)
 {
 	unsigned ce = 0, ue = 0;
 
-	if (c->state == C_HEAD || c->state == C_DRAIN || (c->state == C_HELLO && c->c2u_len < RESP_BUF))
+	if (c->state == C_HEAD || c->state == C_BODY || c->state == C_DRAIN ||
+	    (c->state == C_HELLO && c->c2u_len < RESP_BUF))
 		ce = EPOLLIN;
 	if (c->state == C_RELAY) {
 		/* a pipe is read into only when empty: a "full" pipe (its
@@ -204,10 +205,17 @@ static void conn_audit_http(const struct conn *c)
 	const char *method = c->req.done ? http_req_rpc_method(&c->req, rpc, sizeof rpc) : NULL;
 	const char *t = conn_target_text(c, target);
 
-	log_info("bridge: route=%s method=%s target=%s status=%d in=%llu out=%llu ms=%llu%s%s%s%s",
+	char tool[TOOLS_NAME_MAX + 80] = "";
+
+	/* a judged route's tool call (tools.h): which, its id, and whether
+	 * the bridge refused it */
+	if (c->tool[0])
+		snprintf(tool, sizeof tool, " tool=%s%s%s tool_verdict=%s", c->tool, c->rpc_id[0] ? " id=" : "", c->rpc_id,
+			 c->tool_refused ? "refused" : "allowed");
+	log_info("bridge: route=%s method=%s target=%s status=%d in=%llu out=%llu ms=%llu%s%s%s%s%s",
 		 c->route->name, m, t, c->status, (unsigned long long)c->bytes_in,
 		 (unsigned long long)c->bytes_out, (unsigned long long)(now_ms() - c->started),
-		 method ? " rpc=" : "", method ? method : "", c->req.why ? " reason=" : "",
+		 method ? " rpc=" : "", method ? method : "", tool, c->req.why ? " reason=" : "",
 		 c->req.why ? c->req.why : "");
 	if (c->kept_reads)
 		log_debug("bridge: route=%s target=%s: %u read(s) of plaintext mbedTLS had kept back%s", c->route->name,

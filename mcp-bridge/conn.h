@@ -34,6 +34,9 @@
 #define BULK_AFTER ((uint64_t)1024 * 1024)
 #define PIPE_BIG ((size_t)1024 * 1024)
 #define SPLICE_MIN ((uint64_t)64 * 1024)
+/* a judged route's request body (tools.h), as sent and decoded: at most
+ * this much (the rewritten head and it stay in c2u whole), or 413 */
+#define JUDGED_BODY_MAX (REQ_BUF - HTTP_MAX_HEAD - 1024)
 
 /* C_RESOLVING: waiting for a lookup of the upstream's name (dial.h).
  * C_STREAM: a stream route's connection, its upstream ready (stream.c).
@@ -45,7 +48,9 @@
 /* C_CRED: its head is in, waiting for its route's credential (refresh.h).
  * C_ASK: a proxy request whose host no rule allows, held while the person
  * is asked (ask.h). */
-enum conn_state { C_HEAD, C_CRED, C_ASK, C_RESOLVING, C_RETRY, C_CONNECTING, C_HANDSHAKE, C_RELAY, C_DRAIN, C_ABORT, C_STREAM, C_HELLO };
+/* C_BODY: a judged route's request (tools.h) read whole before anything
+ * of it is sent. */
+enum conn_state { C_HEAD, C_BODY, C_CRED, C_ASK, C_RESOLVING, C_RETRY, C_CONNECTING, C_HANDSHAKE, C_RELAY, C_DRAIN, C_ABORT, C_STREAM, C_HELLO };
 #define RETRY_MS 10
 #define RETRY_MAX 200
 #define ACCEPT_PAUSE_MS 100 /* listeners rest when no client can be accepted */
@@ -93,6 +98,11 @@ struct conn {
 	struct tunnel *tun; /* a connection to the egress proxy (tunnel.h) */
 	unsigned cred_gen;  /* the credential's token generation it was sent with */
 	uint64_t ask_id;    /* C_ASK: the question it waits on */
+	char *held;	    /* C_BODY: the body's bytes as the client sent them, after the head's */
+	size_t held_len;
+	char tool[TOOLS_NAME_MAX + 1]; /* a judged tools/call's tool, its id, and whether it was refused */
+	char rpc_id[40];
+	int tool_refused;
 	size_t head_used;   /* bytes of head that are the request's (head, then body), once checked */
 	char why[1024]; /* a refusal's reason that is not a constant */
 	int shut_up, shut_client; /* a stream: the end passed on to each side */

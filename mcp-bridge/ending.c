@@ -102,6 +102,8 @@ void reap_dead(struct loop *l)
 		l->dead = c->next;
 		conn_free_tls(c);
 		free(c->tun);
+		free(c->held);
+		http_req_free_body(&c->req);
 		free(c->head);
 		free(c->c2u);
 		free(c->u2c);
@@ -139,6 +141,33 @@ void refuse(struct loop *l, struct conn *c, int status, const char *why)
 		close_conn(l, c);
 		return;
 	}
+	linger(l, c);
+}
+
+void answer_json(struct loop *l, struct conn *c, int status, const char *body, const char *why)
+{
+	size_t bl = strlen(body), sent = 0;
+	char head[160];
+	int hl = snprintf(head, sizeof head,
+			  "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
+			  "Connection: close\r\n\r\n",
+			  status, status == 200 ? "OK" : status == 400 ? "Bad Request" : "Forbidden", bl);
+	struct iovec iov[2] = { { head, (size_t)hl }, { (void *)body, bl } };
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
+	ssize_t n;
+
+	c->status = status;
+	if (!c->req.why)
+		c->req.why = why;
+	/* a fresh connection's socket takes this much at once (the body is
+	 * bounded: tools.c); what it does not take is cut, and says so */
+	n = sendmsg(c->cfd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (n > 0)
+		sent = (size_t)n;
+	c->bytes_out += sent;
+	if (sent < (size_t)hl + bl)
+		log_warn("bridge: route=%s: the client took %zu of the %zu bytes of ward's answer", c->route->name, sent,
+			 (size_t)hl + bl);
 	linger(l, c);
 }
 
@@ -253,6 +282,8 @@ void next_request(struct loop *l, struct conn *c)
 		c->u2c = NULL;
 	}
 	drop_bulk(l, c);
+	free(c->held);
+	http_req_free_body(&c->req);
 	was = *c;
 	memset(c, 0, sizeof *c);
 	c->c2u = was.c2u;

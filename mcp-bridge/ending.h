@@ -16,6 +16,9 @@ void close_conn(struct loop *l, struct conn *c);
 void reap_dead(struct loop *l);
 /* An error answer (status, why) and a lingering close. */
 void refuse(struct loop *l, struct conn *c, int status, const char *why);
+/* An answer the bridge gives itself (a judged route's JSON-RPC errors,
+ * tools.h): status, a JSON body, then a lingering close. */
+void answer_json(struct loop *l, struct conn *c, int status, const char *body, const char *why);
 /* Bytes still in fd's send queue. */
 unsigned unsent(int fd);
 /* A cut answer: the client reset at once, or once it has been sent all. */

@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -196,6 +197,29 @@ static int on_body(http_parser *p, const char *at, size_t n)
 	size_t take;
 
 	q->body_bytes += n;
+	if (q->whole_max && !q->whole_over) {
+		if (n > q->whole_max - q->whole_len) {
+			q->whole_over = 1;
+		} else {
+			if (q->whole_len + n > q->whole_cap) {
+				size_t cap = q->whole_cap ? q->whole_cap : 4096;
+				char *grown;
+				while (cap < q->whole_len + n)
+					cap *= 2;
+				if (cap > q->whole_max)
+					cap = q->whole_max;
+				if (!(grown = realloc(q->whole, cap))) {
+					q->whole_over = 1; /* judged as too large: refused, never passed */
+					goto peek;
+				}
+				q->whole = grown;
+				q->whole_cap = cap;
+			}
+			memcpy(q->whole + q->whole_len, at, n);
+			q->whole_len += n;
+		}
+	}
+peek:
 	/* JSON's blanks before the body's first byte are not kept: a body
 	 * padded with thousands of them still has its method named */
 	while (!q->peek_len && n && (*at == ' ' || *at == '\t' || *at == '\r' || *at == '\n'))
@@ -229,6 +253,19 @@ void http_req_init(struct http_req *q, const struct http_route *r)
 	q->settings.on_headers_complete = on_headers_complete;
 	q->settings.on_body = on_body;
 	q->settings.on_message_complete = on_message_complete;
+}
+
+void http_req_keep_body(struct http_req *q, size_t max)
+{
+	q->whole_max = max;
+}
+
+void http_req_free_body(struct http_req *q)
+{
+	free(q->whole);
+	q->whole = NULL;
+	q->whole_len = q->whole_cap = q->whole_max = 0;
+	q->whole_over = 0;
 }
 
 size_t http_head_end(const char *buf, size_t len)

@@ -56,6 +56,11 @@ struct http_req {
 	char peek[HTTP_PEEK]; /* the body's start, after its leading blanks */
 	size_t peek_len;
 	int peek_short;	      /* more of the body came than peek holds */
+	/* the whole body, decoded (a judged route's: tools.h), when whole_max
+	 * is set: grown as it comes, up to whole_max (past it: whole_over) */
+	char *whole;
+	size_t whole_len, whole_cap, whole_max;
+	int whole_over;
 };
 
 /* Starts a request on route r. */
@@ -100,6 +105,12 @@ int http_header_reserved(const char *name, size_t len);
  * (NULL: none). Returns its length, or -1 if it does not fit. */
 ssize_t http_req_upstream_head(const struct http_req *q, const char *extra, const char *drop, int keep, char *out,
 			       size_t size);
+
+/* Keeps the whole decoded body from now on, up to max bytes (tools.h). */
+void http_req_keep_body(struct http_req *q, size_t max);
+
+/* The kept body let go. */
+void http_req_free_body(struct http_req *q);
 
 /* The JSON-RPC method of the body, for the audit line: each method of a
  * batch, comma-separated; "?" for a body it cannot tell (not JSON, no

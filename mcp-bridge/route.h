@@ -9,6 +9,7 @@
 #include "mcp-bridge/allow.h"
 #include "mcp-bridge/http.h"
 #include "mcp-bridge/tls.h"
+#include "mcp-bridge/tools.h"
 #include "mcp-bridge/upstream.h"
 
 struct cred_route;
@@ -45,6 +46,7 @@ struct bridge_route {
 	struct cred_route *cred; /* an OAuth credential's Authorization (refresh.h), or NULL */
 	const char *drop;	 /* a header the client's request loses (a login's route: the preset's key header) */
 	int hidden;		 /* no listener: a credential's token route, whose client is the bridge */
+	const struct tool_rules *tools; /* each request body judged whole (tools.h), or NULL */
 };
 
 struct bridge_routes {

@@ -10,6 +10,7 @@
 #include "landlock/landlock.h"
 #include "mcp-bridge/allow.h"
 #include "mcp-bridge/cred.h"
+#include "mcp-bridge/tools.h"
 #include "mcp-bridge/upstream.h"
 #include "common/header.h"
 #include "common/log.h"
@@ -63,6 +64,7 @@ struct config_route {
 	char *provider_url; /* provider_url = URL or ${VAR}: openai-compatible */
 	char *credential;   /* credential = PATH or ${VAR}, as written */
 	struct config_cred *cred; /* resolved by providers_apply, or NULL */
+	struct tool_rules tools;  /* tools = ..., deny_tools = ...: the MCP tools the agent may call (tools.h) */
 };
 
 /* [file NAME]: a private file handed in by the host (fd:N or a path),

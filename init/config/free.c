@@ -25,6 +25,7 @@ void config_route_free(struct config_route *r)
 	free(r->provider);
 	free(r->provider_url);
 	free(r->credential);
+	tools_rules_free(&r->tools);
 	if (r->cred)
 		free(r->cred->path);
 	free(r->cred);

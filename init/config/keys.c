@@ -652,6 +652,13 @@ static int set_route(struct parse_ctx *ctx, const char *k, const char *v, const 
 			return *why = "expected the absolute path of a login's credential file (Pi's auth.json) or "
 				      "${VAR}", -1;
 		r->credential = strdup(v);
+	} else if (strcmp(k, "tools") == 0 || strcmp(k, "deny_tools") == 0) {
+		/* the MCP tools the agent may call (tools.h); each line adds */
+		if (k[0] == 't') {
+			r->tools.has_allow = 1;
+			return tools_parse(v, &r->tools.allow, &r->tools.n_allow, why);
+		}
+		return tools_parse(v, &r->tools.deny, &r->tools.n_deny, why);
 	} else if (strcmp(k, "tls_ca") == 0) {
 		if (r->tls_ca)
 			return *why = "set twice in this route", -1;
@@ -945,6 +952,8 @@ const struct key_def config_keys[] = {
 	{ SEC_ROUTE, "provider", set_route, 1, 0 },
 	{ SEC_ROUTE, "provider_url", set_route, 1, 0 },
 	{ SEC_ROUTE, "credential", set_route, 1, 0 },
+	{ SEC_ROUTE, "tools", set_route, 1, 0 },
+	{ SEC_ROUTE, "deny_tools", set_route, 1, 0 },
 	/* like route keys: set_file refuses repeats in one file */
 	{ SEC_FILE, "source", set_file, 1, 0 },
 	{ SEC_FILE, "target", set_file, 1, 0 },

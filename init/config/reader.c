@@ -315,7 +315,8 @@ static void validate(struct parse_ctx *ctx)
 		const char *missing = !r->port ? "listen" : !r->has_up ? "upstream" : !r->path && !r->stream ? "path" : NULL;
 		/* a stream's host is only the TLS server name of a tls: upstream */
 		const char *http_only = r->methods ? "methods" : r->path ? "path"
-				      : r->host && r->up.kind != UP_TLS ? "host" : r->n_headers ? "header" : NULL;
+				      : r->host && r->up.kind != UP_TLS ? "host" : r->n_headers ? "header"
+				      : r->tools.has_allow ? "tools" : r->tools.n_deny ? "deny_tools" : NULL;
 		if (strspn(r->name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") !=
 		    strlen(r->name)) {
 			config_fail(ctx, r->line, "[route %s]: route names are letters, digits, _ and -", r->name);

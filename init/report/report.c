@@ -240,6 +240,12 @@ static json_t *bridge(const struct route_table *t, const struct ward_config *cfg
 				 "%s%s", r->cred->path, r->cred->entry, r->cred->up.desc, r->cred->token_path);
 			json_object_set_new(ro, "login", jstr(line));
 		}
+		if (r->tools) {
+			/* which MCP tools the agent may call: each call judged whole (tools.h) */
+			char rules[1024];
+			tools_describe(r->tools, rules, sizeof rules);
+			json_object_set_new(ro, "tools", jstr(rules));
+		}
 		json_array_append_new(routes, ro);
 	}
 	json_object_set_new(o, "routes", routes);

@@ -158,6 +158,7 @@ static int build_routes(struct bridgeproc *b, const struct route_table *t, const
 		r->port = (uint16_t)c->port;
 		r->lfd = -1;
 		r->line = c->line;
+		r->tools = c->tools;
 		r->stream = c->stream;
 		if (c->proxy) {
 			b->proxy = (struct proxy_policy){ c->proxy->allow,

@@ -29,6 +29,7 @@ struct route {
 	const char *tls_ca, *tls_pin;
 	const struct config_proxy *proxy; /* the egress proxy ([proxy]): each CONNECT names its upstream */
 	const struct config_cred *cred;   /* a login the bridge sends and refreshes, or NULL */
+	const struct tool_rules *tools;   /* the MCP tools the agent may call (tools.h), or NULL: every one */
 };
 
 struct route_table {

@@ -1,0 +1,300 @@
+#define _GNU_SOURCE
+#include "mcp-bridge/tools.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A rule: MCP's tool-name characters, 1 to TOOLS_NAME_MAX of them, and
+ * '*' only at the end (a prefix). */
+static int rule_ok(const char *s, size_t n)
+{
+	size_t i;
+
+	if (!n || n > TOOLS_NAME_MAX + 1 || (n == 1 && s[0] == '*'))
+		return 0;
+	for (i = 0; i < n; i++) {
+		char c = s[i];
+		if (c == '*' && i == n - 1)
+			continue;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+		      c == '-' || c == '.'))
+			return 0;
+	}
+	return 1;
+}
+
+int tools_parse(const char *v, char ***list, int *n, const char **why)
+{
+	const char *p = v;
+	size_t len;
+
+	p += strspn(p, " \t,");
+	if (!*p)
+		return *why = "expected tool names (exact, or a prefix ending in *)", -1;
+	while (*p) {
+		char **grown;
+		len = strcspn(p, " \t,");
+		if (!rule_ok(p, len))
+			return *why = "expected tool names of A-Z a-z 0-9 _ - . (1-128), or a prefix of them ending in "
+				      "* (a * alone would be every tool)", -1;
+		if (*n >= TOOLS_MAX_RULES)
+			return *why = "more than 128 tool rules in this route", -1;
+		grown = realloc(*list, (size_t)(*n + 1) * sizeof *grown);
+		if (!grown)
+			return *why = "out of memory", -1;
+		*list = grown;
+		if (!((*list)[*n] = strndup(p, len)))
+			return *why = "out of memory", -1;
+		++*n;
+		p += len;
+		p += strspn(p, " \t,");
+	}
+	return 0;
+}
+
+static int rule_matches(const char *rule, const char *name)
+{
+	size_t n = strlen(rule);
+
+	if (n && rule[n - 1] == '*')
+		return strncmp(rule, name, n - 1) == 0;
+	return strcmp(rule, name) == 0;
+}
+
+int tools_allowed(const struct tool_rules *r, const char *name)
+{
+	int i;
+
+	for (i = 0; i < r->n_deny; i++)
+		if (rule_matches(r->deny[i], name))
+			return 0;
+	if (!r->has_allow)
+		return 1;
+	for (i = 0; i < r->n_allow; i++)
+		if (rule_matches(r->allow[i], name))
+			return 1;
+	return 0;
+}
+
+static void put_list(char *buf, size_t size, size_t *at, const char *key, char **list, int n)
+{
+	int i, w;
+
+	w = snprintf(buf + *at, size - *at, "%s%s =", *at ? "; " : "", key);
+	*at += w > 0 && (size_t)w < size - *at ? (size_t)w : 0;
+	for (i = 0; i < n; i++) {
+		w = snprintf(buf + *at, size - *at, " %s", list[i]);
+		if (w < 0 || (size_t)w >= size - *at)
+			return;
+		*at += (size_t)w;
+	}
+}
+
+void tools_describe(const struct tool_rules *r, char *buf, size_t size)
+{
+	size_t at = 0;
+
+	if (!size)
+		return;
+	buf[0] = '\0';
+	if (r->has_allow)
+		put_list(buf, size, &at, "tools", r->allow, r->n_allow);
+	if (r->n_deny)
+		put_list(buf, size, &at, "deny_tools", r->deny, r->n_deny);
+}
+
+/* s as the audit line may show it: printable ASCII, no space or quote,
+ * cut to size. */
+static void printable(const char *s, char *out, size_t size)
+{
+	size_t i;
+
+	for (i = 0; s[i] && i + 1 < size; i++)
+		out[i] = (unsigned char)s[i] > ' ' && (unsigned char)s[i] < 0x7f && s[i] != '"' && s[i] != '=' ? s[i]
+											    : '?';
+	out[i] = '\0';
+}
+
+/* src into dst, cut to fit. */
+static void copy_cut(char *dst, size_t size, const char *src)
+{
+	size_t n = strnlen(src, size - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* One JSON-RPC error object for id (a request's, or null). */
+static json_t *rpc_error(json_t *id, int code, const char *msg)
+{
+	return json_pack("{s:s,s:O,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", id ? id : json_null(), "error", "code", code,
+			 "message", msg);
+}
+
+/* What one message is: a call of a tool (whose name, when allowed, is
+ * *name), refused (why), or something else. */
+enum judged_msg { MSG_OTHER, MSG_CALL_OK, MSG_CALL_REFUSED, MSG_CALL_MALFORMED };
+
+static enum judged_msg judge_one(const struct tool_rules *r, json_t *m, const char **name)
+{
+	json_t *method, *params, *tool;
+
+	*name = NULL;
+	if (!json_is_object(m) || !json_is_string(method = json_object_get(m, "method")) ||
+	    strcmp(json_string_value(method), "tools/call") != 0)
+		return MSG_OTHER;
+	params = json_object_get(m, "params");
+	tool = json_is_object(params) ? json_object_get(params, "name") : NULL;
+	if (!json_is_string(tool))
+		return MSG_CALL_MALFORMED;
+	*name = json_string_value(tool);
+	/* a name with a NUL in it is no name (JSON_ALLOW_NUL is not set: it
+	 * cannot get here, but the rules compare C strings) */
+	if (strlen(*name) != json_string_length(tool))
+		return MSG_CALL_MALFORMED;
+	return tools_allowed(r, *name) ? MSG_CALL_OK : MSG_CALL_REFUSED;
+}
+
+static void refusal_text(const struct tool_rules *r, const char *route, enum judged_msg j, const char *name,
+			 char *buf, size_t size)
+{
+	char rules[200], shown[TOOLS_NAME_MAX + 1];
+
+	tools_describe(r, rules, sizeof rules);
+	if (j == MSG_CALL_MALFORMED) {
+		snprintf(buf, size, "ward: a tools/call without a tool's name (params.name) is not sent to the server of "
+			 "route %s", route);
+		return;
+	}
+	printable(name, shown, sizeof shown);
+	snprintf(buf, size, "ward: the tool '%s' is not allowed on route %s ([route %s] %s); the call was not sent to "
+		 "the server", shown, route, route, rules);
+}
+
+/* The call the audit line names: the first, or the first refused one
+ * (refused set) in place of an allowed one. */
+static void note_call(struct tools_result *out, json_t *m, const char *name, int refused)
+{
+	json_t *id = json_object_get(m, "id");
+	char *s;
+
+	if (!name || (out->tool[0] && (!refused || out->refused_noted)))
+		return;
+	out->refused_noted = refused;
+	printable(name, out->tool, sizeof out->tool);
+	out->id[0] = '\0';
+	if (json_is_string(id))
+		printable(json_string_value(id), out->id, sizeof out->id);
+	else if (id && (s = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT))) {
+		printable(s, out->id, sizeof out->id);
+		free(s);
+	}
+}
+
+static int answer(struct tools_result *out, int status, json_t *body)
+{
+	out->verdict = TOOLS_REFUSE;
+	out->status = status;
+	out->body = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	json_decref(body);
+	return out->body ? 0 : -1;
+}
+
+int tools_judge(const struct tool_rules *r, const char *route, const char *body, size_t len,
+		struct tools_result *out)
+{
+	json_error_t err;
+	json_t *doc, *m, *errs;
+	const char *name;
+	enum judged_msg j;
+	char msg[646]; /* "ward: " and a why */
+	size_t i, n;
+	int refused = 0;
+
+	memset(out, 0, sizeof *out);
+	out->verdict = TOOLS_PASS;
+	doc = json_loadb(body, len, JSON_REJECT_DUPLICATES, &err);
+	if (!doc) {
+		snprintf(out->why, sizeof out->why, "the body is not JSON a strict parser reads (%s)", err.text);
+		snprintf(msg, sizeof msg, "ward: route %s judges each tool call, and this body is not JSON a strict parser "
+			 "reads (%s): not sent to the server", route, err.text);
+		return answer(out, 400, rpc_error(NULL, -32700, msg));
+	}
+	if (!json_is_array(doc)) {
+		j = judge_one(r, doc, &name);
+		note_call(out, doc, name, j == MSG_CALL_REFUSED);
+		if (j == MSG_OTHER || j == MSG_CALL_OK) {
+			json_decref(doc);
+			return 0;
+		}
+		refusal_text(r, route, j, name, msg, sizeof msg);
+		copy_cut(out->why, sizeof out->why, msg + strlen("ward: "));
+		/* a notification has no id to answer: the HTTP status says it */
+		if (!json_object_get(doc, "id")) {
+			m = rpc_error(NULL, -32602, msg);
+			json_decref(doc);
+			return answer(out, 403, m);
+		}
+		m = rpc_error(json_object_get(doc, "id"), -32602, msg);
+		json_decref(doc);
+		return answer(out, 200, m);
+	}
+	/* a batch: judged whole */
+	n = json_array_size(doc);
+	for (i = 0; i < n; i++) {
+		j = judge_one(r, json_array_get(doc, i), &name);
+		note_call(out, json_array_get(doc, i), name, j == MSG_CALL_REFUSED);
+		if (j == MSG_CALL_REFUSED || j == MSG_CALL_MALFORMED) {
+			if (!refused)
+				refusal_text(r, route, j, name, out->why, sizeof out->why);
+			refused = 1;
+		}
+	}
+	if (!refused) {
+		json_decref(doc);
+		return 0;
+	}
+	errs = json_array();
+	for (i = 0; errs && i < n; i++) {
+		json_t *e = json_array_get(doc, i), *id = json_is_object(e) ? json_object_get(e, "id") : NULL;
+		if (!id)
+			continue; /* a notification (or no message): nothing to answer */
+		j = judge_one(r, e, &name);
+		if (j == MSG_CALL_REFUSED || j == MSG_CALL_MALFORMED)
+			refusal_text(r, route, j, name, msg, sizeof msg);
+		else
+			snprintf(msg, sizeof msg, "ward: not sent: this batch holds a tool call route %s does not allow, and "
+				 "a batch is sent whole or not at all", route);
+		json_array_append_new(errs, rpc_error(id, -32602, msg));
+	}
+	memmove(out->why, out->why + (strncmp(out->why, "ward: ", 6) == 0 ? 6 : 0), sizeof out->why - 6);
+	json_decref(doc);
+	if (errs && !json_array_size(errs)) {
+		json_decref(errs);
+		memcpy(msg, "ward: ", 6);
+		copy_cut(msg + 6, sizeof msg - 6, out->why);
+		return answer(out, 403, rpc_error(NULL, -32602, msg));
+	}
+	return answer(out, 200, errs);
+}
+
+void tools_result_free(struct tools_result *out)
+{
+	free(out->body);
+	out->body = NULL;
+}
+
+void tools_rules_free(struct tool_rules *r)
+{
+	int i;
+
+	for (i = 0; i < r->n_allow; i++)
+		free(r->allow[i]);
+	for (i = 0; i < r->n_deny; i++)
+		free(r->deny[i]);
+	free(r->allow);
+	free(r->deny);
+	memset(r, 0, sizeof *r);
+}

