@@ -1,0 +1,57 @@
+/* libFuzzer target: the judge of a request body on a route with tool rules
+ * (mcp-bridge/tools.c), against rules that allow echo and add and deny
+ * add_secret*. What it passes, a strict parser (jansson, duplicates
+ * refused) reads as JSON holding no call of a tool the rules refuse, at
+ * any place a server would look (the body, or a batch's elements); what it
+ * refuses is answered with JSON. It never forwards a call it would refuse. */
+#include <jansson.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcp-bridge/tools.h"
+
+static int refused_call(const struct tool_rules *r, json_t *m)
+{
+	json_t *method = json_object_get(m, "method"), *params, *name;
+
+	if (!json_is_string(method) || strcmp(json_string_value(method), "tools/call") != 0)
+		return 0;
+	params = json_object_get(m, "params");
+	name = json_is_object(params) ? json_object_get(params, "name") : NULL;
+	return !json_is_string(name) || !tools_allowed(r, json_string_value(name));
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static char *allow[] = { "echo", "add" }, *deny[] = { "add_secret*" };
+	static const struct tool_rules r = { allow, 2, 1, deny, 1 };
+	struct tools_result out;
+	json_t *doc, *ans;
+	size_t i;
+
+	if (tools_judge(&r, "fuzz", (const char *)data, size, &out) != 0)
+		return 0; /* out of memory */
+	if (out.verdict == TOOLS_PASS) {
+		doc = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL);
+		if (!doc)
+			abort(); /* passed what a strict parser cannot read */
+		if (json_is_array(doc)) {
+			for (i = 0; i < json_array_size(doc); i++)
+				if (json_is_object(json_array_get(doc, i)) && refused_call(&r, json_array_get(doc, i)))
+					abort();
+		} else if (json_is_object(doc) && refused_call(&r, doc)) {
+			abort();
+		}
+		json_decref(doc);
+		if (out.body)
+			abort();
+	} else {
+		ans = out.body ? json_loads(out.body, 0, NULL) : NULL;
+		if (!ans || (out.status != 200 && out.status != 400 && out.status != 403))
+			abort(); /* an answer is JSON, with a status the bridge sends */
+		json_decref(ans);
+	}
+	tools_result_free(&out);
+	return 0;
+}
