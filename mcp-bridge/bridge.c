@@ -25,6 +25,7 @@
 #include "mcp-bridge/refresh.h"
 #include "mcp-bridge/stream.h"
 #include "mcp-bridge/tls.h"
+#include "mcp-bridge/toolslist.h"
 #include "mcp-bridge/tunnel.h"
 
 /* Listeners in (EPOLLIN) or out (0) of what the loop waits for. */
@@ -381,7 +382,9 @@ static void head_send(struct loop *l, struct conn *c)
 			return;
 		}
 	}
-	c->keepable = pool_eligible(c);
+	/* an answer rewritten (a tools/list filtered) leaves its upstream
+	 * connection for no one */
+	c->keepable = !c->list_filter && pool_eligible(c);
 	h = http_req_upstream_head(&c->req, extra, c->route->drop, c->keepable, c->c2u, REQ_BUF);
 	if (h < 0 || (size_t)h + n - c->req.head_len > REQ_BUF) {
 		refuse(l, c, 431, "request head too large after rewriting");
@@ -437,6 +440,7 @@ static void judge(struct loop *l, struct conn *c)
 	http_req_free_body(&c->req);
 	snprintf(c->tool, sizeof c->tool, "%s", r.tool);
 	snprintf(c->rpc_id, sizeof c->rpc_id, "%s", r.id);
+	c->list_filter = r.lists;
 	if (r.verdict == TOOLS_PASS) {
 		head_send(l, c);
 		return;
@@ -825,6 +829,79 @@ static int client_may_keep(const struct conn *c)
 	       !c->client_fin && http_should_keep_alive(&c->req.parser);
 }
 
+/* The answer to a request that lists tools on a judged route: kept
+ * whole (or until its SSE stream holds the response), filtered
+ * (toolslist.h), then relayed as one answer with its length. */
+static void list_read(struct loop *l, struct conn *c)
+{
+	struct toolslist_out o;
+	enum toolslist_state st;
+	ssize_t n;
+
+	do {
+		if (c->lresp_len == c->lresp_cap) {
+			size_t cap = c->lresp_cap ? 2 * c->lresp_cap : RESP_BUF;
+			char *g = cap <= TOOLSLIST_MAX + HTTP_MAX_HEAD ? realloc(c->lresp, cap) : NULL;
+			if (!g) {
+				refuse(l, c, 502, "the server's tools/list answer is too large to filter (8 MiB at most)");
+				return;
+			}
+			c->lresp = g;
+			c->lresp_cap = cap;
+		}
+		n = conn_recv(c, c->lresp + c->lresp_len, c->lresp_cap - c->lresp_len);
+		if (n == -1) {
+			conn_rearm(l, c);
+			return;
+		}
+		if (n > 0) {
+			c->got_bytes = 1;
+			c->lresp_len += (size_t)n;
+		} else {
+			c->up_eof = 1;
+		}
+		st = toolslist_try(c->route->tools, c->route->name, c->lresp, c->lresp_len, c->up_eof, &o);
+	} while (st == TL_MORE && !c->up_eof && c->tls && tls_pending(c->tls));
+	if (st == TL_MORE) {
+		conn_rearm(l, c);
+		return;
+	}
+	free(c->lresp);
+	c->lresp = NULL;
+	c->lresp_len = c->lresp_cap = 0;
+	if (st == TL_FAIL) {
+		refuse(l, c, 502, o.why);
+		return;
+	}
+	if (o.len > RESP_CAP) {
+		char *g = realloc(c->u2c, o.len);
+		if (!g) {
+			free(o.resp);
+			refuse(l, c, 502, "out of memory");
+			return;
+		}
+		c->u2c = g;
+	}
+	memcpy(c->u2c, o.resp, o.len);
+	free(o.resp);
+	c->u2c_len = o.len;
+	c->u2c_off = 0;
+	c->status = o.status;
+	c->tools_hidden = o.removed;
+	c->resp_head_done = c->resp_framed = 1;
+	c->client_keep = 0; /* the answer says Connection: close */
+	c->up_eof = 1;	    /* the upstream is done with */
+	if (flush(c->cfd, c->u2c, &c->u2c_off, &c->u2c_len, &c->bytes_out) < 0) {
+		client_gone(l, c);
+		return;
+	}
+	if (c->u2c_len == 0) {
+		finish(l, c);
+		return;
+	}
+	conn_rearm(l, c);
+}
+
 static void on_upstream_read(struct loop *l, struct conn *c)
 {
 	ssize_t n;
@@ -836,6 +913,10 @@ static void on_upstream_read(struct loop *l, struct conn *c)
 	 * bridge still sent) must not turn a whole answer into a cut one */
 	if (c->up_eof) {
 		conn_rearm(l, c);
+		return;
+	}
+	if (c->list_filter) {
+		list_read(l, c);
 		return;
 	}
 again:

@@ -212,6 +212,8 @@ static void conn_audit_http(const struct conn *c)
 	if (c->tool[0])
 		snprintf(tool, sizeof tool, " tool=%s%s%s tool_verdict=%s", c->tool, c->rpc_id[0] ? " id=" : "", c->rpc_id,
 			 c->tool_refused ? "refused" : "allowed");
+	else if (c->list_filter)
+		snprintf(tool, sizeof tool, " tools_hidden=%d", c->tools_hidden);
 	log_info("bridge: route=%s method=%s target=%s status=%d in=%llu out=%llu ms=%llu%s%s%s%s%s",
 		 c->route->name, m, t, c->status, (unsigned long long)c->bytes_in,
 		 (unsigned long long)c->bytes_out, (unsigned long long)(now_ms() - c->started),

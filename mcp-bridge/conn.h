@@ -103,6 +103,10 @@ struct conn {
 	char tool[TOOLS_NAME_MAX + 1]; /* a judged tools/call's tool, its id, and whether it was refused */
 	char rpc_id[40];
 	int tool_refused;
+	int list_filter;	/* it lists tools: its answer is kept whole and filtered (toolslist.h) */
+	int tools_hidden;	/* tools taken out of that answer */
+	char *lresp;		/* the upstream's answer so far, as sent */
+	size_t lresp_len, lresp_cap;
 	size_t head_used;   /* bytes of head that are the request's (head, then body), once checked */
 	char why[1024]; /* a refusal's reason that is not a constant */
 	int shut_up, shut_client; /* a stream: the end passed on to each side */

@@ -103,6 +103,7 @@ void reap_dead(struct loop *l)
 		conn_free_tls(c);
 		free(c->tun);
 		free(c->held);
+		free(c->lresp);
 		http_req_free_body(&c->req);
 		free(c->head);
 		free(c->c2u);
@@ -283,6 +284,7 @@ void next_request(struct loop *l, struct conn *c)
 	}
 	drop_bulk(l, c);
 	free(c->held);
+	free(c->lresp);
 	http_req_free_body(&c->req);
 	was = *c;
 	memset(c, 0, sizeof *c);

@@ -137,11 +137,14 @@ static json_t *rpc_error(json_t *id, int code, const char *msg)
  * *name), refused (why), or something else. */
 enum judged_msg { MSG_OTHER, MSG_CALL_OK, MSG_CALL_REFUSED, MSG_CALL_MALFORMED };
 
-static enum judged_msg judge_one(const struct tool_rules *r, json_t *m, const char **name)
+static enum judged_msg judge_one(const struct tool_rules *r, json_t *m, const char **name, int *lists)
 {
 	json_t *method, *params, *tool;
 
 	*name = NULL;
+	if (json_is_object(m) && json_is_string(method = json_object_get(m, "method")) &&
+	    strcmp(json_string_value(method), "tools/list") == 0)
+		*lists = 1;
 	if (!json_is_object(m) || !json_is_string(method = json_object_get(m, "method")) ||
 	    strcmp(json_string_value(method), "tools/call") != 0)
 		return MSG_OTHER;
@@ -223,7 +226,7 @@ int tools_judge(const struct tool_rules *r, const char *route, const char *body,
 		return answer(out, 400, rpc_error(NULL, -32700, msg));
 	}
 	if (!json_is_array(doc)) {
-		j = judge_one(r, doc, &name);
+		j = judge_one(r, doc, &name, &out->lists);
 		note_call(out, doc, name, j == MSG_CALL_REFUSED);
 		if (j == MSG_OTHER || j == MSG_CALL_OK) {
 			json_decref(doc);
@@ -244,7 +247,7 @@ int tools_judge(const struct tool_rules *r, const char *route, const char *body,
 	/* a batch: judged whole */
 	n = json_array_size(doc);
 	for (i = 0; i < n; i++) {
-		j = judge_one(r, json_array_get(doc, i), &name);
+		j = judge_one(r, json_array_get(doc, i), &name, &out->lists);
 		note_call(out, json_array_get(doc, i), name, j == MSG_CALL_REFUSED);
 		if (j == MSG_CALL_REFUSED || j == MSG_CALL_MALFORMED) {
 			if (!refused)
@@ -261,7 +264,7 @@ int tools_judge(const struct tool_rules *r, const char *route, const char *body,
 		json_t *e = json_array_get(doc, i), *id = json_is_object(e) ? json_object_get(e, "id") : NULL;
 		if (!id)
 			continue; /* a notification (or no message): nothing to answer */
-		j = judge_one(r, e, &name);
+		j = judge_one(r, e, &name, &out->lists);
 		if (j == MSG_CALL_REFUSED || j == MSG_CALL_MALFORMED)
 			refusal_text(r, route, j, name, msg, sizeof msg);
 		else

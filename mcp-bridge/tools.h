@@ -54,6 +54,7 @@ struct tools_result {
 	char tool[TOOLS_NAME_MAX + 1]; /* the (first) tool called, printable, for the audit line; "" if none */
 	char id[40];	     /* its request id (a string's text, a number's digits), printable; "" if none */
 	int refused_noted;   /* tool names a refused call */
+	int lists;	     /* it asks for tools/list: its answer is filtered (toolslist.h) */
 	char why[640];	     /* what was refused, for the audit line */
 };
 

@@ -33,6 +33,7 @@ class Recorder:
 
     def __init__(self, path):
         self.bodies = []
+        self.release = threading.Event()  # an SSE answer kept open until the test ends
         up = self
 
         class H(socketserver.StreamRequestHandler):
@@ -68,6 +69,8 @@ class Recorder:
                         if n == 0:
                             break
                 up.bodies.append(body)
+                if up.list_answer(self.request, body):
+                    return
                 out = b'{"jsonrpc":"2.0","id":1,"result":{"forwarded":true}}'
                 self.request.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
                                      str(len(out)).encode() + b"\r\nConnection: close\r\n\r\n" + out)
@@ -79,7 +82,36 @@ class Recorder:
         os.chmod(path, 0o666)
         threading.Thread(target=self.srv.serve_forever, daemon=True).start()
 
+    def list_answer(self, sock, body):
+        """tools/list: five tools and one with no name, a next page; its
+        cursor picks the answer: JSON, SSE (chunked, a notification first,
+        the response in pieces, the stream then left open), or no JSON."""
+        try:
+            msg = json.loads(body)
+        except ValueError:
+            return False
+        if not isinstance(msg, dict) or msg.get("method") != "tools/list":
+            return False
+        cur = (msg.get("params") or {}).get("cursor")
+        tools = [{"name": n, "description": f"the {n} tool", "inputSchema": {"type": "object"}}
+                 for n in ("echo", "add", "slow_count", "files_read", "files_delete_x")] + [{"description": "nameless"}]
+        res = json.dumps({"jsonrpc": "2.0", "id": msg.get("id"), "result": {"tools": tools, "nextCursor": "p2"}})
+        if cur == "sse":
+            sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nMcp-Session-Id: s-1\r\n"
+                         b"Transfer-Encoding: chunked\r\n\r\n")
+            for part in ('event: message\ndata: {"jsonrpc":"2.0","method":"notifications/progress",'
+                         '"params":{"progress":1}}\n\n', "event: message\ndata: " + res[:25], res[25:] + "\n\n"):
+                sock.sendall(b"%x\r\n" % len(part.encode()) + part.encode() + b"\r\n")
+                time.sleep(0.02)
+            self.release.wait(60)
+            return True
+        out = b"this is not json" if cur == "garbage" else res.encode()
+        sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + str(len(out)).encode()
+                     + b"\r\nConnection: close\r\n\r\n" + out)
+        return True
+
     def close(self):
+        self.release.set()
         self.srv.shutdown()
         self.srv.server_close()
 
@@ -140,11 +172,12 @@ tools = echo add
     calls = {s["tool"]: s for s in steps if s.get("step") == "call"}
     wire = [json.loads(l) for l in open(log)] if os.path.exists(log) else []
     tools_seen = [w.get("tool") for w in wire if w.get("rpc") == "tools/call"]
-    check("tools: the SDK client as the confined agent with tools = echo add: echo and add are answered by the "
-          "server; slow_count is refused by the bridge with a JSON-RPC error the client shows (naming the tool, the "
+    check("tools: the SDK client as the confined agent with tools = echo add: tools/list (an SSE answer) holds "
+          "echo and add alone; echo and add are answered by the server; slow_count is refused by the bridge with a JSON-RPC error the client shows (naming the tool, the "
           "route and the rule), and the server never saw it",
           p.returncode == 0 and calls.get("echo", {}).get("ok") and "hi-there" in calls["echo"].get("text", "") and
           calls.get("add", {}).get("ok") and "5" in calls["add"].get("text", "") and
+          [s for s in steps if s.get("step") == "list"][0]["tools"] == ["echo", "add"] and
           calls.get("slow_count", {}).get("ok") is False and calls["slow_count"].get("code") == -32602 and
           "the tool 'slow_count' is not allowed on route mcp" in calls["slow_count"].get("message", "") and
           "tools = echo add" in calls["slow_count"].get("message", "") and
@@ -247,9 +280,36 @@ deny_tools = files_delete*
         r, got = seen_after(lambda: exchange(RAW, post(huge), timeout=10))
         check("tools: a body past what the bridge judges (256 KiB) is refused with 413, never passed unjudged",
               status(r) == 413 and not got, f"{r[:300]!r}")
-        r, got = seen_after(lambda: exchange(RAW, post(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
-                                                        .encode())))
-        check("tools: other methods pass as they are (tools/list)", status(r) == 200 and len(got) == 1, f"{got}")
+        def listed(cursor=None):
+            m = {"jsonrpc": "2.0", "id": 21, "method": "tools/list"}
+            if cursor:
+                m["params"] = {"cursor": cursor}
+            return exchange(RAW, post(json.dumps(m).encode()), timeout=20)
+        r = listed()
+        j = rpc(r) or {}
+        names = [t.get("name") for t in j.get("result", {}).get("tools", [])]
+        check("tools: tools/list answered with the allowed tools alone (echo, add, files_read: not slow_count, not "
+              "files_delete_x, not one without a name), the rest of the answer (nextCursor, id) as the server sent it",
+              status(r) == 200 and names == ["echo", "add", "files_read"] and j["result"].get("nextCursor") == "p2"
+              and j.get("id") == 21, f"{r[-500:]!r}")
+        r = listed("p2")
+        names2 = [t.get("name") for t in (rpc(r) or {}).get("result", {}).get("tools", [])]
+        r = listed("sse")
+        head, _, body = r.partition(b"\r\n\r\n")
+        events = [e for e in body.decode(errors="replace").split("\n\n") if e.strip()]
+        datas = [json.loads(e.split("data: ", 1)[1]) for e in events if "data: " in e]
+        sse_names = [t.get("name") for d in datas for t in d.get("result", {}).get("tools", [])]
+        check("tools: a later page is filtered the same; an SSE answer (chunked, the response split across chunks, "
+              "a notification before it) is filtered event by event and relayed once it holds the response, though "
+              "the server keeps its stream open; its fields (Mcp-Session-Id) kept",
+              names2 == ["echo", "add", "files_read"] and status(r) == 200 and b"<timeout>" not in r and
+              b"Mcp-Session-Id: s-1" in head and b"text/event-stream" in head and
+              sse_names == ["echo", "add", "files_read"] and any(d.get("method") == "notifications/progress"
+                                                                 for d in datas), f"{r[-600:]!r}")
+        r = listed("garbage")
+        check("tools: a tools/list answer that is no JSON is not passed: a JSON-RPC error says so",
+              status(r) == 200 and (rpc(r) or {}).get("error", {}).get("code") == -32603 and b"not json" not in r,
+              f"{r[-300:]!r}")
         time.sleep(0.2)
         with open(log) as f:
             audit = [ln for ln in f if "tool=" in ln]
@@ -258,6 +318,7 @@ deny_tools = files_delete*
               any("tool=slow_count id=abc tool_verdict=refused" in ln and "reason=the tool 'slow_count'" in ln
                   for ln in audit) and
               any("tool=slow_count id=2 tool_verdict=refused" in ln and "rpc=tools/call,tools/call" in ln for ln in audit)
+              and any("rpc=tools/list tools_hidden=3" in ln for ln in open(log))
               and not any("pad" in ln or "xxxx" in ln for ln in audit), "".join(audit)[-900:])
     finally:
         w.terminate()
