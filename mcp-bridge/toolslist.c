@@ -74,6 +74,8 @@ static int on_field(http_parser *p, const char *at, size_t n)
 {
 	struct parse *ps = p->data;
 
+	if (ps->head_done)
+		return 0; /* a chunked body's trailer: not the answer's fields */
 	if (ps->in_value) {
 		end_value(ps);
 		ps->name_len = 0;
@@ -89,6 +91,8 @@ static int on_value(http_parser *p, const char *at, size_t n)
 {
 	struct parse *ps = p->data;
 
+	if (ps->head_done)
+		return 0;
 	if (!ps->in_value) {
 		ps->name[ps->name_len] = '\0';
 		ps->keep = !dropped(ps->name);
@@ -206,23 +210,23 @@ static char *filter_json(const struct tool_rules *r, const char *route, const ch
 	return s;
 }
 
-/* One SSE event (its lines, without the blank line that ends it) onto
- * out: as it was, or with its data rewritten when it is a response that
- * lists tools, or dropped when its data is no JSON. *resp: it held a
- * response. */
+/* One SSE event (its lines, each ended by \n, without the blank line that
+ * ends it) onto out as one data line: its JSON, rewritten when it is a
+ * response that lists tools; dropped when it has no data, or data that is
+ * no JSON (its other fields, id and retry, mean nothing once the answer
+ * ends). *resp: it held a response. */
 static int filter_event(const struct tool_rules *r, const char *ev, size_t n, char **out, size_t *olen,
 			size_t *ocap, int *removed, int *resp)
 {
 	char *data = NULL, *s = NULL;
 	size_t d_len = 0, d_cap = 0, i = 0;
-	int has_data = 0, rc = 0;
+	int has_data = 0;
 	json_t *doc;
 
 	/* data: lines joined by \n (the SSE rule); other lines kept */
 	while (i < n) {
-		size_t e = i;
-		while (e < n && ev[e] != '\n' && ev[e] != '\r')
-			e++;
+		const char *nl = memchr(ev + i, '\n', n - i);
+		size_t e = nl ? (size_t)(nl - ev) : n;
 		if (e - i >= 5 && memcmp(ev + i, "data:", 5) == 0) {
 			size_t v = i + 5 + (e > i + 5 && ev[i + 5] == ' ');
 			if (grow(&data, &d_cap, d_len + (e - v) + 2) != 0)
@@ -233,18 +237,9 @@ static int filter_event(const struct tool_rules *r, const char *ev, size_t n, ch
 			d_len += e - v;
 			has_data = 1;
 		}
-		/* the line's end: \n, \r\n or \r */
-		if (e + 1 < n && ev[e] == '\r' && ev[e + 1] == '\n')
-			e++;
 		i = e + 1;
 	}
-	if (!has_data) { /* a comment, an id alone, a retry: as it was */
-		if (grow(out, ocap, *olen + n + 3) != 0)
-			goto oom;
-		memcpy(*out + *olen, ev, n);
-		*olen += n;
-		memcpy(*out + *olen, "\n\n", 2);
-		*olen += 2;
+	if (!has_data) { /* a comment, an id, a retry: nothing for an answer that ends here */
 		free(data);
 		return 0;
 	}
@@ -260,42 +255,54 @@ static int filter_event(const struct tool_rules *r, const char *ev, size_t n, ch
 		goto oom;
 	*olen += (size_t)sprintf(*out + *olen, "event: message\ndata: %s\n\n", s);
 	free(s);
-	return rc;
+	return 0;
 oom:
 	free(data);
 	free(s);
 	return -1;
 }
 
-/* The SSE body so far, filtered event by event: whole events only.
- * *resp: a response was among them. A new string in *out, or -1. */
+/* The SSE body so far, filtered event by event: lines end with \r\n, \n
+ * or \r, and an empty one ends an event; an event not ended yet is left
+ * out (at the stream's end the SSE rule drops it too). *resp: a response
+ * was among them. A new string in *out, or -1. */
 static int filter_sse(const struct tool_rules *r, const char *body, size_t len, char **out, size_t *olen,
 		      int *removed, int *resp)
 {
-	size_t i = 0, start = 0, cap = 0;
+	char *ev = NULL;
+	size_t i = 0, cap = 0, ev_len = 0, ev_cap = 0;
 
 	*out = NULL;
 	*olen = 0;
 	if (grow(out, &cap, 64) != 0)
 		return -1;
 	while (i < len) {
-		/* an event ends at a blank line: \n\n, \r\n\r\n or \r\r */
-		size_t end = 0, skip = 0;
-		if (i + 1 < len && body[i] == '\n' && body[i + 1] == '\n')
-			end = i, skip = 2;
-		else if (i + 3 < len && memcmp(body + i, "\r\n\r\n", 4) == 0)
-			end = i, skip = 4;
-		else if (i + 1 < len && body[i] == '\r' && body[i + 1] == '\r')
-			end = i, skip = 2;
-		if (!skip) {
-			i++;
-			continue;
+		size_t e = i, next;
+		while (e < len && body[e] != '\n' && body[e] != '\r')
+			e++;
+		if (e == len)
+			break; /* a line not ended yet */
+		next = e + 1 + (body[e] == '\r' && e + 1 < len && body[e + 1] == '\n');
+		if (body[e] == '\r' && e + 1 == len)
+			break; /* a \r that may be half of \r\n */
+		if (e == i) { /* an empty line: the event ends */
+			if (ev_len && filter_event(r, ev, ev_len, out, olen, &cap, removed, resp) != 0)
+				goto oom;
+			ev_len = 0;
+		} else {
+			if (grow(&ev, &ev_cap, ev_len + (e - i) + 1) != 0)
+				goto oom;
+			memcpy(ev + ev_len, body + i, e - i);
+			ev_len += e - i;
+			ev[ev_len++] = '\n';
 		}
-		if (filter_event(r, body + start, end - start, out, olen, &cap, removed, resp) != 0)
-			return -1;
-		i = start = end + skip;
+		i = next;
 	}
+	free(ev);
 	return 0;
+oom:
+	free(ev);
+	return -1;
 }
 
 static const char *reason(int status)
