@@ -51,6 +51,9 @@ static void usage(FILE *out)
 	      "      --mcp-packages FILE\n"
 	      "                     for ward-pi on the host: the npm package each stdio server\n"
 	      "                     of the mcp.json FILE launches with npx, a line each, exit\n"
+	      "      --mcp-pins ROUTE\n"
+	      "                     start the bridge with the config, no agent; print a\n"
+	      "                     [route] pin line for each tool ROUTE's server lists now\n"
 	      "      --denials FILE what an audit log (ward's lines; - for stdin) says was\n"
 	      "                     refused, grouped, with the setting that would allow each\n"
 	      "  -V, --version      print the versions (ward, its libraries, kernel Landlock ABI)\n"
@@ -114,6 +117,12 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->config = a + 9;
 		} else if (strcmp(a, "--check") == 0) {
 			o->check = 1;
+		} else if (strcmp(a, "--mcp-pins") == 0) {
+			if (++i >= argc) {
+				log_error("%s: needs a ROUTE (a [route] NAME, or mcp-SERVER)", a);
+				return 1000 + EXIT_USAGE;
+			}
+			o->mcp_pins = argv[i];
 		} else if (strcmp(a, "--explain") == 0) {
 			if (++i >= argc) {
 				log_error("%s: needs a path, tcp:PORT or system call", a);

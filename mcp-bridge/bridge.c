@@ -432,7 +432,8 @@ static void judge(struct loop *l, struct conn *c)
 		head_send(l, c);
 		return;
 	}
-	if (tools_judge(c->route->tools, c->route->name, c->req.whole ? c->req.whole : "", c->req.whole_len, &r) != 0) {
+	if (tools_judge(c->route->tools, c->route->name, c->req.whole ? c->req.whole : "", c->req.whole_len,
+			l->pin_seen ? l->pin_seen[c->route - l->routes->v] : NULL, &r) != 0) {
 		http_req_free_body(&c->req);
 		refuse(l, c, 503, "out of memory");
 		return;
@@ -860,7 +861,8 @@ static void list_read(struct loop *l, struct conn *c)
 		} else {
 			c->up_eof = 1;
 		}
-		st = toolslist_try(c->route->tools, c->route->name, c->lresp, c->lresp_len, c->up_eof, &o);
+		st = toolslist_try(c->route->tools, c->route->name, c->lresp, c->lresp_len, c->up_eof,
+				   l->pin_seen ? l->pin_seen[c->route - l->routes->v] : NULL, &o);
 	} while (st == TL_MORE && !c->up_eof && c->tls && tls_pending(c->tls));
 	if (st == TL_MORE) {
 		conn_rearm(l, c);
@@ -888,6 +890,9 @@ static void list_read(struct loop *l, struct conn *c)
 	c->u2c_off = 0;
 	c->status = o.status;
 	c->tools_hidden = o.removed;
+	if (o.changed)
+		log_warn("bridge: route=%s tool=%s changed since it was pinned (%d tool(s) in this answer): taken out of "
+			 "the list, its calls refused", c->route->name, o.changed_name, o.changed);
 	c->resp_head_done = c->resp_framed = 1;
 	c->client_keep = 0; /* the answer says Connection: close */
 	c->up_eof = 1;	    /* the upstream is done with */
@@ -1408,6 +1413,14 @@ int bridge_run(const struct bridge_routes *r, struct resolver *res, int max_conn
 	}
 	/* without it no connection is kept: each request its own */
 	l.pools = calloc((size_t)r->n, sizeof *l.pools);
+	/* what this session saw of each route's pins (tools.h) */
+	l.pin_seen = calloc((size_t)r->n, sizeof *l.pin_seen);
+	for (i = 0; l.pin_seen && i < r->n; i++)
+		if (r->v[i].tools && r->v[i].tools->n_pins &&
+		    !(l.pin_seen[i] = calloc((size_t)r->v[i].tools->n_pins, 1))) {
+			free(l.pools);
+			return -1;
+		}
 	/* the proxy's approver, connected at the first question */
 	for (i = 0; i < r->n; i++)
 		if (r->v[i].proxy && r->v[i].proxy->ask) {

@@ -152,6 +152,7 @@ struct loop {
 	uint64_t pause_logged;
 	int n_aborting; /* connections in C_ABORT */
 	unsigned n_tunnels; /* connections to the egress proxy */
+	unsigned char **pin_seen; /* per route: what this session saw of its pins (tools.h), or NULL */
 	struct conn *conns;
 	struct conn *dead; /* closed in this batch of events, freed after it */
 	struct pool *pools; /* each route's kept upstream connections (pool.h); NULL: none kept */

@@ -1,7 +1,9 @@
 #define _GNU_SOURCE
 #include "mcp-bridge/tools.h"
 
+#include <errno.h>
 #include <jansson.h>
+#include <mbedtls/sha256.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +56,106 @@ int tools_parse(const char *v, char ***list, int *n, const char **why)
 	return 0;
 }
 
+int tools_pin_parse(const char *v, struct tool_rules *r, const char **why)
+{
+	const char *eq = strchr(v, '='), *h;
+	struct tool_pin *grown;
+	size_t i;
+
+	if (!eq || !rule_ok(v, (size_t)(eq - v)) || eq[-1] == '*')
+		return *why = "expected TOOL=sha256:HEX (a tool's exact name; ward --mcp-pins prints them)", -1;
+	h = eq + 1;
+	if (strncmp(h, "sha256:", 7) != 0 || strlen(h + 7) != 64 || strspn(h + 7, "0123456789abcdefABCDEF") != 64)
+		return *why = "expected TOOL=sha256: and 64 hex digits (ward --mcp-pins prints them)", -1;
+	if (r->n_pins >= TOOLS_MAX_PINS)
+		return *why = "more than 256 pins in this route", -1;
+	for (i = 0; i < (size_t)r->n_pins; i++)
+		if (strlen(r->pins[i].name) == (size_t)(eq - v) && strncmp(r->pins[i].name, v, (size_t)(eq - v)) == 0)
+			return *why = "this tool is pinned twice", -1;
+	grown = realloc(r->pins, (size_t)(r->n_pins + 1) * sizeof *grown);
+	if (!grown)
+		return *why = "out of memory", -1;
+	r->pins = grown;
+	if (!(r->pins[r->n_pins].name = strndup(v, (size_t)(eq - v))))
+		return *why = "out of memory", -1;
+	for (i = 0; i < 32; i++) {
+		unsigned v2;
+		sscanf(h + 7 + 2 * i, "%2x", &v2);
+		r->pins[r->n_pins].hash[i] = (unsigned char)v2;
+	}
+	r->n_pins++;
+	return 0;
+}
+
+int tools_pin_file(const char *path, struct tool_rules *r, const char **why)
+{
+	static char msg[200];
+	char line[512];
+	FILE *f;
+	int n = 0;
+
+	if (path[0] != '/')
+		return *why = "expected the absolute path of a file of pins (ward --mcp-pins prints them)", -1;
+	f = fopen(path, "re");
+	if (!f) {
+		snprintf(msg, sizeof msg, "cannot read %s: %s", path, strerror(errno));
+		return *why = msg, -1;
+	}
+	while (fgets(line, sizeof line, f)) {
+		char *p = line + strspn(line, " \t"), *e = p + strcspn(p, "\r\n");
+		n++;
+		*e = '\0';
+		if (!*p || *p == '#')
+			continue;
+		if (strncmp(p, "pin", 3) == 0 && p[3 + strspn(p + 3, " \t")] == '=') {
+			p += 3;
+			p += strspn(p, " \t") + 1;
+			p += strspn(p, " \t");
+		}
+		if (tools_pin_parse(p, r, why) != 0) {
+			snprintf(msg, sizeof msg, "%s:%d: %s", path, n, *why);
+			fclose(f);
+			return *why = msg, -1;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+int tools_pin_index(const struct tool_rules *r, const char *name)
+{
+	int i;
+
+	for (i = 0; i < r->n_pins; i++)
+		if (strcmp(r->pins[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+int tools_hash(const void *tool, unsigned char out[32])
+{
+	static const char *const keys[] = { "name", "description", "inputSchema" };
+	json_t *t = (json_t *)tool, *o = json_object(), *v;
+	char *s;
+	size_t i;
+	int rc;
+
+	if (!o || !json_is_object(t)) {
+		json_decref(o);
+		return -1;
+	}
+	for (i = 0; i < 3; i++)
+		if ((v = json_object_get(t, keys[i])))
+			json_object_set(o, keys[i], v);
+	s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(o);
+	if (!s)
+		return -1;
+	rc = mbedtls_sha256_ret((const unsigned char *)s, strlen(s), out, 0) == 0 ? 0 : -1;
+	free(s);
+	return rc;
+}
+
 static int rule_matches(const char *rule, const char *name)
 {
 	size_t n = strlen(rule);
@@ -103,6 +205,13 @@ void tools_describe(const struct tool_rules *r, char *buf, size_t size)
 		put_list(buf, size, &at, "tools", r->allow, r->n_allow);
 	if (r->n_deny)
 		put_list(buf, size, &at, "deny_tools", r->deny, r->n_deny);
+	for (int i = 0; i < r->n_pins; i++) {
+		int w = snprintf(buf + at, size - at, "%spin = %s=sha256:%02x%02x%02x%02x...", at ? "; " : "", r->pins[i].name,
+				 r->pins[i].hash[0], r->pins[i].hash[1], r->pins[i].hash[2], r->pins[i].hash[3]);
+		if (w < 0 || (size_t)w >= size - at)
+			return;
+		at += (size_t)w;
+	}
 }
 
 /* s as the audit line may show it: printable ASCII, no space or quote,
@@ -135,11 +244,14 @@ static json_t *rpc_error(json_t *id, int code, const char *msg)
 
 /* What one message is: a call of a tool (whose name, when allowed, is
  * *name), refused (why), or something else. */
-enum judged_msg { MSG_OTHER, MSG_CALL_OK, MSG_CALL_REFUSED, MSG_CALL_MALFORMED };
+/* refused: MSG_CALL_REFUSED and after */
+enum judged_msg { MSG_OTHER, MSG_CALL_OK, MSG_CALL_REFUSED, MSG_CALL_MALFORMED, MSG_CALL_CHANGED, MSG_CALL_UNLISTED };
 
-static enum judged_msg judge_one(const struct tool_rules *r, json_t *m, const char **name, int *lists)
+static enum judged_msg judge_one(const struct tool_rules *r, json_t *m, const char **name, int *lists,
+				 const unsigned char *pin_seen)
 {
 	json_t *method, *params, *tool;
+	int k;
 
 	*name = NULL;
 	if (json_is_object(m) && json_is_string(method = json_object_get(m, "method")) &&
@@ -157,7 +269,13 @@ static enum judged_msg judge_one(const struct tool_rules *r, json_t *m, const ch
 	 * cannot get here, but the rules compare C strings) */
 	if (strlen(*name) != json_string_length(tool))
 		return MSG_CALL_MALFORMED;
-	return tools_allowed(r, *name) ? MSG_CALL_OK : MSG_CALL_REFUSED;
+	if (!tools_allowed(r, *name))
+		return MSG_CALL_REFUSED;
+	/* a pinned tool: only as the server listed it with its pinned hash */
+	k = tools_pin_index(r, *name);
+	if (k >= 0 && (!pin_seen || pin_seen[k] != PIN_OK))
+		return pin_seen && pin_seen[k] == PIN_CHANGED ? MSG_CALL_CHANGED : MSG_CALL_UNLISTED;
+	return MSG_CALL_OK;
 }
 
 static void refusal_text(const struct tool_rules *r, const char *route, enum judged_msg j, const char *name,
@@ -172,6 +290,18 @@ static void refusal_text(const struct tool_rules *r, const char *route, enum jud
 		return;
 	}
 	printable(name, shown, sizeof shown);
+	if (j == MSG_CALL_CHANGED) {
+		snprintf(buf, size, "ward: the tool '%s' changed since it was pinned on route %s ([route %s] pin): its "
+			 "description or input schema is not the one reviewed; the call was not sent to the server (ward "
+			 "--mcp-pins prints its hash now)", shown, route, route);
+		return;
+	}
+	if (j == MSG_CALL_UNLISTED) {
+		snprintf(buf, size, "ward: the tool '%s' is pinned on route %s and the server has not listed it with its "
+			 "pinned description this session: list the tools first; the call was not sent to the server",
+			 shown, route);
+		return;
+	}
 	snprintf(buf, size, "ward: the tool '%s' is not allowed on route %s ([route %s] %s); the call was not sent to "
 		 "the server", shown, route, route, rules);
 }
@@ -206,7 +336,7 @@ static int answer(struct tools_result *out, int status, json_t *body)
 }
 
 int tools_judge(const struct tool_rules *r, const char *route, const char *body, size_t len,
-		struct tools_result *out)
+		const unsigned char *pin_seen, struct tools_result *out)
 {
 	json_error_t err;
 	json_t *doc, *m, *errs;
@@ -226,8 +356,8 @@ int tools_judge(const struct tool_rules *r, const char *route, const char *body,
 		return answer(out, 400, rpc_error(NULL, -32700, msg));
 	}
 	if (!json_is_array(doc)) {
-		j = judge_one(r, doc, &name, &out->lists);
-		note_call(out, doc, name, j == MSG_CALL_REFUSED);
+		j = judge_one(r, doc, &name, &out->lists, pin_seen);
+		note_call(out, doc, name, j >= MSG_CALL_REFUSED);
 		if (j == MSG_OTHER || j == MSG_CALL_OK) {
 			json_decref(doc);
 			return 0;
@@ -247,9 +377,9 @@ int tools_judge(const struct tool_rules *r, const char *route, const char *body,
 	/* a batch: judged whole */
 	n = json_array_size(doc);
 	for (i = 0; i < n; i++) {
-		j = judge_one(r, json_array_get(doc, i), &name, &out->lists);
-		note_call(out, json_array_get(doc, i), name, j == MSG_CALL_REFUSED);
-		if (j == MSG_CALL_REFUSED || j == MSG_CALL_MALFORMED) {
+		j = judge_one(r, json_array_get(doc, i), &name, &out->lists, pin_seen);
+		note_call(out, json_array_get(doc, i), name, j >= MSG_CALL_REFUSED);
+		if (j >= MSG_CALL_REFUSED) {
 			if (!refused)
 				refusal_text(r, route, j, name, out->why, sizeof out->why);
 			refused = 1;
@@ -264,8 +394,8 @@ int tools_judge(const struct tool_rules *r, const char *route, const char *body,
 		json_t *e = json_array_get(doc, i), *id = json_is_object(e) ? json_object_get(e, "id") : NULL;
 		if (!id)
 			continue; /* a notification (or no message): nothing to answer */
-		j = judge_one(r, e, &name, &out->lists);
-		if (j == MSG_CALL_REFUSED || j == MSG_CALL_MALFORMED)
+		j = judge_one(r, e, &name, &out->lists, pin_seen);
+		if (j >= MSG_CALL_REFUSED)
 			refusal_text(r, route, j, name, msg, sizeof msg);
 		else
 			snprintf(msg, sizeof msg, "ward: not sent: this batch holds a tool call route %s does not allow, and "
@@ -297,7 +427,10 @@ void tools_rules_free(struct tool_rules *r)
 		free(r->allow[i]);
 	for (i = 0; i < r->n_deny; i++)
 		free(r->deny[i]);
+	for (i = 0; i < r->n_pins; i++)
+		free(r->pins[i].name);
 	free(r->allow);
 	free(r->deny);
+	free(r->pins);
 	memset(r, 0, sizeof *r);
 }

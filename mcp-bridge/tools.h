@@ -23,18 +23,50 @@
 #include <stddef.h>
 
 #define TOOLS_MAX_RULES 128
+#define TOOLS_MAX_PINS 256
 #define TOOLS_NAME_MAX 128 /* MCP's tool names: 1-128 of A-Z a-z 0-9 _ - . (a rule may end in '*') */
+
+/* pin = TOOL=sha256:HEX: the hash of the tool as it was reviewed (its name,
+ * description and input schema: tools_hash). */
+struct tool_pin {
+	char *name;
+	unsigned char hash[32];
+};
 
 struct tool_rules {
 	char **allow; /* tools = ...: NULL with none set (every tool not denied) */
 	int n_allow, has_allow;
 	char **deny; /* deny_tools = ... */
 	int n_deny;
+	struct tool_pin *pins; /* pin = ..., pin_file = ... */
+	int n_pins;
 };
+
+/* What the bridge saw of each pin this session (an array of n_pins, the
+ * bridge's own; the rules stay the config's): a pinned tool may be called
+ * only once the server listed it with the pinned hash. */
+enum pin_seen { PIN_UNSEEN, PIN_OK, PIN_CHANGED };
 
 /* "echo add files_*" (spaces or commas between) added to *list: 0, or -1
  * with why. */
 int tools_parse(const char *v, char ***list, int *n, const char **why);
+
+/* "NAME=sha256:HEX" added to r's pins: 0, or -1 with why. */
+int tools_pin_parse(const char *v, struct tool_rules *r, const char **why);
+
+/* pin_file = PATH: its lines (NAME=sha256:HEX, or ward --mcp-pins's
+ * "pin = NAME=sha256:HEX"; blank lines and # comments skipped), read now,
+ * added to r's pins: 0, or -1 with why. */
+int tools_pin_file(const char *path, struct tool_rules *r, const char **why);
+
+/* The pin of name, or -1. */
+int tools_pin_index(const struct tool_rules *r, const char *name);
+
+/* A tool's hash as pinned: SHA-256 of the JSON object of its name,
+ * description and inputSchema (those it has), keys sorted at every level,
+ * no blanks, strings UTF-8 with only JSON's own escapes (jansson's
+ * JSON_COMPACT | JSON_SORT_KEYS). 0, or -1. tool is a json_t *. */
+int tools_hash(const void *tool, unsigned char out[32]);
 
 /* Whether the rules let name be called: 1 or 0. */
 int tools_allowed(const struct tool_rules *r, const char *name);
@@ -59,10 +91,11 @@ struct tools_result {
 };
 
 /* Judges body (the whole request body, decoded) against r for the route
- * named route. 0, or -1 (out of memory: refuse with 503). free the body
+ * named route; pin_seen: what the bridge saw of r's pins (NULL: nothing
+ * yet, so no pinned tool may be called). 0, or -1 (out of memory: refuse with 503). free the body
  * with tools_result_free. */
 int tools_judge(const struct tool_rules *r, const char *route, const char *body, size_t len,
-		struct tools_result *out);
+		const unsigned char *pin_seen, struct tools_result *out);
 
 void tools_result_free(struct tools_result *out);
 

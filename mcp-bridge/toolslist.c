@@ -136,9 +136,33 @@ static int on_complete(http_parser *p)
 	return 0;
 }
 
-/* A JSON-RPC response's result.tools, less the tools r refuses: how many
- * went. m may be a batch. */
-static int filter_msg(const struct tool_rules *r, json_t *m)
+/* What one answer's filtering needs and finds. */
+struct fctx {
+	const struct tool_rules *r;
+	unsigned char *seen; /* the pins' state, updated; or NULL */
+	struct toolslist_out *out;
+};
+
+/* A pinned tool as listed: its hash against the pin (and the pin's
+ * state set by it): whether it stays. */
+static int pin_holds(struct fctx *f, json_t *t, const char *name)
+{
+	unsigned char h[32];
+	int k = tools_pin_index(f->r, name), same;
+
+	if (k < 0)
+		return 1;
+	same = tools_hash(t, h) == 0 && memcmp(h, f->r->pins[k].hash, 32) == 0;
+	if (f->seen)
+		f->seen[k] = same ? PIN_OK : PIN_CHANGED;
+	if (!same && !f->out->changed++)
+		snprintf(f->out->changed_name, sizeof f->out->changed_name, "%s", name);
+	return same;
+}
+
+/* A JSON-RPC response's result.tools, less the tools the rules refuse and
+ * the pinned ones whose hash differs: how many went. m may be a batch. */
+static int filter_msg(struct fctx *f, json_t *m)
 {
 	json_t *res, *tools, *t, *name;
 	size_t i;
@@ -146,7 +170,7 @@ static int filter_msg(const struct tool_rules *r, json_t *m)
 
 	if (json_is_array(m)) {
 		for (i = 0; i < json_array_size(m); i++)
-			removed += filter_msg(r, json_array_get(m, i));
+			removed += filter_msg(f, json_array_get(m, i));
 		return removed;
 	}
 	res = json_is_object(m) ? json_object_get(m, "result") : NULL;
@@ -158,7 +182,7 @@ static int filter_msg(const struct tool_rules *r, json_t *m)
 		name = json_is_object(t) ? json_object_get(t, "name") : NULL;
 		/* a tool with no name of its own cannot be allowed by one */
 		if (!json_is_string(name) || strlen(json_string_value(name)) != json_string_length(name) ||
-		    !tools_allowed(r, json_string_value(name))) {
+		    !tools_allowed(f->r, json_string_value(name)) || !pin_holds(f, t, json_string_value(name))) {
 			json_array_remove(tools, i);
 			removed++;
 		}
@@ -197,14 +221,14 @@ static char *error_body(const char *route, const char *what)
 }
 
 /* The JSON body, filtered: a new string, or NULL (out of memory). */
-static char *filter_json(const struct tool_rules *r, const char *route, const char *body, size_t len, int *removed)
+static char *filter_json(struct fctx *f, const char *route, const char *body, size_t len, int *removed)
 {
 	json_t *doc = json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL);
 	char *s;
 
 	if (!doc)
 		return error_body(route, "a body that is not JSON a strict parser reads");
-	*removed += filter_msg(r, doc);
+	*removed += filter_msg(f, doc);
 	s = json_dumps(doc, JSON_COMPACT);
 	json_decref(doc);
 	return s;
@@ -215,7 +239,7 @@ static char *filter_json(const struct tool_rules *r, const char *route, const ch
  * response that lists tools; dropped when it has no data, or data that is
  * no JSON (its other fields, id and retry, mean nothing once the answer
  * ends). *resp: it held a response. */
-static int filter_event(const struct tool_rules *r, const char *ev, size_t n, char **out, size_t *olen,
+static int filter_event(struct fctx *f, const char *ev, size_t n, char **out, size_t *olen,
 			size_t *ocap, int *removed, int *resp)
 {
 	char *data = NULL, *s = NULL;
@@ -248,7 +272,7 @@ static int filter_event(const struct tool_rules *r, const char *ev, size_t n, ch
 	if (!doc)
 		return 0; /* an event whose data is no JSON-RPC: dropped, never passed unjudged */
 	*resp |= is_response(doc);
-	*removed += filter_msg(r, doc);
+	*removed += filter_msg(f, doc);
 	s = json_dumps(doc, JSON_COMPACT);
 	json_decref(doc);
 	if (!s || grow(out, ocap, *olen + strlen(s) + 32) != 0)
@@ -266,7 +290,7 @@ oom:
  * or \r, and an empty one ends an event; an event not ended yet is left
  * out (at the stream's end the SSE rule drops it too). *resp: a response
  * was among them. A new string in *out, or -1. */
-static int filter_sse(const struct tool_rules *r, const char *body, size_t len, char **out, size_t *olen,
+static int filter_sse(struct fctx *f, const char *body, size_t len, char **out, size_t *olen,
 		      int *removed, int *resp)
 {
 	char *ev = NULL;
@@ -286,7 +310,7 @@ static int filter_sse(const struct tool_rules *r, const char *body, size_t len, 
 		if (body[e] == '\r' && e + 1 == len)
 			break; /* a \r that may be half of \r\n */
 		if (e == i) { /* an empty line: the event ends */
-			if (ev_len && filter_event(r, ev, ev_len, out, olen, &cap, removed, resp) != 0)
+			if (ev_len && filter_event(f, ev, ev_len, out, olen, &cap, removed, resp) != 0)
 				goto oom;
 			ev_len = 0;
 		} else {
@@ -311,7 +335,7 @@ static const char *reason(int status)
 }
 
 enum toolslist_state toolslist_try(const struct tool_rules *r, const char *route, const char *raw, size_t len,
-				   int eof, struct toolslist_out *out)
+				   int eof, unsigned char *pin_seen, struct toolslist_out *out)
 {
 	static const http_parser_settings settings = { .on_header_field = on_field,
 						       .on_header_value = on_value,
@@ -323,6 +347,7 @@ enum toolslist_state toolslist_try(const struct tool_rules *r, const char *route
 	char *body = NULL;
 	size_t blen = 0, used;
 	int sse, resp = 0;
+	struct fctx f = { r, pin_seen, out };
 
 	memset(out, 0, sizeof *out);
 	memset(&ps, 0, sizeof ps);
@@ -351,7 +376,7 @@ enum toolslist_state toolslist_try(const struct tool_rules *r, const char *route
 		if (body)
 			memcpy(body, ps.body ? ps.body : "", ps.b_len), blen = ps.b_len;
 	} else if (sse) {
-		if (filter_sse(r, ps.body ? ps.body : "", ps.b_len, &body, &blen, &out->removed, &resp) != 0) {
+		if (filter_sse(&f, ps.body ? ps.body : "", ps.b_len, &body, &blen, &out->removed, &resp) != 0) {
 			out->why = "out of memory", st = TL_FAIL;
 			goto done;
 		}
@@ -361,7 +386,7 @@ enum toolslist_state toolslist_try(const struct tool_rules *r, const char *route
 	} else {
 		if (!ps.done && !eof)
 			goto done;
-		body = filter_json(r, route, ps.body ? ps.body : "", ps.b_len, &out->removed);
+		body = filter_json(&f, route, ps.body ? ps.body : "", ps.b_len, &out->removed);
 		blen = body ? strlen(body) : 0;
 	}
 	if (!body) {

@@ -7,7 +7,8 @@
  * the head and body as sent (Content-Length, chunked, or ended by the
  * close), parsed with http-parser. A JSON body is read strictly (tools.h)
  * and each JSON-RPC response in it with result.tools loses the tools the
- * rules refuse; an SSE body (text/event-stream) the same, event by event,
+ * rules refuse, and the pinned ones whose hash (tools_hash) is not their
+ * pin's (pin_seen, the bridge's record of each pin, says which it saw); an SSE body (text/event-stream) the same, event by event,
  * and it is whole once an event holds a response (a server may keep the
  * stream open after it). The answer the client gets is the upstream's
  * status and fields with the rewritten body, its length, and
@@ -32,13 +33,15 @@ struct toolslist_out {
 	size_t len;
 	int status;
 	int removed; /* tools taken out */
+	int changed; /* of them, pinned ones whose hash differs */
+	char changed_name[TOOLS_NAME_MAX + 1]; /* the first of those */
 	const char *why; /* TL_FAIL: what was wrong */
 };
 
 /* The upstream's answer so far (raw, len bytes; eof: its end came) judged
- * against r: TL_MORE (not whole yet), TL_DONE with out (free out->resp),
+ * against r (pin_seen: r's pins as seen, updated; NULL: not kept): TL_MORE (not whole yet), TL_DONE with out (free out->resp),
  * or TL_FAIL with out->why (the client gets a 502). */
 enum toolslist_state toolslist_try(const struct tool_rules *r, const char *route, const char *raw, size_t len,
-				   int eof, struct toolslist_out *out);
+				   int eof, unsigned char *pin_seen, struct toolslist_out *out);
 
 #endif

@@ -652,6 +652,11 @@ static int set_route(struct parse_ctx *ctx, const char *k, const char *v, const 
 			return *why = "expected the absolute path of a login's credential file (Pi's auth.json) or "
 				      "${VAR}", -1;
 		r->credential = strdup(v);
+	} else if (strcmp(k, "pin") == 0) {
+		/* a tool as it was reviewed (tools.h) */
+		return tools_pin_parse(v, &r->tools, why);
+	} else if (strcmp(k, "pin_file") == 0) {
+		return tools_pin_file(v, &r->tools, why);
 	} else if (strcmp(k, "tools") == 0 || strcmp(k, "deny_tools") == 0) {
 		/* the MCP tools the agent may call (tools.h); each line adds */
 		if (k[0] == 't') {
@@ -954,6 +959,8 @@ const struct key_def config_keys[] = {
 	{ SEC_ROUTE, "credential", set_route, 1, 0 },
 	{ SEC_ROUTE, "tools", set_route, 1, 0 },
 	{ SEC_ROUTE, "deny_tools", set_route, 1, 0 },
+	{ SEC_ROUTE, "pin", set_route, 1, 0 },
+	{ SEC_ROUTE, "pin_file", set_route, 1, 0 },
 	/* like route keys: set_file refuses repeats in one file */
 	{ SEC_FILE, "source", set_file, 1, 0 },
 	{ SEC_FILE, "target", set_file, 1, 0 },

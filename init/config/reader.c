@@ -316,7 +316,8 @@ static void validate(struct parse_ctx *ctx)
 		/* a stream's host is only the TLS server name of a tls: upstream */
 		const char *http_only = r->methods ? "methods" : r->path ? "path"
 				      : r->host && r->up.kind != UP_TLS ? "host" : r->n_headers ? "header"
-				      : r->tools.has_allow ? "tools" : r->tools.n_deny ? "deny_tools" : NULL;
+				      : r->tools.has_allow ? "tools" : r->tools.n_deny ? "deny_tools"
+				      : r->tools.n_pins ? "pin" : NULL;
 		if (strspn(r->name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") !=
 		    strlen(r->name)) {
 			config_fail(ctx, r->line, "[route %s]: route names are letters, digits, _ and -", r->name);

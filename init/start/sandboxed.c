@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/fds.h"
@@ -24,6 +25,7 @@
 #include "init/supervise/supervise.h"
 #include "init/supervise/ttyrelay.h"
 #include "init/supervise/whoserve.h"
+#include "init/host/mcppins.h"
 #include "init/supervise/vm.h"
 #include "landlock/landlock.h"
 
@@ -152,6 +154,27 @@ static int ask_at_terminal(const struct ward_config *cfg, struct supervisor *sv,
 	return 0;
 }
 
+/* --mcp-pins ROUTE: the route of that name (an HTTP one, with a listener),
+ * its tool rules kept aside for the annotations, and every route's set
+ * aside, so that the bridge lists every tool (mcppins.h). Its index, or -1
+ * after logging why. */
+static int pins_route(struct bridgeproc *b, const char *name, const struct tool_rules **rules)
+{
+	int i, found = -1;
+
+	for (i = 0; i < b->routes.n; i++) {
+		struct bridge_route *r = &b->routes.v[i];
+		if (strcmp(r->name, name) == 0 && !r->hidden && !r->stream && !r->proxy) {
+			found = i;
+			*rules = r->tools;
+		}
+		r->tools = NULL;
+	}
+	if (found < 0)
+		log_error("--mcp-pins %s: no HTTP route of that name ([route NAME], or mcp-SERVER for mcp.json's)", name);
+	return found;
+}
+
 int run_sandboxed(const struct options *opt, const char *path, const sigset_t *inherited, int vm_init)
 {
 	struct ward_config cfg;
@@ -166,6 +189,8 @@ int run_sandboxed(const struct options *opt, const char *path, const sigset_t *i
 	static struct tty_relay tty = { .in = -1, .out = -1, .master = -1, .slave = -1, .logr = -1, .log_saved = -1 };
 	/* [proxy] ask: PID 1's answers to the bridge's "who asked?" */
 	static struct whoserve who = { .fd = -1 };
+	const struct tool_rules *pins_rules = NULL; /* --mcp-pins: the route's rules, which only annotate */
+	int pins = -1;
 	static struct asktty asker = { .fd = -1, .store = -1 };
 	char **envp = NULL, **command = opt->command;
 	int rc, *fds = NULL, nfds, cwd_fd = -1, vm, have_sv = 0, agent_forked = 0;
@@ -214,7 +239,7 @@ int run_sandboxed(const struct options *opt, const char *path, const sigset_t *i
 			 command[0]);
 		command = NULL;
 	}
-	if (!command && !cfg.command) {
+	if (!command && !cfg.command && !opt->mcp_pins) { /* --mcp-pins runs no agent */
 		log_error("no command: give one after -- or set [agent] command (see ward --help)");
 		rc = EXIT_USAGE;
 		goto out;
@@ -275,9 +300,24 @@ int run_sandboxed(const struct options *opt, const char *path, const sigset_t *i
 	 * the agent exists; the guard is PID 1's own: the listener the
 	 * agent's child sends joins the loop as it arrives, before the
 	 * agent's first socket() can be answered */
+	if (opt->mcp_pins && (!sb.bridge.active || (pins = pins_route(&sb.bridge, opt->mcp_pins, &pins_rules)) < 0)) {
+		if (!sb.bridge.active)
+			log_error("--mcp-pins %s: the config has no routes", opt->mcp_pins);
+		rc = 2;
+		goto out;
+	}
 	if (sb.bridge.active &&
 	    !(bridge = supervisor_start_service(&sv, &bridge_service, &sb.bridge, BRIDGE_READY_MS))) {
 		rc = 3;
+		goto out;
+	}
+	/* --mcp-pins: PID 1 is the route's client, and no agent runs */
+	if (opt->mcp_pins) {
+		rc = mcp_pins_run(sb.bridge.routes.v[pins].port, sb.bridge.routes.v[pins].http.path, pins_rules, stdout);
+		fflush(stdout);
+		kill(bridge->pid, SIGTERM);
+		(void)waitpid(bridge->pid, NULL, 0);
+		bridge->pid = 0;
 		goto out;
 	}
 	if (sb.guard.active) {

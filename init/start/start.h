@@ -12,6 +12,7 @@ struct options {
 	int json, ini; /* --check's output: JSON, or the settings as INI */
 	const char *explain; /* --explain WHAT */
 	int evidence;
+	const char *mcp_pins; /* --mcp-pins ROUTE: its tools' hashes printed, no agent (mcppins.h) */
 	char **command; /* from the command line, NULL if none */
 };
 

@@ -68,7 +68,7 @@ int routes_build(struct route_table *t, const struct ward_config *cfg, struct mc
 			.name = c->name, .line = c->line, .port = c->port, .up = &c->up, .methods = c->methods,
 			.path = c->path, .host = c->host, .headers = c->headers, .n_headers = c->n_headers,
 			.tls_ca = c->tls_ca, .tls_pin = c->tls_pin, .stream = c->stream, .cred = c->cred,
-			.tools = c->tools.has_allow || c->tools.n_deny ? &c->tools : NULL,
+			.tools = c->tools.has_allow || c->tools.n_deny || c->tools.n_pins ? &c->tools : NULL,
 		};
 	}
 	for (i = 0; i < n_mcp; i++) {

@@ -12,6 +12,7 @@ sent (mcp-bridge/tools.h). What reached the server is what its own log
   deep nesting, a chunked body split across reads, a body past the limit,
   deny_tools prefixes; what passes arrives byte for byte;
 - config: the keys checked at the start, --check shows them."""
+import hashlib
 import json
 import os
 import socket
@@ -34,6 +35,7 @@ class Recorder:
     def __init__(self, path):
         self.bodies = []
         self.release = threading.Event()  # an SSE answer kept open until the test ends
+        self.pinned_lists = 0  # lists of the pinned tool: its description changes after the first
         up = self
 
         class H(socketserver.StreamRequestHandler):
@@ -93,6 +95,13 @@ class Recorder:
         if not isinstance(msg, dict) or msg.get("method") != "tools/list":
             return False
         cur = (msg.get("params") or {}).get("cursor")
+        if cur == "pinned":
+            self.pinned_lists += 1
+            out = json.dumps({"jsonrpc": "2.0", "id": msg.get("id"), "result": {"tools": [
+                pinned_tool(self.pinned_lists), {"name": "echo", "description": "e", "inputSchema": {"type": "object"}}]}})
+            sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+                         str(len(out)).encode() + b"\r\nConnection: close\r\n\r\n" + out.encode())
+            return True
         tools = [{"name": n, "description": f"the {n} tool", "inputSchema": {"type": "object"}}
                  for n in ("echo", "add", "slow_count", "files_read", "files_delete_x")] + [{"description": "nameless"}]
         res = json.dumps({"jsonrpc": "2.0", "id": msg.get("id"), "result": {"tools": tools, "nextCursor": "p2"}})
@@ -114,6 +123,21 @@ class Recorder:
         self.release.set()
         self.srv.shutdown()
         self.srv.server_close()
+
+
+def pinned_tool(version):
+    """The tool the raw route pins: reviewed as version 1; the server's
+    second list changes its description."""
+    return {"name": "files_pinned", "description": f"reads a file (v{version})",
+            "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}}
+
+
+def pin_of(tool):
+    """docs: the hash of a tool's name, description and inputSchema, as a
+    JSON object with its keys sorted at every level and no blanks."""
+    canon = {k: tool[k] for k in ("name", "description", "inputSchema") if k in tool}
+    return hashlib.sha256(json.dumps(canon, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+                          .encode()).hexdigest()
 
 
 def post(body, headers=""):
@@ -149,6 +173,28 @@ def sdk_case(a, work, check):
     home = os.path.join(work, "tools-home")
     os.makedirs(home, exist_ok=True)
     os.chown(home, AGENT_UID, AGENT_UID)
+    # ward --mcp-pins against the same route: every tool's hash, to paste
+    route = f"""[route mcp]
+listen = 127.0.0.1:{PORT}
+upstream = unix:{sock}
+path = /mcp
+host = 127.0.0.1:6767
+tools = echo add
+"""
+    pconf = os.path.join(work, "tools-pins.conf")
+    with open(pconf, "w") as f:
+        f.write("[ward]\nlog_level = info\n" + route)
+    try:
+        pp = subprocess.run([a.ward, "--mcp-pins", "mcp", "-c", pconf], capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired as e:
+        pp = subprocess.CompletedProcess(e.cmd, 124, "", "timeout")
+    pins = dict(l[len("pin = "):].split("=", 1) for l in pp.stdout.splitlines() if l.startswith("pin = "))
+    check("tools: ward --mcp-pins ROUTE starts the bridge with no agent and prints a pin line for each tool the "
+          "route's server lists (the rules set aside, the refused ones marked)",
+          pp.returncode == 0 and sorted(pins) == ["add", "echo", "ping_stream", "slow_count"] and
+          all(v.startswith("sha256:") and len(v) == 71 for v in pins.values()) and
+          "# slow_count: not allowed by this route's tools and deny_tools" in pp.stdout,
+          pp.stdout[-600:] + pp.stderr[-400:])
     conf = os.path.join(work, "tools-sdk.conf")
     with open(conf, "w") as f:
         f.write(f"""[ward]
@@ -156,12 +202,8 @@ log_level = info
 [agent]
 user = {AGENT_UID}:{AGENT_UID}
 command = node {NODE_DIR}/mcp-tools.mjs http://127.0.0.1:{PORT}/mcp echo,text=hi-there slow_count,n=1 add,a=2,b=3
-{node_agent(home, node)}[route mcp]
-listen = 127.0.0.1:{PORT}
-upstream = unix:{sock}
-path = /mcp
-host = 127.0.0.1:6767
-tools = echo add
+{node_agent(home, node)}{route}pin = echo={pins.get("echo", "sha256:" + "0" * 64)}
+pin = add=sha256:{"0" * 64}
 """)
     try:
         p = subprocess.run([a.ward, "-c", conf], capture_output=True, timeout=90)
@@ -172,16 +214,17 @@ tools = echo add
     calls = {s["tool"]: s for s in steps if s.get("step") == "call"}
     wire = [json.loads(l) for l in open(log)] if os.path.exists(log) else []
     tools_seen = [w.get("tool") for w in wire if w.get("rpc") == "tools/call"]
-    check("tools: the SDK client as the confined agent with tools = echo add: tools/list (an SSE answer) holds "
-          "echo and add alone; echo and add are answered by the server; slow_count is refused by the bridge with a JSON-RPC error the client shows (naming the tool, the "
+    check("tools: the SDK client as the confined agent with tools = echo add, echo pinned with ward --mcp-pins's "
+          "line and add pinned to another hash: tools/list (an SSE answer) holds echo alone; echo is answered by the "
+          "server; add is refused as changed; slow_count is refused by the bridge with a JSON-RPC error the client shows (naming the tool, the "
           "route and the rule), and the server never saw it",
           p.returncode == 0 and calls.get("echo", {}).get("ok") and "hi-there" in calls["echo"].get("text", "") and
-          calls.get("add", {}).get("ok") and "5" in calls["add"].get("text", "") and
-          [s for s in steps if s.get("step") == "list"][0]["tools"] == ["echo", "add"] and
-          calls.get("slow_count", {}).get("ok") is False and calls["slow_count"].get("code") == -32602 and
+          [s for s in steps if s.get("step") == "list"][0]["tools"] == ["echo"] and
+          calls.get("add", {}).get("ok") is False and "changed since it was pinned" in calls["add"].get("message", "")
+          and calls.get("slow_count", {}).get("ok") is False and calls["slow_count"].get("code") == -32602 and
           "the tool 'slow_count' is not allowed on route mcp" in calls["slow_count"].get("message", "") and
           "tools = echo add" in calls["slow_count"].get("message", "") and
-          sorted(tools_seen) == ["add", "echo"],
+          tools_seen == ["echo"],
           f"rc {p.returncode}; {steps}; server saw calls {tools_seen}\n{p.stderr.decode()[-800:]}")
 
 
@@ -198,6 +241,7 @@ upstream = unix:{sock}
 path = /mcp
 tools = echo add files_*
 deny_tools = files_delete*
+pin = files_pinned=sha256:{pin_of(pinned_tool(1))}
 """)
     log = os.path.join(work, "tools-raw.log")
     w = subprocess.Popen([a.ward, "-c", conf, "--", "sleep", "300"], stdin=subprocess.DEVNULL,
@@ -310,6 +354,23 @@ deny_tools = files_delete*
         check("tools: a tools/list answer that is no JSON is not passed: a JSON-RPC error says so",
               status(r) == 200 and (rpc(r) or {}).get("error", {}).get("code") == -32603 and b"not json" not in r,
               f"{r[-300:]!r}")
+        # a pinned tool: not callable before the server listed it as pinned;
+        # listed so, callable; listed changed, taken out and refused
+        r0, got0 = seen_after(lambda: exchange(RAW, post(json.dumps(call("files_pinned", 31)).encode())))
+        l1 = listed("pinned")
+        r1, got1 = seen_after(lambda: exchange(RAW, post(json.dumps(call("files_pinned", 32)).encode())))
+        l2 = listed("pinned")
+        r2, got2 = seen_after(lambda: exchange(RAW, post(json.dumps(call("files_pinned", 33)).encode())))
+        n1 = [t["name"] for t in (rpc(l1) or {}).get("result", {}).get("tools", [])]
+        n2 = [t["name"] for t in (rpc(l2) or {}).get("result", {}).get("tools", [])]
+        e0 = (rpc(r0) or {}).get("error", {}).get("message", "")
+        e2 = (rpc(r2) or {}).get("error", {}).get("message", "")
+        check("tools: a pinned tool (pin = TOOL=sha256:..., the hash of its name, description and schema as "
+              "documented): refused before the server listed it; listed as pinned, kept and callable; listed with "
+              "its description changed, taken out of the list and its calls refused, saying it changed",
+              not got0 and "has not listed it with its pinned description" in e0 and
+              n1 == ["files_pinned", "echo"] and len(got1) == 1 and n2 == ["echo"] and not got2 and
+              "changed since it was pinned" in e2, f"{e0} / {n1} {got1} / {n2} / {e2}")
         time.sleep(0.2)
         with open(log) as f:
             audit = [ln for ln in f if "tool=" in ln]
@@ -319,6 +380,7 @@ deny_tools = files_delete*
                   for ln in audit) and
               any("tool=slow_count id=2 tool_verdict=refused" in ln and "rpc=tools/call,tools/call" in ln for ln in audit)
               and any("rpc=tools/list tools_hidden=3" in ln for ln in open(log))
+              and any("tool=files_pinned changed since it was pinned" in ln for ln in open(log))
               and not any("pad" in ln or "xxxx" in ln for ln in audit), "".join(audit)[-900:])
     finally:
         w.terminate()

@@ -25,12 +25,12 @@ static int refused_call(const struct tool_rules *r, json_t *m)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static char *allow[] = { "echo", "add" }, *deny[] = { "add_secret*" };
-	static const struct tool_rules r = { allow, 2, 1, deny, 1 };
+	static const struct tool_rules r = { allow, 2, 1, deny, 1, NULL, 0 };
 	struct tools_result out;
 	json_t *doc, *ans;
 	size_t i;
 
-	if (tools_judge(&r, "fuzz", (const char *)data, size, &out) != 0)
+	if (tools_judge(&r, "fuzz", (const char *)data, size, NULL, &out) != 0)
 		return 0; /* out of memory */
 	if (out.verdict == TOOLS_PASS) {
 		doc = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL);

@@ -33,13 +33,13 @@ static void no_refused(const struct tool_rules *r, json_t *m)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static char *allow[] = { "echo", "add" }, *deny[] = { "add_secret*" };
-	static const struct tool_rules r = { allow, 2, 1, deny, 1 };
+	static const struct tool_rules r = { allow, 2, 1, deny, 1, NULL, 0 };
 	struct toolslist_out o;
 	const char *body, *p;
 	size_t clen = 0;
 	json_t *doc;
 
-	if (toolslist_try(&r, "fuzz", (const char *)data, size, size & 1, &o) != TL_DONE)
+	if (toolslist_try(&r, "fuzz", (const char *)data, size, size & 1, NULL, &o) != TL_DONE)
 		return 0;
 	/* the head ends with the bridge's own length and close */
 	static const char end_of_head[] = "\r\nConnection: close\r\n\r\n";
