@@ -265,6 +265,48 @@ static int sign_in(struct mcp_result *r, const char *name, json_t *srv, const ch
 	return 0;
 }
 
+/* A server entry's "ward" field, the route's tool rules as [route] would
+ * give them (tools.h): {"tools": [NAME...], "deny_tools": [NAME...],
+ * "pins": {"TOOL": "sha256:HEX"}}. Read here, and gone from the agent's
+ * copy. 0, or -1 with r->err. */
+static int ward_field(struct mcp_result *r, const char *name, json_t *w, struct tool_rules *t)
+{
+	const char *key, *why = NULL;
+	json_t *v, *e;
+	size_t i;
+	char pin[TOOLS_NAME_MAX + 80];
+
+	if (!json_is_object(w))
+		return fail(r, "server %s: \"ward\" is an object of tools, deny_tools and pins", name);
+	json_object_foreach(w, key, v) {
+		int allow = strcmp(key, "tools") == 0;
+		if (allow || strcmp(key, "deny_tools") == 0) {
+			if (!json_is_array(v) || !json_array_size(v))
+				return fail(r, "server %s: \"ward\": \"%s\" is a list of tool names", name, key);
+			if (allow)
+				t->has_allow = 1;
+			json_array_foreach(v, i, e)
+				if (!json_is_string(e) || strcspn(json_string_value(e), " \t,") != strlen(json_string_value(e)) ||
+				    tools_parse(json_string_value(e), allow ? &t->allow : &t->deny,
+						allow ? &t->n_allow : &t->n_deny, &why) != 0)
+					return fail(r, "server %s: \"ward\": \"%s\": %s", name, key,
+						    why ? why : "expected tool names");
+		} else if (strcmp(key, "pins") == 0 && json_is_object(v)) {
+			const char *tool;
+			json_object_foreach(v, tool, e) {
+				if (!json_is_string(e) ||
+				    snprintf(pin, sizeof pin, "%s=%s", tool, json_string_value(e)) >= (int)sizeof pin ||
+				    tools_pin_parse(pin, t, &why) != 0)
+					return fail(r, "server %s: \"ward\": \"pins\": %s: %s", name, tool,
+						    why ? why : "expected \"sha256:HEX\"");
+			}
+		} else {
+			return fail(r, "server %s: \"ward\": \"%s\": expected tools, deny_tools or pins", name, key);
+		}
+	}
+	return 0;
+}
+
 /* Moves every secret of one HTTP server into a route and points its URL at
  * the bridge. */
 static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, unsigned port,
@@ -276,6 +318,7 @@ static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, un
 	struct header *lines = NULL;
 	struct upstream up;
 	struct sign_in si;
+	struct tool_rules rules = { 0 }; /* its "ward" field's (ward_field) */
 	const char *key;
 	json_t *val;
 	int n = 0, tls = 0;
@@ -379,19 +422,27 @@ static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, un
 		if (made)
 			n++;
 	}
+	if (json_object_get(srv, "ward") && ward_field(r, name, json_object_get(srv, "ward"), &rules) != 0) {
+		free_lines(lines, n);
+		tools_rules_free(&rules);
+		return -1;
+	}
 	if (sign_in(r, name, srv, json_string_value(url), lines, n, where, &si) != 0) {
 		free_lines(lines, n);
+		tools_rules_free(&rules);
 		return -1;
 	}
 	if (add_route(r, name, port, authority, target, where && where->by_url ? &up : NULL, lines, n) != 0) {
 		free_lines(lines, n);
 		sign_in_free(&si);
+		tools_rules_free(&rules);
 		return fail(r, "out of memory");
 	}
 	r->routes[r->n_routes - 1].oauth_key = si.key;
 	r->routes[r->n_routes - 1].token_host = si.host;
 	r->routes[r->n_routes - 1].token_path = si.path;
 	r->routes[r->n_routes - 1].token_up = si.up;
+	r->routes[r->n_routes - 1].tools = rules; /* the route owns them now */
 	if (asprintf(&local, "http://127.0.0.1:%u%s", port, target) < 0)
 		return fail(r, "out of memory");
 	json_object_set_new(srv, "url", json_string(local));
@@ -404,6 +455,7 @@ static int bridge_server(struct mcp_result *r, const char *name, json_t *srv, un
 	json_object_del(srv, "oauth");
 	/* a URL server's env has no process to go to: the agent gets none of it */
 	json_object_del(srv, "env");
+	json_object_del(srv, "ward"); /* the bridge's rules, not the agent's business */
 	return 0;
 }
 
@@ -497,6 +549,7 @@ void mcp_routes_free(struct mcp_route *v, int n)
 		free(v[i].token_host);
 		free(v[i].token_path);
 		headers_free(v[i].headers, v[i].n_headers);
+		tools_rules_free(&v[i].tools);
 	}
 	free(v);
 }

@@ -11,6 +11,7 @@
 #include "common/header.h"
 #include "mcp-bridge/mcpcmd.h"
 #include "mcp-bridge/mcpurl.h"
+#include "mcp-bridge/tools.h"
 #include "mcp-bridge/upstream.h"
 
 struct mcp_route {
@@ -30,6 +31,7 @@ struct mcp_route {
 	char *token_host;  /* the token endpoint's authority and exact path */
 	char *token_path;
 	struct upstream token_up; /* where its URL says, as a server's */
+	struct tool_rules tools;  /* its entry's "ward" field: the tools the agent may call (tools.h) */
 };
 
 

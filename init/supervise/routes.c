@@ -87,6 +87,7 @@ int routes_build(struct route_table *t, const struct ward_config *cfg, struct mc
 			.exact = 1, /* an MCP server's URL is one endpoint, "/" or "/mcp/" too */
 			.from_mcp = 1, .headers = m->headers, .n_headers = m->n_headers,
 			.cred = mcp_cred(&t->mcp_creds[i], m, cfg),
+			.tools = m->tools.has_allow || m->tools.n_deny || m->tools.n_pins ? &m->tools : NULL,
 		};
 	}
 	if (cfg->proxy.has) {

