@@ -1387,6 +1387,17 @@ static void cred_ticks(struct loop *l)
 	}
 }
 
+/* What the session saw of the routes' pins, let go. */
+static void pins_free(struct loop *l, int n)
+{
+	int i;
+
+	for (i = 0; l->pin_seen && i < n; i++)
+		free(l->pin_seen[i]);
+	free(l->pin_seen);
+	l->pin_seen = NULL;
+}
+
 int bridge_run(const struct bridge_routes *r, struct resolver *res, int max_conns)
 {
 	struct loop l = { .max_conns = max_conns, .routes = r, .res = res };
@@ -1418,6 +1429,7 @@ int bridge_run(const struct bridge_routes *r, struct resolver *res, int max_conn
 	for (i = 0; l.pin_seen && i < r->n; i++)
 		if (r->v[i].tools && r->v[i].tools->n_pins &&
 		    !(l.pin_seen[i] = calloc((size_t)r->v[i].tools->n_pins, 1))) {
+			pins_free(&l, r->n);
 			free(l.pools);
 			return -1;
 		}
@@ -1428,6 +1440,7 @@ int bridge_run(const struct bridge_routes *r, struct resolver *res, int max_conn
 			l.ask = malloc(sizeof *l.ask);
 			if (!l.ask || asker_init(l.ask, p->ask, p->ask_timeout_s, p->ask_rate, l.epfd, ASK_TAG(r)) != 0 ||
 			    (p->ask_terminal && asker_given(l.ask, p->ask_fd) != 0)) {
+				pins_free(&l, r->n);
 				free(l.pools);
 				return -1;
 			}
@@ -1459,6 +1472,7 @@ int bridge_run(const struct bridge_routes *r, struct resolver *res, int max_conn
 		}
 		n = epoll_wait(l.epfd, evs, 64, wait);
 		if (n < 0 && errno != EINTR) {
+			pins_free(&l, r->n);
 			free(l.pools); /* the bridge ends: its kept connections with it */
 			return -1;
 		}

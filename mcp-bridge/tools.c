@@ -79,9 +79,9 @@ int tools_pin_parse(const char *v, struct tool_rules *r, const char **why)
 	if (!(r->pins[r->n_pins].name = strndup(v, (size_t)(eq - v))))
 		return *why = "out of memory", -1;
 	for (i = 0; i < 32; i++) {
-		unsigned v2;
-		sscanf(h + 7 + 2 * i, "%2x", &v2);
-		r->pins[r->n_pins].hash[i] = (unsigned char)v2;
+		char byte[3] = "00";
+		memcpy(byte, h + 7 + 2 * i, 2);
+		r->pins[r->n_pins].hash[i] = (unsigned char)strtoul(byte, NULL, 16);
 	}
 	r->n_pins++;
 	return 0;
@@ -220,9 +220,12 @@ static void printable(const char *s, char *out, size_t size)
 {
 	size_t i;
 
-	for (i = 0; s[i] && i + 1 < size; i++)
-		out[i] = (unsigned char)s[i] > ' ' && (unsigned char)s[i] < 0x7f && s[i] != '"' && s[i] != '=' ? s[i]
-											    : '?';
+	for (i = 0; s[i] && i + 1 < size; i++) {
+		unsigned char c = (unsigned char)s[i];
+		out[i] = s[i];
+		if (c <= ' ' || c >= 0x7f || c == '"' || c == '=')
+			out[i] = '?';
+	}
 	out[i] = '\0';
 }
 
@@ -406,7 +409,7 @@ int tools_judge(const struct tool_rules *r, const char *route, const char *body,
 	json_decref(doc);
 	if (errs && !json_array_size(errs)) {
 		json_decref(errs);
-		memcpy(msg, "ward: ", 6);
+		snprintf(msg, 7, "ward: ");
 		copy_cut(msg + 6, sizeof msg - 6, out->why);
 		return answer(out, 403, rpc_error(NULL, -32602, msg));
 	}

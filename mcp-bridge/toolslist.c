@@ -269,6 +269,7 @@ static int filter_event(struct fctx *f, const char *ev, size_t n, char **out, si
 	}
 	doc = json_loadb(data, d_len, JSON_REJECT_DUPLICATES, NULL);
 	free(data);
+	data = NULL;
 	if (!doc)
 		return 0; /* an event whose data is no JSON-RPC: dropped, never passed unjudged */
 	*resp |= is_response(doc);
@@ -347,9 +348,10 @@ enum toolslist_state toolslist_try(const struct tool_rules *r, const char *route
 	char *body = NULL;
 	size_t blen = 0, used;
 	int sse, resp = 0;
-	struct fctx f = { r, pin_seen, out };
+	struct fctx f;
 
 	memset(out, 0, sizeof *out);
+	f = (struct fctx){ r, pin_seen, out };
 	memset(&ps, 0, sizeof ps);
 	http_parser_init(&ps.p, HTTP_RESPONSE);
 	ps.p.data = &ps;

@@ -312,7 +312,7 @@ int run_sandboxed(const struct options *opt, const char *path, const sigset_t *i
 		goto out;
 	}
 	/* --mcp-pins: PID 1 is the route's client, and no agent runs */
-	if (opt->mcp_pins) {
+	if (opt->mcp_pins && bridge) {
 		rc = mcp_pins_run(sb.bridge.routes.v[pins].port, sb.bridge.routes.v[pins].http.path, pins_rules, stdout);
 		fflush(stdout);
 		kill(bridge->pid, SIGTERM);
