@@ -126,6 +126,11 @@ $(B)/bench/notify-floor: tests/bench/notify_floor.c
 	@mkdir -p $(dir $@)
 	$(CC) -static $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
 
+# a large tools/list answer judged (mcp-bridge/toolslist.c), timed
+$(B)/bench/tools-list: tests/bench/tools_list.c $(B)/mcp-bridge/toolslist.o $(B)/mcp-bridge/tools.o
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $^ -ljansson -lhttp_parser -lmbedcrypto
+
 $(B)/bench/seccomp-load: tests/bench/seccomp_load.c $(B)/filters.o seccomp/filters.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(B)/filters.o
@@ -220,7 +225,7 @@ $(SRT): tests/bench/srt/package.json tests/bench/srt/package-lock.json
 	cd tests/bench/srt && npm ci --ignore-scripts --no-audit --no-fund
 	@touch $@
 
-bench: $(B)/ward $(HELPERS) $(PI_CLI) $(B)/bench/seccomp-load $(B)/bench/bare-relay $(B)/bench/connect-lat $(B)/bench/notify-floor $(SRT)
+bench: $(B)/ward $(HELPERS) $(PI_CLI) $(B)/bench/seccomp-load $(B)/bench/bare-relay $(B)/bench/connect-lat $(B)/bench/notify-floor $(B)/bench/tools-list $(SRT)
 	scripts/install-deps.sh bench image test
 	$(MAKE) image $(NODE22)
 	$(MAKE) behaviour-report
@@ -238,6 +243,8 @@ bench: $(B)/ward $(HELPERS) $(PI_CLI) $(B)/bench/seccomp-load $(B)/bench/bare-re
 		--json $(B)/bench/proxy.json
 	/usr/bin/python3 tests/bench/mcp_bench.py --ward $(B)/ward --node $(NODE22) --out docs/benchmarks.md --json $(B)/bench/mcp.json
 	/usr/bin/python3 tests/bench/ask_bench.py --ward $(B)/ward --out docs/benchmarks.md --json $(B)/bench/ask.json
+	/usr/bin/python3 tests/bench/tools_bench.py --ward $(B)/ward --node $(NODE22) --tools-list $(B)/bench/tools-list \
+		--out docs/benchmarks.md --json $(B)/bench/tools.json
 	/usr/bin/python3 tests/bench/image_bench.py --image-dir $(B)/image --node $(NODE22) --tests tests \
 		--out docs/benchmarks.md --json $(B)/bench/image.json
 	/usr/bin/python3 tests/bench/fleet_bench.py --image-dir $(B)/image --node $(NODE22) --tests tests \
