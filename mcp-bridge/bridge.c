@@ -442,7 +442,10 @@ static void judge(struct loop *l, struct conn *c)
 	snprintf(c->tool, sizeof c->tool, "%s", r.tool);
 	snprintf(c->rpc_id, sizeof c->rpc_id, "%s", r.id);
 	c->list_filter = r.lists;
+	c->tool_args = r.args; /* the connection's now */
+	r.args = NULL;
 	if (r.verdict == TOOLS_PASS) {
+		tools_result_free(&r);
 		head_send(l, c);
 		return;
 	}

@@ -205,13 +205,14 @@ static void conn_audit_http(const struct conn *c)
 	const char *method = c->req.done ? http_req_rpc_method(&c->req, rpc, sizeof rpc) : NULL;
 	const char *t = conn_target_text(c, target);
 
-	char tool[TOOLS_NAME_MAX + 80] = "";
+	char tool[TOOLS_NAME_MAX + 6 * TOOLS_ARGS_SHOWN + 100] = "";
 
 	/* a judged route's tool call (tools.h): which, its id, and whether
 	 * the bridge refused it */
 	if (c->tool[0])
-		snprintf(tool, sizeof tool, " tool=%s%s%s tool_verdict=%s", c->tool, c->rpc_id[0] ? " id=" : "", c->rpc_id,
-			 c->tool_refused ? "refused" : "allowed");
+		snprintf(tool, sizeof tool, " tool=%s%s%s tool_verdict=%s%s%s", c->tool, c->rpc_id[0] ? " id=" : "",
+			 c->rpc_id, c->tool_refused ? "refused" : "allowed", c->tool_args ? " args=" : "",
+			 c->tool_args ? c->tool_args : "");
 	else if (c->list_filter)
 		snprintf(tool, sizeof tool, " tools_hidden=%d", c->tools_hidden);
 	log_info("bridge: route=%s method=%s target=%s status=%d in=%llu out=%llu ms=%llu%s%s%s%s%s",

@@ -104,6 +104,7 @@ struct conn {
 	char rpc_id[40];
 	int tool_refused;
 	int list_filter;	/* it lists tools: its answer is kept whole and filtered (toolslist.h) */
+	char *tool_args;	/* audit_args: the call's arguments as its audit line shows them, or NULL */
 	int tools_hidden;	/* tools taken out of that answer */
 	char *lresp;		/* the upstream's answer so far, as sent */
 	size_t lresp_len, lresp_cap;

@@ -104,6 +104,7 @@ void reap_dead(struct loop *l)
 		free(c->tun);
 		free(c->held);
 		free(c->lresp);
+		free(c->tool_args);
 		http_req_free_body(&c->req);
 		free(c->head);
 		free(c->c2u);
@@ -285,6 +286,7 @@ void next_request(struct loop *l, struct conn *c)
 	drop_bulk(l, c);
 	free(c->held);
 	free(c->lresp);
+	free(c->tool_args);
 	http_req_free_body(&c->req);
 	was = *c;
 	memset(c, 0, sizeof *c);

@@ -291,6 +291,8 @@ static int ward_field(struct mcp_result *r, const char *name, json_t *w, struct 
 						allow ? &t->n_allow : &t->n_deny, &why) != 0)
 					return fail(r, "server %s: \"ward\": \"%s\": %s", name, key,
 						    why ? why : "expected tool names");
+		} else if (strcmp(key, "audit_args") == 0 && json_is_boolean(v)) {
+			t->audit_args = json_is_true(v);
 		} else if (strcmp(key, "pins") == 0 && json_is_object(v)) {
 			const char *tool;
 			json_object_foreach(v, tool, e) {
@@ -301,7 +303,8 @@ static int ward_field(struct mcp_result *r, const char *name, json_t *w, struct 
 						    why ? why : "expected \"sha256:HEX\"");
 			}
 		} else {
-			return fail(r, "server %s: \"ward\": \"%s\": expected tools, deny_tools or pins", name, key);
+			return fail(r, "server %s: \"ward\": \"%s\": expected tools, deny_tools, pins (an object) or "
+				    "audit_args (true or false)", name, key);
 		}
 	}
 	return 0;

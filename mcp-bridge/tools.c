@@ -205,6 +205,12 @@ void tools_describe(const struct tool_rules *r, char *buf, size_t size)
 		put_list(buf, size, &at, "tools", r->allow, r->n_allow);
 	if (r->n_deny)
 		put_list(buf, size, &at, "deny_tools", r->deny, r->n_deny);
+	if (r->audit_args) {
+		int w = snprintf(buf + at, size - at, "%saudit_args = yes", at ? "; " : "");
+		if (w < 0 || (size_t)w >= size - at)
+			return;
+		at += (size_t)w;
+	}
 	for (int i = 0; i < r->n_pins; i++) {
 		int w = snprintf(buf + at, size - at, "%spin = %s=sha256:%02x%02x%02x%02x...", at ? "; " : "", r->pins[i].name,
 				 r->pins[i].hash[0], r->pins[i].hash[1], r->pins[i].hash[2], r->pins[i].hash[3]);
@@ -311,6 +317,50 @@ static void refusal_text(const struct tool_rules *r, const char *route, enum jud
 
 /* The call the audit line names: the first, or the first refused one
  * (refused set) in place of an allowed one. */
+/* Whether the quote at s[i] follows an even run of backslashes (its own,
+ * not escaped). */
+static int escaped_backslash(const char *s, size_t i)
+{
+	size_t k = 0;
+
+	while (k < i && s[i - 1 - k] == '\\')
+		k++;
+	return k % 2 == 0;
+}
+
+/* The arguments as an audit line may show them: JSON, ASCII alone, cut to
+ * TOOLS_ARGS_SHOWN bytes, and with '=', ':' and blanks within its strings
+ * written as JSON's \u escapes: still the same JSON, and nothing in it can pass for a field
+ * of ward's log (ward --denials reads it back). */
+static char *args_text(json_t *args)
+{
+	char *s = args ? json_dumps(args, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_ENCODE_ANY) : NULL, *out;
+	size_t i, n = 0;
+	int in_string = 0;
+
+	if (!s)
+		return NULL;
+	out = malloc(6 * TOOLS_ARGS_SHOWN + 8);
+	for (i = 0; out && s[i] && n < 6 * TOOLS_ARGS_SHOWN; i++) {
+		/* within a string (after its escapes): '=', ':' and blanks
+		 * escaped; outside one, compact JSON has only its ':' */
+		if (s[i] == '"' && (i == 0 || s[i - 1] != '\\' || escaped_backslash(s, i)))
+			in_string = !in_string;
+		if (in_string && (s[i] == '=' || s[i] == ':' || s[i] == ' ' || s[i] == '\t'))
+			n += (size_t)sprintf(out + n, "\\u%04x", (unsigned char)s[i]);
+		else
+			out[n++] = s[i];
+		if (n >= TOOLS_ARGS_SHOWN && s[i + 1]) {
+			n += (size_t)sprintf(out + n, "...");
+			break;
+		}
+	}
+	if (out)
+		out[n] = '\0';
+	free(s);
+	return out;
+}
+
 static void note_call(struct tools_result *out, json_t *m, const char *name, int refused)
 {
 	json_t *id = json_object_get(m, "id");
@@ -319,6 +369,10 @@ static void note_call(struct tools_result *out, json_t *m, const char *name, int
 	if (!name || (out->tool[0] && (!refused || out->refused_noted)))
 		return;
 	out->refused_noted = refused;
+	if (out->want_args) {
+		free(out->args);
+		out->args = args_text(json_object_get(json_object_get(m, "params"), "arguments"));
+	}
 	printable(name, out->tool, sizeof out->tool);
 	out->id[0] = '\0';
 	if (json_is_string(id))
@@ -351,6 +405,7 @@ int tools_judge(const struct tool_rules *r, const char *route, const char *body,
 
 	memset(out, 0, sizeof *out);
 	out->verdict = TOOLS_PASS;
+	out->want_args = r->audit_args;
 	doc = json_loadb(body, len, JSON_REJECT_DUPLICATES, &err);
 	if (!doc) {
 		snprintf(out->why, sizeof out->why, "the body is not JSON a strict parser reads (%s)", err.text);
@@ -419,7 +474,8 @@ int tools_judge(const struct tool_rules *r, const char *route, const char *body,
 void tools_result_free(struct tools_result *out)
 {
 	free(out->body);
-	out->body = NULL;
+	free(out->args);
+	out->body = out->args = NULL;
 }
 
 void tools_rules_free(struct tool_rules *r)

@@ -24,6 +24,7 @@
 
 #define TOOLS_MAX_RULES 128
 #define TOOLS_MAX_PINS 256
+#define TOOLS_ARGS_SHOWN 512 /* audit_args: a call's arguments, at most this much of them in its line */
 #define TOOLS_NAME_MAX 128 /* MCP's tool names: 1-128 of A-Z a-z 0-9 _ - . (a rule may end in '*') */
 
 /* pin = TOOL=sha256:HEX: the hash of the tool as it was reviewed (its name,
@@ -40,6 +41,7 @@ struct tool_rules {
 	int n_deny;
 	struct tool_pin *pins; /* pin = ..., pin_file = ... */
 	int n_pins;
+	int audit_args; /* audit_args = yes: a call's arguments in its audit line */
 };
 
 /* What the bridge saw of each pin this session (an array of n_pins, the
@@ -87,6 +89,8 @@ struct tools_result {
 	char id[40];	     /* its request id (a string's text, a number's digits), printable; "" if none */
 	int refused_noted;   /* tool names a refused call */
 	int lists;	     /* it asks for tools/list: its answer is filtered (toolslist.h) */
+	int want_args;	     /* the rules' audit_args (set by tools_judge) */
+	char *args;	     /* audit_args: the call's arguments as the audit line shows them (malloc'd), or NULL */
 	char why[640];	     /* what was refused, for the audit line */
 };
 

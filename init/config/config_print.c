@@ -208,7 +208,7 @@ void config_print(const struct ward_config *cfg, FILE *out)
 				r->headers[h].source && r->headers[h].value ? r->headers[h].value : "",
 				r->headers[h].source ? "@" : "",
 				r->headers[h].source ? r->headers[h].source : "(value hidden)");
-		if (r->tools.has_allow || r->tools.n_deny || r->tools.n_pins) {
+		if (r->tools.has_allow || r->tools.n_deny || r->tools.n_pins || r->tools.audit_args) {
 			char rules[4096];
 			tools_describe(&r->tools, rules, sizeof rules);
 			/* one key a line, as read back */

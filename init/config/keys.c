@@ -652,6 +652,9 @@ static int set_route(struct parse_ctx *ctx, const char *k, const char *v, const 
 			return *why = "expected the absolute path of a login's credential file (Pi's auth.json) or "
 				      "${VAR}", -1;
 		r->credential = strdup(v);
+	} else if (strcmp(k, "audit_args") == 0) {
+		/* a call's arguments in its audit line (tools.h): never unless asked */
+		return parse_bool(v, &r->tools.audit_args, why);
 	} else if (strcmp(k, "pin") == 0) {
 		/* a tool as it was reviewed (tools.h) */
 		return tools_pin_parse(v, &r->tools, why);
@@ -960,6 +963,7 @@ const struct key_def config_keys[] = {
 	{ SEC_ROUTE, "tools", set_route, 1, 0 },
 	{ SEC_ROUTE, "deny_tools", set_route, 1, 0 },
 	{ SEC_ROUTE, "pin", set_route, 1, 0 },
+	{ SEC_ROUTE, "audit_args", set_route, 1, 0 },
 	{ SEC_ROUTE, "pin_file", set_route, 1, 0 },
 	/* like route keys: set_file refuses repeats in one file */
 	{ SEC_FILE, "source", set_file, 1, 0 },

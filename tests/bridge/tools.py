@@ -372,6 +372,35 @@ pin = files_pinned=sha256:{pin_of(pinned_tool(1))}
               not got0 and "has not listed it with its pinned description" in e0 and
               n1 == ["files_pinned", "echo"] and len(got1) == 1 and n2 == ["echo"] and not got2 and
               "changed since it was pinned" in e2, f"{e0} / {n1} {got1} / {n2} / {e2}")
+        # arguments: never in the audit line, unless audit_args = yes
+        secret = call("echo", 41)
+        secret["params"]["arguments"] = {"text": "s3cret-arg a=b: c"}
+        exchange(RAW, post(json.dumps(secret).encode()))
+        conf3 = os.path.join(work, "tools-args.conf")
+        log3 = os.path.join(work, "tools-args.log")
+        with open(conf3, "w") as f:
+            f.write(f"[ward]\nlog_level = info\n[route mcp]\nlisten = 127.0.0.1:{RAW + 1}\nupstream = unix:{sock}\n"
+                    "path = /mcp\naudit_args = yes\n")
+        w3 = subprocess.Popen([a.ward, "-c", conf3, "--", "sleep", "300"], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=open(log3, "w"))
+        try:
+            wait_port(RAW + 1)
+            exchange(RAW + 1, post(json.dumps(secret).encode()))
+            time.sleep(0.2)
+        finally:
+            w3.terminate()
+            w3.wait(timeout=10)
+        with open(log3) as f:
+            args_line = next((ln for ln in f if "tool=echo id=41" in ln), "")
+        shown = args_line.split(" args=", 1)[1].split()[0] if " args=" in args_line else ""
+        try:
+            shown_json = json.loads(shown)
+        except ValueError:
+            shown_json = None
+        check("tools: audit_args = yes puts a call's arguments in its line as JSON whose '=', ':' and blanks are "
+              "escapes (no field of ward's can be forged in it), and it reads back as the arguments sent",
+              shown_json == secret["params"]["arguments"] and "a=b" not in args_line and "b: c" not in args_line,
+              args_line[-300:])
         time.sleep(0.2)
         with open(log) as f:
             audit = [ln for ln in f if "tool=" in ln]
@@ -382,7 +411,8 @@ pin = files_pinned=sha256:{pin_of(pinned_tool(1))}
               any("tool=slow_count id=2 tool_verdict=refused" in ln and "rpc=tools/call,tools/call" in ln for ln in audit)
               and any("rpc=tools/list tools_hidden=3" in ln for ln in open(log))
               and any("tool=files_pinned changed since it was pinned" in ln for ln in open(log))
-              and not any("pad" in ln or "xxxx" in ln for ln in audit), "".join(audit)[-900:])
+              and not any("pad" in ln or "xxxx" in ln or "s3cret-arg" in ln for ln in audit)
+              and any("tool=echo id=41" in ln for ln in audit), "".join(audit)[-900:])
     finally:
         w.terminate()
         w.wait(timeout=10)

@@ -25,22 +25,27 @@ static int refused_call(const struct tool_rules *r, json_t *m)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static char *allow[] = { "echo", "add" }, *deny[] = { "add_secret*" };
-	static const struct tool_rules r = { allow, 2, 1, deny, 1, NULL, 0 };
+	static const struct tool_rules quiet = { allow, 2, 1, deny, 1, NULL, 0, 0 }, told = { allow, 2, 1, deny, 1, NULL, 0, 1 };
+	const struct tool_rules *rp = size & 1 ? &told : &quiet;
 	struct tools_result out;
 	json_t *doc, *ans;
 	size_t i;
 
-	if (tools_judge(&r, "fuzz", (const char *)data, size, NULL, &out) != 0)
+	if (tools_judge(rp, "fuzz", (const char *)data, size, NULL, &out) != 0)
 		return 0; /* out of memory */
+	/* audit_args: nothing in the arguments shown can pass for a field of
+	 * ward's log line (no '=', no blank, no ": ") */
+	if (out.args && (strchr(out.args, '=') || strchr(out.args, ' ') || strstr(out.args, ": ")))
+		abort();
 	if (out.verdict == TOOLS_PASS) {
 		doc = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL);
 		if (!doc)
 			abort(); /* passed what a strict parser cannot read */
 		if (json_is_array(doc)) {
 			for (i = 0; i < json_array_size(doc); i++)
-				if (json_is_object(json_array_get(doc, i)) && refused_call(&r, json_array_get(doc, i)))
+				if (json_is_object(json_array_get(doc, i)) && refused_call(rp, json_array_get(doc, i)))
 					abort();
-		} else if (json_is_object(doc) && refused_call(&r, doc)) {
+		} else if (json_is_object(doc) && refused_call(rp, doc)) {
 			abort();
 		}
 		json_decref(doc);
