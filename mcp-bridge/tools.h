@@ -24,7 +24,7 @@
 
 #define TOOLS_MAX_RULES 128
 #define TOOLS_MAX_PINS 256
-#define TOOLS_ARGS_SHOWN 512 /* audit_args: a call's arguments, at most this much of them in its line */
+#define TOOLS_ARGS_SHOWN ((size_t)512) /* audit_args: a call's arguments, at most this much of them in its line */
 #define TOOLS_NAME_MAX 128 /* MCP's tool names: 1-128 of A-Z a-z 0-9 _ - . (a rule may end in '*') */
 
 /* pin = TOOL=sha256:HEX: the hash of the tool as it was reviewed (its name,

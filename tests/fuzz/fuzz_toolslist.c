@@ -33,7 +33,7 @@ static void no_refused(const struct tool_rules *r, json_t *m)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static char *allow[] = { "echo", "add" }, *deny[] = { "add_secret*" };
-	static const struct tool_rules r = { allow, 2, 1, deny, 1, NULL, 0 };
+	static const struct tool_rules r = { allow, 2, 1, deny, 1, NULL, 0, 0 };
 	struct toolslist_out o;
 	const char *body, *p;
 	size_t clen = 0;
