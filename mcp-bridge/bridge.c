@@ -423,13 +423,29 @@ static void judge(struct loop *l, struct conn *c)
 {
 	struct tools_result r;
 
+	const char *bad;
+
 	if (c->req.whole_over) {
 		http_req_free_body(&c->req);
-		refuse(l, c, 413, "request body too large for route's tool rules to judge (256 KiB at most): not sent");
+		refuse(l, c, 413, "request body too large for route's tool rules to judge (239 KiB at most): not sent");
 		return;
 	}
-	if (!c->req.body_bytes) { /* GET (the stream), DELETE: no call in it */
+	/* the server's own stream carries what it chooses, tool lists too,
+	 * outside any answer the bridge filters: not relayed (a client takes
+	 * 405 as "no stream here", the spec's answer) */
+	if (c->req.parser.method == HTTP_GET) {
+		http_req_free_body(&c->req);
+		refuse(l, c, 405, "this route judges each tool call ([route] tools): the server's own stream (GET) "
+				  "is not relayed, since what it sends could not be judged");
+		return;
+	}
+	if (!c->req.body_bytes) { /* DELETE: no call in it */
 		head_send(l, c);
+		return;
+	}
+	if ((bad = http_req_json_only(&c->req))) {
+		http_req_free_body(&c->req);
+		refuse(l, c, 415, bad);
 		return;
 	}
 	if (tools_judge(c->route->tools, c->route->name, c->req.whole ? c->req.whole : "", c->req.whole_len,
@@ -441,7 +457,10 @@ static void judge(struct loop *l, struct conn *c)
 	http_req_free_body(&c->req);
 	snprintf(c->tool, sizeof c->tool, "%s", r.tool);
 	snprintf(c->rpc_id, sizeof c->rpc_id, "%s", r.id);
-	c->list_filter = r.lists;
+	/* every answer to a request with a body is filtered: a server may
+	 * answer tools/list in another request's answer (by its id) */
+	c->list_filter = 1;
+	c->lists_tools = r.lists;
 	c->tool_args = r.args; /* the connection's now */
 	r.args = NULL;
 	if (r.verdict == TOOLS_PASS) {
@@ -462,7 +481,7 @@ static void body_read(struct loop *l, struct conn *c)
 	ssize_t n, used;
 
 	if (c->held_len == JUDGED_BODY_MAX) {
-		refuse(l, c, 413, "request body too large for route's tool rules to judge (256 KiB at most): not sent");
+		refuse(l, c, 413, "request body too large for route's tool rules to judge (239 KiB at most): not sent");
 		return;
 	}
 	n = recv(c->cfd, c->held + c->held_len, JUDGED_BODY_MAX - c->held_len, 0);
@@ -863,6 +882,13 @@ static void list_read(struct loop *l, struct conn *c)
 			c->lresp_len += (size_t)n;
 		} else {
 			c->up_eof = 1;
+		}
+		/* each try parses what came so far: an answer in many small
+		 * pieces costs more tries; LIST_WORK_MAX bytes parsed at most */
+		c->lresp_work += c->lresp_len;
+		if (c->lresp_work > LIST_WORK_MAX) {
+			refuse(l, c, 502, "the server's answer came in too many pieces to filter");
+			return;
 		}
 		st = toolslist_try(c->route->tools, c->route->name, c->lresp, c->lresp_len, c->up_eof,
 				   l->pin_seen ? l->pin_seen[c->route - l->routes->v] : NULL, &o);

@@ -213,7 +213,7 @@ static void conn_audit_http(const struct conn *c)
 		snprintf(tool, sizeof tool, " tool=%s%s%s tool_verdict=%s%s%s", c->tool, c->rpc_id[0] ? " id=" : "",
 			 c->rpc_id, c->tool_refused ? "refused" : "allowed", c->tool_args ? " args=" : "",
 			 c->tool_args ? c->tool_args : "");
-	else if (c->list_filter)
+	else if (c->lists_tools || c->tools_hidden)
 		snprintf(tool, sizeof tool, " tools_hidden=%d", c->tools_hidden);
 	log_info("bridge: route=%s method=%s target=%s status=%d in=%llu out=%llu ms=%llu%s%s%s%s%s",
 		 c->route->name, m, t, c->status, (unsigned long long)c->bytes_in,

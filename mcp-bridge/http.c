@@ -260,6 +260,59 @@ void http_req_keep_body(struct http_req *q, size_t max)
 	q->whole_max = max;
 }
 
+/* A Content-Type's parameters (after its first ';'): a charset of UTF-8
+ * alone. NULL, or why not. */
+static const char *charset_only(const char *p, size_t n)
+{
+	while (n) {
+		size_t k = 0, len = 0, at;
+		const char *v;
+		while (k < n && (p[k] == ' ' || p[k] == '\t'))
+			k++;
+		at = k;
+		while (k < n && p[k] != ';')
+			k++;
+		len = k - at;
+		while (len && (p[at + len - 1] == ' ' || p[at + len - 1] == '\t'))
+			len--;
+		if (len < 8 || strncasecmp(p + at, "charset=", 8) != 0)
+			return "a judged body's Content-Type takes a charset alone";
+		v = p + at + 8;
+		len -= 8;
+		if (len >= 2 && v[0] == '"' && v[len - 1] == '"')
+			v++, len -= 2;
+		if (!((len == 5 && strncasecmp(v, "utf-8", 5) == 0) || (len == 4 && strncasecmp(v, "utf8", 4) == 0)))
+			return "a judged body is UTF-8 (charset=utf-8, or none): the judge reads no other";
+		p += k < n ? k + 1 : k;
+		n -= k < n ? k + 1 : k;
+	}
+	return NULL;
+}
+
+const char *http_req_json_only(const struct http_req *q)
+{
+	const char *why;
+	int i, types = 0;
+
+	for (i = 0; i < q->n_fields; i++) {
+		const struct span *v = &q->values[i];
+		if (field_is(&q->fields[i], "content-encoding") && !(v->n == 8 && strncasecmp(v->p, "identity", 8) == 0))
+			return "a body with a Content-Encoding cannot be judged (send it as it is)";
+		if (field_is(&q->fields[i], "content-type")) {
+			const char *p = v->p, *end = v->p + v->n, *semi = memchr(p, ';', v->n);
+			size_t type = (size_t)((semi ? semi : end) - p);
+			while (type && (p[type - 1] == ' ' || p[type - 1] == '\t'))
+				type--;
+			if (++types > 1 || type != 16 || strncasecmp(p, "application/json", 16) != 0)
+				return "a judged body is application/json (one Content-Type)";
+			/* its parameters: a charset, and only UTF-8's */
+			if (semi && (why = charset_only(semi + 1, (size_t)(end - semi - 1))))
+				return why;
+		}
+	}
+	return NULL;
+}
+
 void http_req_free_body(struct http_req *q)
 {
 	free(q->whole);

@@ -109,6 +109,13 @@ ssize_t http_req_upstream_head(const struct http_req *q, const char *extra, cons
 /* Keeps the whole decoded body from now on, up to max bytes (tools.h). */
 void http_req_keep_body(struct http_req *q, size_t max);
 
+/* Whether the body is what a judge reads as JSON (tools.h): no
+ * Content-Encoding but identity, and a Content-Type (if any, one) of
+ * application/json whose charset (if any) is UTF-8, as jansson reads it; a
+ * server that decoded another charset (the MCP SDK's does) could read a
+ * call where the judge read none. NULL, or why not. */
+const char *http_req_json_only(const struct http_req *q);
+
 /* The kept body let go. */
 void http_req_free_body(struct http_req *q);
 

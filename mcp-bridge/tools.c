@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "mcp-bridge/tools.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
 #include <mbedtls/sha256.h>
@@ -254,7 +255,58 @@ static json_t *rpc_error(json_t *id, int code, const char *msg)
 /* What one message is: a call of a tool (whose name, when allowed, is
  * *name), refused (why), or something else. */
 /* refused: MSG_CALL_REFUSED and after */
-enum judged_msg { MSG_OTHER, MSG_CALL_OK, MSG_CALL_REFUSED, MSG_CALL_MALFORMED, MSG_CALL_CHANGED, MSG_CALL_UNLISTED };
+enum judged_msg {
+	MSG_OTHER,
+	MSG_CALL_OK,
+	MSG_CALL_REFUSED,
+	MSG_CALL_MALFORMED,
+	MSG_CALL_CHANGED,
+	MSG_CALL_UNLISTED,
+	MSG_AMBIGUOUS
+};
+
+/* Whether key is what a case-folding parser takes for want (Go's
+ * encoding/json: ASCII case, U+017F for s, U+212A for k), though it is
+ * not want itself. */
+static int folds_to(const char *key, const char *want)
+{
+	const unsigned char *k = (const unsigned char *)key;
+	unsigned char c;
+
+	if (strcmp(key, want) == 0)
+		return 0;
+	for (; *want; want++) {
+		if (k[0] == 0xc5 && k[1] == 0xbf) {
+			c = 's';
+			k += 2;
+		} else if (k[0] == 0xe2 && k[1] == 0x84 && k[2] == 0xaa) {
+			c = 'k';
+			k += 3;
+		} else if (!*k) {
+			return 0;
+		} else {
+			c = (unsigned char)tolower(*k++);
+		}
+		if (c != (unsigned char)*want)
+			return 0;
+	}
+	return !*k;
+}
+
+/* Whether o has a key a case-folding parser would take for one of names
+ * (and, the last one winning there, read where the judge read another). */
+static int ambiguous(json_t *o, const char *const *names)
+{
+	const char *key;
+	json_t *v;
+	size_t i;
+
+	json_object_foreach(o, key, v)
+		for (i = 0; names[i]; i++)
+			if (folds_to(key, names[i]))
+				return 1;
+	return 0;
+}
 
 static enum judged_msg judge_one(const struct tool_rules *r, json_t *m, const char **name, int *lists,
 				 const unsigned char *pin_seen)
@@ -262,7 +314,14 @@ static enum judged_msg judge_one(const struct tool_rules *r, json_t *m, const ch
 	json_t *method, *params, *tool;
 	int k;
 
+	static const char *const msg_keys[] = { "jsonrpc", "id", "method", "params", NULL };
+	static const char *const param_keys[] = { "name", "arguments", NULL };
+
 	*name = NULL;
+	if (json_is_object(m) &&
+	    (ambiguous(m, msg_keys) ||
+	     (json_is_object(json_object_get(m, "params")) && ambiguous(json_object_get(m, "params"), param_keys))))
+		return MSG_AMBIGUOUS;
 	if (json_is_object(m) && json_is_string(method = json_object_get(m, "method")) &&
 	    strcmp(json_string_value(method), "tools/list") == 0)
 		*lists = 1;
@@ -293,6 +352,12 @@ static void refusal_text(const struct tool_rules *r, const char *route, enum jud
 	char rules[200], shown[TOOLS_NAME_MAX + 1];
 
 	tools_describe(r, rules, sizeof rules);
+	if (j == MSG_AMBIGUOUS) {
+		snprintf(buf, size, "ward: a key of this message differs from one MCP names (jsonrpc, id, method, params, "
+			 "name, arguments) only in case, or by a letter some parsers fold into s or k: a server may read it as "
+			 "that key; not sent to the server of route %s", route);
+		return;
+	}
 	if (j == MSG_CALL_MALFORMED) {
 		snprintf(buf, size, "ward: a tools/call without a tool's name (params.name) is not sent to the server of "
 			 "route %s", route);
@@ -408,9 +473,12 @@ int tools_judge(const struct tool_rules *r, const char *route, const char *body,
 	out->want_args = r->audit_args;
 	doc = json_loadb(body, len, JSON_REJECT_DUPLICATES, &err);
 	if (!doc) {
-		snprintf(out->why, sizeof out->why, "the body is not JSON a strict parser reads (%s)", err.text);
+		/* where, not what: jansson's text quotes the body, which may
+		 * hold the arguments */
+		snprintf(out->why, sizeof out->why, "the body is not JSON a strict parser reads (line %d, column %d)",
+			 err.line, err.column);
 		snprintf(msg, sizeof msg, "ward: route %s judges each tool call, and this body is not JSON a strict parser "
-			 "reads (%s): not sent to the server", route, err.text);
+			 "reads (line %d, column %d): not sent to the server", route, err.line, err.column);
 		return answer(out, 400, rpc_error(NULL, -32700, msg));
 	}
 	if (!json_is_array(doc)) {

@@ -20,6 +20,8 @@ struct parse {
 	char ctype[64];
 	size_t ct_len;
 	int is_ctype;
+	int encoded; /* a Content-Encoding other than identity: its body cannot be read */
+	int is_cenc;
 	char *body;
 	size_t b_len, b_cap;
 	int head_done, done;
@@ -97,6 +99,9 @@ static int on_value(http_parser *p, const char *at, size_t n)
 		ps->name[ps->name_len] = '\0';
 		ps->keep = !dropped(ps->name);
 		ps->is_ctype = strcasecmp(ps->name, "content-type") == 0;
+		ps->is_cenc = strcasecmp(ps->name, "content-encoding") == 0;
+		if (ps->is_cenc && !(n == 8 && strncasecmp(at, "identity", 8) == 0))
+			ps->encoded = 1;
 		ps->in_value = 1;
 		if (ps->keep && (put(ps, ps->name, ps->name_len) != 0 || put(ps, ": ", 2) != 0))
 			return -1;
@@ -251,6 +256,14 @@ static int filter_event(struct fctx *f, const char *ev, size_t n, char **out, si
 	while (i < n) {
 		const char *nl = memchr(ev + i, '\n', n - i);
 		size_t e = nl ? (size_t)(nl - ev) : n;
+		/* an event of another type than message: a client drops it */
+		if (e - i >= 6 && memcmp(ev + i, "event:", 6) == 0) {
+			size_t v = i + 6 + (e > i + 6 && ev[i + 6] == ' ');
+			if (!(e - v == 7 && memcmp(ev + v, "message", 7) == 0)) {
+				free(data);
+				return 0;
+			}
+		}
 		if (e - i >= 5 && memcmp(ev + i, "data:", 5) == 0) {
 			size_t v = i + 5 + (e > i + 5 && ev[i + 5] == ' ');
 			if (grow(&data, &d_cap, d_len + (e - v) + 2) != 0)
@@ -352,15 +365,25 @@ enum toolslist_state toolslist_try(const struct tool_rules *r, const char *route
 
 	memset(out, 0, sizeof *out);
 	f = (struct fctx){ r, pin_seen, out };
+again:
 	memset(&ps, 0, sizeof ps);
 	http_parser_init(&ps.p, HTTP_RESPONSE);
 	ps.p.data = &ps;
 	used = http_parser_execute(&ps.p, &settings, raw, len);
+	/* an interim answer (100 Continue, 103 Early Hints) is not the
+	 * answer: the one after it is */
+	if (ps.done && ps.p.status_code >= 100 && ps.p.status_code < 200 && used > 0 && used <= len) {
+		free(ps.fields);
+		free(ps.body);
+		raw += used;
+		len -= used;
+		goto again;
+	}
 	if (!ps.done && HTTP_PARSER_ERRNO(&ps.p) == HPE_OK && used == len && eof)
 		http_parser_execute(&ps.p, &settings, NULL, 0); /* the close ends a body only it frames */
 	if (ps.failed || (HTTP_PARSER_ERRNO(&ps.p) != HPE_OK && HTTP_PARSER_ERRNO(&ps.p) != HPE_PAUSED)) {
-		out->why = ps.failed ? "the server's tools/list answer is too large to filter (8 MiB at most)"
-				     : "the server's tools/list answer is malformed HTTP";
+		out->why = ps.failed ? "the server's answer is too large to filter (8 MiB at most)"
+				     : "the server's answer is malformed HTTP";
 		st = TL_FAIL;
 		goto done;
 	}
@@ -371,7 +394,15 @@ enum toolslist_state toolslist_try(const struct tool_rules *r, const char *route
 	}
 	out->status = ps.p.status_code;
 	sse = strncasecmp(ps.ctype, "text/event-stream", 17) == 0;
-	if (out->status < 200 || out->status > 299) {
+	if (ps.encoded && out->status >= 200 && out->status <= 299) {
+		out->why = "the server's answer has a Content-Encoding: it cannot be filtered";
+		st = TL_FAIL;
+		goto done;
+	}
+	if (out->status >= 200 && out->status <= 299 && !sse && (ps.done || eof) && ps.b_len == 0) {
+		body = malloc(1); /* 202 Accepted, 204: nothing in it */
+		blen = 0;
+	} else if (out->status < 200 || out->status > 299) {
 		if (!ps.done && !eof)
 			goto done;
 		body = malloc(ps.b_len + 1);

@@ -93,6 +93,16 @@ class Recorder:
             msg = json.loads(body)
         except ValueError:
             return False
+        if isinstance(msg, dict) and msg.get("method") == "tools/call" and \
+                (msg.get("params") or {}).get("name") == "files_smuggle":
+            # a list answer (for another request's id) inside this call's SSE answer
+            smuggled = json.dumps({"jsonrpc": "2.0", "id": 99, "result": {"tools": [
+                {"name": "echo"}, {"name": "slow_count", "description": "smuggled"}]}})
+            done = json.dumps({"jsonrpc": "2.0", "id": msg.get("id"), "result": {"content": []}})
+            out = f"event: message\ndata: {smuggled}\n\nevent: message\ndata: {done}\n\n".encode()
+            sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: " +
+                         str(len(out)).encode() + b"\r\nConnection: close\r\n\r\n" + out)
+            return True
         if not isinstance(msg, dict) or msg.get("method") != "tools/list":
             return False
         cur = (msg.get("params") or {}).get("cursor")
@@ -116,6 +126,8 @@ class Recorder:
             self.release.wait(60)
             return True
         out = b"this is not json" if cur == "garbage" else res.encode()
+        if cur == "early":  # an interim answer first
+            sock.sendall(b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n")
         sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + str(len(out)).encode()
                      + b"\r\nConnection: close\r\n\r\n" + out)
         return True
@@ -323,7 +335,7 @@ pin = files_pinned=sha256:{pin_of(pinned_tool(1))}
               ok_chunk and status(r2) == 200 and got2 == [allowed], f"{r[-300:]!r} / {r2[-200:]!r} {got2}")
         huge = json.dumps(call("echo", 11, pad="x" * 300000)).encode()
         r, got = seen_after(lambda: exchange(RAW, post(huge), timeout=10))
-        check("tools: a body past what the bridge judges (256 KiB) is refused with 413, never passed unjudged",
+        check("tools: a body past what the bridge judges (239 KiB) is refused with 413, never passed unjudged",
               status(r) == 413 and not got, f"{r[:300]!r}")
         def listed(cursor=None):
             m = {"jsonrpc": "2.0", "id": 21, "method": "tools/list"}
@@ -351,6 +363,37 @@ pin = files_pinned=sha256:{pin_of(pinned_tool(1))}
               b"Mcp-Session-Id: s-1" in head and b"text/event-stream" in head and
               sse_names == ["echo", "add", "files_read"] and any(d.get("method") == "notifications/progress"
                                                                  for d in datas), f"{r[-600:]!r}")
+        r = listed("early")
+        names3 = [t.get("name") for t in (rpc(r) or {}).get("result", {}).get("tools", [])]
+        sm, got_sm = seen_after(lambda: exchange(RAW, post(json.dumps(call("files_smuggle", 51)).encode())))
+        check("tools: an answer after an interim one (103) is the one filtered; a tools/list answer a server puts "
+              "in another request's answer (by another id) is filtered too",
+              status(r) == 200 and names3 == ["echo", "add", "files_read"] and len(got_sm) == 1 and
+              status(sm) == 200 and b"slow_count" not in sm and b'"id":99' in sm and b'"id":51' in sm,
+              f"{r[-200:]!r} / {sm[-400:]!r}")
+        # what a server's parser could read otherwise: another charset, a
+        # compressed body, a key that folds into one MCP names; the
+        # server's own stream (GET)
+        utf7 = b'{"jsonrpc":"2.0","id":1,"method":"tools+AC8-call","params":{"name":"slow+AF8-count"}}'
+        r1, g1 = seen_after(lambda: exchange(RAW, post(utf7, "Content-Type: application/json; charset=utf-7\r\n")))
+        r2, g2 = seen_after(lambda: exchange(RAW, post(json.dumps(call("echo", 2)).encode(),
+                                                       "Content-Encoding: gzip\r\n")))
+        folds = [b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","Name":"slow_count"}}',
+                 b'{"jsonrpc":"2.0","id":1,"method":"x","Method":"tools/call","params":{"name":"slow_count"}}',
+                 '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"},'
+                 '"param\u017f":{"name":"slow_count"}}'.encode()]
+        fo = []
+        for b in folds:
+            r3, g3 = seen_after(lambda: exchange(RAW, post(b)))
+            fo.append((status(r3), "differs from one MCP names" in ((rpc(r3) or {}).get("error") or {}).get(
+                "message", ""), len(g3)))
+        r4 = exchange(RAW, b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
+        check("tools: what a server's parser could read unlike the judge is refused, never sent: a charset other "
+              "than UTF-8 (415), a Content-Encoding (415), a key that differs from one MCP names only in case or by "
+              "a letter Go folds (ſ); the server's own stream (GET) is not relayed (405, saying why)",
+              status(r1) == 415 and not g1 and status(r2) == 415 and not g2 and
+              all(f == (200, True, 0) for f in fo) and status(r4) == 405 and b"not relayed" in r4,
+              f"{r1[:120]!r} {r2[:120]!r} {fo} {r4[:200]!r}")
         r = listed("garbage")
         check("tools: a tools/list answer that is no JSON is not passed: a JSON-RPC error says so",
               status(r) == 200 and (rpc(r) or {}).get("error", {}).get("code") == -32603 and b"not json" not in r,
