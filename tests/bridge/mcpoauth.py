@@ -12,6 +12,7 @@ on auth.test:8445, both by name through the test's DNS, behind TLS of the
 test's CA; the server takes the one access token of the fake's state."""
 import json
 import os
+import socket
 import subprocess
 import threading
 import time
@@ -79,6 +80,15 @@ def cases(a, work, certs, dns, check):
                                     FAKE_TOKEN_PATH="/oauth/token", FAKE_CLIENT_ID="cid-mcp",
                                     FAKE_CLIENT_SECRET=SECRET))
     tok.stdout.readline()
+    # the server listening before ward asks it anything: Node starts slowly
+    # under load (an ASan run beside the other stream), and a refused
+    # connect would fail the first request
+    for _ in range(600):
+        try:
+            socket.create_connection(("203.0.113.22", 8444), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.05)
     auth = os.path.join(work, "mcp-auth.json")
     src = os.path.join(work, "oauth-mcp.json")
     with open(src, "w") as f:
