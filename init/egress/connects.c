@@ -138,9 +138,11 @@ int guard_answer_connect(struct guard *g, int listener, const struct seccomp_not
 		struct refusal f = { req->data.nr == __NR_connect ? "connect" : "fast open", d.family, { 0 }, d.port,
 				     ENETUNREACH, (pid_t)req->pid };
 		memcpy(f.addr, d.addr, sizeof f.addr);
+		/* said before it is answered: when the agent's connect
+		 * returns, its line is in the agent's file already */
+		refusals_note(&g->refusals, &f, now);
 		if (answer(listener, id, ENETUNREACH) != 0)
 			return -ENOENT; /* the caller went away meanwhile */
-		refusals_note(&g->refusals, &f, now);
 	}
 	return 0;
 }
