@@ -460,6 +460,11 @@ static void judge(struct loop *l, struct conn *c)
 	/* every answer to a request with a body is filtered: a server may
 	 * answer tools/list in another request's answer (by its id) */
 	c->list_filter = 1;
+	if (!(c->tl = toolslist_new(r.want, r.n_want, 0))) {
+		tools_result_free(&r);
+		refuse(l, c, 503, "out of memory");
+		return;
+	}
 	c->lists_tools = r.lists;
 	c->tool_args = r.args; /* the connection's now */
 	r.args = NULL;
@@ -852,84 +857,77 @@ static int client_may_keep(const struct conn *c)
 	       !c->client_fin && http_should_keep_alive(&c->req.parser);
 }
 
-/* The answer to a request that lists tools on a judged route: kept
- * whole (or until its SSE stream holds the response), filtered
- * (toolslist.h), then relayed as one answer with its length. */
+/* What the filter gave for the client, after what is held for it: the
+ * buffer grows to hold it (an SSE answer's events, or a JSON answer whole;
+ * the upstream is read again only once what is held went out). */
+static int list_hold(struct conn *c, const struct toolslist_out *o)
+{
+	if (!o->len)
+		return 0;
+	if (c->u2c_len + o->len > RESP_CAP) {
+		char *g = realloc(c->u2c, c->u2c_len + o->len);
+		if (!g)
+			return -1;
+		c->u2c = g;
+	}
+	memcpy(c->u2c + c->u2c_len, o->resp, o->len);
+	c->u2c_len += o->len;
+	return 0;
+}
+
+/* The answer to a request with a body on a judged route, as it comes:
+ * each read goes through the filter (toolslist.h), and what it gives goes
+ * to the client: an SSE answer event by event, a JSON one whole. */
 static void list_read(struct loop *l, struct conn *c)
 {
+	char buf[16384];
 	struct toolslist_out o;
 	enum toolslist_state st;
 	ssize_t n;
 
 	do {
-		if (c->lresp_len == c->lresp_cap) {
-			size_t cap = c->lresp_cap ? 2 * c->lresp_cap : RESP_BUF;
-			char *g = cap <= TOOLSLIST_MAX + HTTP_MAX_HEAD ? realloc(c->lresp, cap) : NULL;
-			if (!g) {
-				refuse(l, c, 502, "the server's tools/list answer is too large to filter (8 MiB at most)");
-				return;
-			}
-			c->lresp = g;
-			c->lresp_cap = cap;
-		}
-		n = conn_recv(c, c->lresp + c->lresp_len, c->lresp_cap - c->lresp_len);
+		n = conn_recv(c, buf, sizeof buf);
 		if (n == -1) {
 			conn_rearm(l, c);
 			return;
 		}
-		if (n > 0) {
+		if (n > 0)
 			c->got_bytes = 1;
-			c->lresp_len += (size_t)n;
-		} else {
-			c->up_eof = 1;
-		}
-		/* each try parses what came so far: an answer in many small
-		 * pieces costs more tries; LIST_WORK_MAX bytes parsed at most */
-		c->lresp_work += c->lresp_len;
-		if (c->lresp_work > LIST_WORK_MAX) {
-			refuse(l, c, 502, "the server's answer came in too many pieces to filter");
+		st = toolslist_feed(c->tl, c->route->tools, c->route->name, buf, n > 0 ? (size_t)n : 0, n <= 0,
+				    l->pin_seen ? l->pin_seen[c->route - l->routes->v] : NULL, &o);
+		if (st != TL_FAIL && list_hold(c, &o) != 0)
+			st = TL_FAIL, o.why = "out of memory";
+		free(o.resp);
+		if (st == TL_FAIL) {
+			if (!c->resp_head_done) {
+				refuse(l, c, 502, o.why);
+			} else { /* its head went: the answer is cut */
+				c->req.why = o.why;
+				c->cut = 1;
+				close_conn(l, c);
+			}
 			return;
 		}
-		st = toolslist_try(c->route->tools, c->route->name, c->lresp, c->lresp_len, c->up_eof,
-				   l->pin_seen ? l->pin_seen[c->route - l->routes->v] : NULL, &o);
-	} while (st == TL_MORE && !c->up_eof && c->tls && tls_pending(c->tls));
-	if (st == TL_MORE) {
-		conn_rearm(l, c);
-		return;
-	}
-	free(c->lresp);
-	c->lresp = NULL;
-	c->lresp_len = c->lresp_cap = 0;
-	if (st == TL_FAIL) {
-		refuse(l, c, 502, o.why);
-		return;
-	}
-	if (o.len > RESP_CAP) {
-		char *g = realloc(c->u2c, o.len);
-		if (!g) {
-			free(o.resp);
-			refuse(l, c, 502, "out of memory");
-			return;
+		if (o.len) {
+			c->status = o.status;
+			c->resp_head_done = c->resp_framed = 1;
+			c->client_keep = 0; /* the answer says Connection: close */
 		}
-		c->u2c = g;
+		c->tools_hidden += o.removed;
+		if (o.changed)
+			log_warn("bridge: route=%s tool=%s changed since it was pinned (%d tool(s) in this answer): taken "
+				 "out of the list, its calls refused", c->route->name, o.changed_name, o.changed);
+	} while (st == TL_MORE && c->tls && tls_pending(c->tls) && c->u2c_len < c->u2c_room);
+	if (st == TL_DONE) {
+		toolslist_free(c->tl);
+		c->tl = NULL;
+		c->up_eof = 1; /* the upstream is done with */
 	}
-	memcpy(c->u2c, o.resp, o.len);
-	free(o.resp);
-	c->u2c_len = o.len;
-	c->u2c_off = 0;
-	c->status = o.status;
-	c->tools_hidden = o.removed;
-	if (o.changed)
-		log_warn("bridge: route=%s tool=%s changed since it was pinned (%d tool(s) in this answer): taken out of "
-			 "the list, its calls refused", c->route->name, o.changed_name, o.changed);
-	c->resp_head_done = c->resp_framed = 1;
-	c->client_keep = 0; /* the answer says Connection: close */
-	c->up_eof = 1;	    /* the upstream is done with */
-	if (flush(c->cfd, c->u2c, &c->u2c_off, &c->u2c_len, &c->bytes_out) < 0) {
+	if (c->u2c_len && flush(c->cfd, c->u2c, &c->u2c_off, &c->u2c_len, &c->bytes_out) < 0) {
 		client_gone(l, c);
 		return;
 	}
-	if (c->u2c_len == 0) {
+	if (c->up_eof && c->u2c_len == 0) {
 		finish(l, c);
 		return;
 	}

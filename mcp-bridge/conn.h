@@ -37,10 +37,6 @@
 /* a judged route's request body (tools.h), as sent and decoded: at most
  * this much (the rewritten head and it stay in c2u whole), or 413 */
 #define JUDGED_BODY_MAX (REQ_BUF - HTTP_MAX_HEAD - 1024)
-/* a judged route's answer is parsed afresh at each read until it is whole:
- * this many bytes parsed in all for one answer, at most, or 502 */
-#define LIST_WORK_MAX ((uint64_t)64 << 20)
-
 /* C_RESOLVING: waiting for a lookup of the upstream's name (dial.h).
  * C_STREAM: a stream route's connection, its upstream ready (stream.c).
  * C_RETRY: a unix upstream's backlog was full (connect: EAGAIN); tried
@@ -110,9 +106,7 @@ struct conn {
 	int lists_tools;	/* it asked for tools/list (its audit line says how many were hidden) */
 	char *tool_args;	/* audit_args: the call's arguments as its audit line shows them, or NULL */
 	int tools_hidden;	/* tools taken out of that answer */
-	char *lresp;		/* the upstream's answer so far, as sent */
-	size_t lresp_len, lresp_cap;
-	uint64_t lresp_work;	/* bytes parsed for it so far (LIST_WORK_MAX) */
+	struct toolslist *tl;	/* the filter its answer goes through (list_filter) */
 	size_t head_used;   /* bytes of head that are the request's (head, then body), once checked */
 	char why[1024]; /* a refusal's reason that is not a constant */
 	int shut_up, shut_client; /* a stream: the end passed on to each side */

@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "mcp-bridge/dial.h"
 #include "mcp-bridge/stream.h"
+#include "mcp-bridge/toolslist.h"
 #include "mcp-bridge/tunnel.h"
 
 /* The upstream stopped taking the request (it closed, or answered early,
@@ -103,7 +104,7 @@ void reap_dead(struct loop *l)
 		conn_free_tls(c);
 		free(c->tun);
 		free(c->held);
-		free(c->lresp);
+		toolslist_free(c->tl);
 		free(c->tool_args);
 		http_req_free_body(&c->req);
 		free(c->head);
@@ -285,7 +286,7 @@ void next_request(struct loop *l, struct conn *c)
 	}
 	drop_bulk(l, c);
 	free(c->held);
-	free(c->lresp);
+	toolslist_free(c->tl);
 	free(c->tool_args);
 	http_req_free_body(&c->req);
 	was = *c;

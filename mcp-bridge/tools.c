@@ -457,6 +457,46 @@ static int answer(struct tools_result *out, int status, json_t *body)
 	return out->body ? 0 : -1;
 }
 
+/* The ids of the body's requests (each message with a method and an id),
+ * as compact JSON: the answer's SSE stream ends once each has its response
+ * (toolslist.h). Past TOOLS_WANT_MAX none are kept. -1: out of memory. */
+static int note_ids(struct tools_result *out, json_t *doc)
+{
+	size_t i, n = json_is_array(doc) ? json_array_size(doc) : 1;
+
+	for (i = 0; i < n; i++) {
+		json_t *m = json_is_array(doc) ? json_array_get(doc, i) : doc, *id;
+		char *s, **g;
+		if (!json_is_object(m) || !json_is_string(json_object_get(m, "method")) ||
+		    !(id = json_object_get(m, "id")) || json_is_null(id))
+			continue;
+		if (out->n_want == TOOLS_WANT_MAX) {
+			tools_ids_free(out);
+			return 0;
+		}
+		if (!(s = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT)) ||
+		    !(g = realloc(out->want, (out->n_want + 1) * sizeof *g))) {
+			free(s);
+			tools_ids_free(out);
+			return -1;
+		}
+		out->want = g;
+		out->want[out->n_want++] = s;
+	}
+	return 0;
+}
+
+void tools_ids_free(struct tools_result *out)
+{
+	size_t i;
+
+	for (i = 0; i < out->n_want; i++)
+		free(out->want[i]);
+	free(out->want);
+	out->want = NULL;
+	out->n_want = 0;
+}
+
 int tools_judge(const struct tool_rules *r, const char *route, const char *body, size_t len,
 		const unsigned char *pin_seen, struct tools_result *out)
 {
@@ -480,6 +520,10 @@ int tools_judge(const struct tool_rules *r, const char *route, const char *body,
 		snprintf(msg, sizeof msg, "ward: route %s judges each tool call, and this body is not JSON a strict parser "
 			 "reads (line %d, column %d): not sent to the server", route, err.line, err.column);
 		return answer(out, 400, rpc_error(NULL, -32700, msg));
+	}
+	if (note_ids(out, doc) != 0) {
+		json_decref(doc);
+		return -1;
 	}
 	if (!json_is_array(doc)) {
 		j = judge_one(r, doc, &name, &out->lists, pin_seen);
@@ -541,6 +585,7 @@ int tools_judge(const struct tool_rules *r, const char *route, const char *body,
 
 void tools_result_free(struct tools_result *out)
 {
+	tools_ids_free(out);
 	free(out->body);
 	free(out->args);
 	out->body = out->args = NULL;

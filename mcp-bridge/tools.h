@@ -81,6 +81,8 @@ enum tools_verdict {
 	TOOLS_REFUSE, /* answered here: status and body (JSON) in the result */
 };
 
+#define TOOLS_WANT_MAX 64 /* request ids an answer's end is told by, at most */
+
 struct tools_result {
 	enum tools_verdict verdict;
 	int status;	     /* HTTP status of the answer: 200 (JSON-RPC errors), 202, 400 */
@@ -91,6 +93,8 @@ struct tools_result {
 	int lists;	     /* it asks for tools/list: its answer is filtered (toolslist.h) */
 	int want_args;	     /* the rules' audit_args (set by tools_judge) */
 	char *args;	     /* audit_args: the call's arguments as the audit line shows them (malloc'd), or NULL */
+	char **want;	     /* the ids of its requests, compact JSON (malloc'd): their responses end an SSE answer */
+	size_t n_want;	     /* (none when the body held more than TOOLS_WANT_MAX: the close ends it) */
 	char why[640];	     /* what was refused, for the audit line */
 };
 
@@ -101,6 +105,8 @@ struct tools_result {
 int tools_judge(const struct tool_rules *r, const char *route, const char *body, size_t len,
 		const unsigned char *pin_seen, struct tools_result *out);
 
+/* Frees out's request ids alone (want, n_want). */
+void tools_ids_free(struct tools_result *out);
 void tools_result_free(struct tools_result *out);
 
 void tools_rules_free(struct tool_rules *r);

@@ -22,6 +22,8 @@ struct parse {
 	int is_ctype;
 	int encoded; /* a Content-Encoding other than identity: its body cannot be read */
 	int is_cenc;
+	char cenc[16]; /* the Content-Encoding being read (its first bytes) */
+	size_t ce_len;
 	char *body;
 	size_t b_len, b_cap;
 	int head_done, done;
@@ -69,6 +71,9 @@ static void end_value(struct parse *ps)
 {
 	if (ps->in_value && ps->keep)
 		put(ps, "\r\n", 2);
+	/* a Content-Encoding is told whole, however its value came */
+	if (ps->in_value && ps->is_cenc && !(ps->ce_len == 8 && strncasecmp(ps->cenc, "identity", 8) == 0))
+		ps->encoded = 1;
 	ps->in_value = 0;
 }
 
@@ -100,16 +105,22 @@ static int on_value(http_parser *p, const char *at, size_t n)
 		ps->keep = !dropped(ps->name);
 		ps->is_ctype = strcasecmp(ps->name, "content-type") == 0;
 		ps->is_cenc = strcasecmp(ps->name, "content-encoding") == 0;
-		if (ps->is_cenc && !(n == 8 && strncasecmp(at, "identity", 8) == 0))
-			ps->encoded = 1;
+		ps->ce_len = 0;
 		ps->in_value = 1;
 		if (ps->keep && (put(ps, ps->name, ps->name_len) != 0 || put(ps, ": ", 2) != 0))
 			return -1;
 	}
-	if (ps->is_ctype && ps->ct_len + n < sizeof ps->ctype) {
-		memcpy(ps->ctype + ps->ct_len, at, n);
-		ps->ct_len += n;
+	/* the first bytes of each, however the value came in pieces */
+	if (ps->is_ctype) {
+		size_t k = n < sizeof ps->ctype - 1 - ps->ct_len ? n : sizeof ps->ctype - 1 - ps->ct_len;
+		memcpy(ps->ctype + ps->ct_len, at, k);
+		ps->ct_len += k;
 		ps->ctype[ps->ct_len] = '\0';
+	}
+	if (ps->is_cenc) {
+		size_t k = n < sizeof ps->cenc - ps->ce_len ? n : sizeof ps->cenc - ps->ce_len;
+		memcpy(ps->cenc + ps->ce_len, at, k);
+		ps->ce_len += k;
 	}
 	return ps->keep ? put(ps, at, n) : 0;
 }
@@ -146,6 +157,20 @@ struct fctx {
 	const struct tool_rules *r;
 	unsigned char *seen; /* the pins' state, updated; or NULL */
 	struct toolslist_out *out;
+};
+
+/* One answer being filtered: its HTTP parse (fed as the bytes come), and
+ * for an SSE body the event being gathered and what is left of the body
+ * not split into lines yet. */
+struct toolslist {
+	struct parse ps;
+	int head_sent; /* an SSE answer's head went to the client */
+	char *ev;      /* the lines of the event not ended yet, each ended by \n */
+	size_t ev_len, ev_cap;
+	char **want;	    /* the request's ids (compact JSON) still to be answered */
+	size_t n_want;
+	int any;	    /* no ids: the first response ends the answer */
+	int resp;	    /* the answer ended with an event's response */
 };
 
 /* A pinned tool as listed: its hash against the pin (and the pin's
@@ -195,22 +220,6 @@ static int filter_msg(struct fctx *f, json_t *m)
 	return removed;
 }
 
-/* Whether m is (or a batch holds) a JSON-RPC response: an id, and a
- * result or an error. */
-static int is_response(json_t *m)
-{
-	size_t i;
-
-	if (json_is_array(m)) {
-		for (i = 0; i < json_array_size(m); i++)
-			if (is_response(json_array_get(m, i)))
-				return 1;
-		return 0;
-	}
-	return json_is_object(m) && json_object_get(m, "id") &&
-	       (json_object_get(m, "result") || json_object_get(m, "error"));
-}
-
 static char *error_body(const char *route, const char *what)
 {
 	char msg[300];
@@ -239,13 +248,49 @@ static char *filter_json(struct fctx *f, const char *route, const char *body, si
 	return s;
 }
 
+/* The responses m is (or a batch holds): each takes its id off what the
+ * answer waits for; with no ids to wait for (any), the first ends it. Sets
+ * t->resp once the answer ends. -1: out of memory. */
+static int answered(struct toolslist *t, json_t *m)
+{
+	size_t i;
+	char *s;
+
+	if (json_is_array(m)) {
+		for (i = 0; i < json_array_size(m); i++)
+			if (answered(t, json_array_get(m, i)) != 0)
+				return -1;
+		return 0;
+	}
+	if (!json_is_object(m) || !json_object_get(m, "id") ||
+	    !(json_object_get(m, "result") || json_object_get(m, "error")))
+		return 0;
+	if (t->any) {
+		t->resp = 1;
+		return 0;
+	}
+	if (!t->n_want)
+		return 0; /* nothing waited for: the close ends the answer */
+	if (!(s = json_dumps(json_object_get(m, "id"), JSON_ENCODE_ANY | JSON_COMPACT)))
+		return -1;
+	for (i = 0; i < t->n_want; i++)
+		if (strcmp(t->want[i], s) == 0) {
+			free(t->want[i]);
+			t->want[i] = t->want[--t->n_want];
+			t->resp = !t->n_want;
+			break;
+		}
+	free(s);
+	return 0;
+}
+
 /* One SSE event (its lines, each ended by \n, without the blank line that
  * ends it) onto out as one data line: its JSON, rewritten when it is a
  * response that lists tools; dropped when it has no data, or data that is
  * no JSON (its other fields, id and retry, mean nothing once the answer
- * ends). *resp: it held a response. */
-static int filter_event(struct fctx *f, const char *ev, size_t n, char **out, size_t *olen,
-			size_t *ocap, int *removed, int *resp)
+ * ends). Its responses may end the answer (answered). */
+static int filter_event(struct fctx *f, struct toolslist *t, const char *ev, size_t n, char **out, size_t *olen,
+			size_t *ocap, int *removed)
 {
 	char *data = NULL, *s = NULL;
 	size_t d_len = 0, d_cap = 0, i = 0;
@@ -285,7 +330,10 @@ static int filter_event(struct fctx *f, const char *ev, size_t n, char **out, si
 	data = NULL;
 	if (!doc)
 		return 0; /* an event whose data is no JSON-RPC: dropped, never passed unjudged */
-	*resp |= is_response(doc);
+	if (answered(t, doc) != 0) {
+		json_decref(doc);
+		goto oom;
+	}
 	*removed += filter_msg(f, doc);
 	s = json_dumps(doc, JSON_COMPACT);
 	json_decref(doc);
@@ -300,47 +348,77 @@ oom:
 	return -1;
 }
 
-/* The SSE body so far, filtered event by event: lines end with \r\n, \n
- * or \r, and an empty one ends an event; an event not ended yet is left
- * out (at the stream's end the SSE rule drops it too). *resp: a response
- * was among them. A new string in *out, or -1. */
-static int filter_sse(struct fctx *f, const char *body, size_t len, char **out, size_t *olen,
-		      int *removed, int *resp)
+struct toolslist *toolslist_new(char *const *ids, size_t n, int any)
 {
-	char *ev = NULL;
-	size_t i = 0, cap = 0, ev_len = 0, ev_cap = 0;
+	struct toolslist *t = calloc(1, sizeof *t);
+	size_t i;
 
-	*out = NULL;
-	*olen = 0;
-	if (grow(out, &cap, 64) != 0)
-		return -1;
-	while (i < len) {
+	if (!t || (n && !(t->want = calloc(n, sizeof *t->want)))) {
+		free(t);
+		return NULL;
+	}
+	for (i = 0; i < n; i++)
+		if (!(t->want[t->n_want++] = strdup(ids[i]))) {
+			toolslist_free(t);
+			return NULL;
+		}
+	t->any = any;
+	http_parser_init(&t->ps.p, HTTP_RESPONSE);
+	t->ps.p.data = &t->ps;
+	return t;
+}
+
+void toolslist_free(struct toolslist *t)
+{
+	if (!t)
+		return;
+	while (t->n_want)
+		free(t->want[--t->n_want]);
+	free(t->want);
+	free(t->ps.fields);
+	free(t->ps.body);
+	free(t->ev);
+	free(t);
+}
+
+/* The SSE body's lines that came whole, filtered event by event onto out
+ * (lines end with \r\n, \n or \r, and an empty one ends an event); what
+ * they were is taken off the body, so a long stream holds only its last
+ * line and event. -1: out of memory or an event past TOOLSLIST_MAX. */
+static int filter_sse(struct fctx *f, struct toolslist *t, int eof, char **out, size_t *olen, size_t *ocap)
+{
+	struct parse *ps = &t->ps;
+	const char *body = ps->body ? ps->body : "";
+	size_t i = 0, len = ps->b_len;
+
+	/* up to the event that ends the answer, whatever came after it in
+	 * the same read: how the bytes were cut does not change the answer */
+	while (i < len && !t->resp) {
 		size_t e = i, next;
 		while (e < len && body[e] != '\n' && body[e] != '\r')
 			e++;
 		if (e == len)
 			break; /* a line not ended yet */
-		next = e + 1 + (body[e] == '\r' && e + 1 < len && body[e + 1] == '\n');
-		if (body[e] == '\r' && e + 1 == len)
+		if (body[e] == '\r' && e + 1 == len && !eof)
 			break; /* a \r that may be half of \r\n */
+		next = e + 1 + (body[e] == '\r' && e + 1 < len && body[e + 1] == '\n');
 		if (e == i) { /* an empty line: the event ends */
-			if (ev_len && filter_event(f, ev, ev_len, out, olen, &cap, removed, resp) != 0)
-				goto oom;
-			ev_len = 0;
+			if (t->ev_len && filter_event(f, t, t->ev, t->ev_len, out, olen, ocap, &f->out->removed))
+				return -1;
+			t->ev_len = 0;
 		} else {
-			if (grow(&ev, &ev_cap, ev_len + (e - i) + 1) != 0)
-				goto oom;
-			memcpy(ev + ev_len, body + i, e - i);
-			ev_len += e - i;
-			ev[ev_len++] = '\n';
+			if (t->ev_len + (e - i) + 1 > TOOLSLIST_MAX || grow(&t->ev, &t->ev_cap, t->ev_len + (e - i) + 1))
+				return -1;
+			memcpy(t->ev + t->ev_len, body + i, e - i);
+			t->ev_len += e - i;
+			t->ev[t->ev_len++] = '\n';
 		}
 		i = next;
 	}
-	free(ev);
+	if (ps->body)
+		memmove(ps->body, body + i, len - i);
+	ps->b_len = len - i;
 	return 0;
-oom:
-	free(ev);
-	return -1;
 }
 
 static const char *reason(int status)
@@ -348,99 +426,119 @@ static const char *reason(int status)
 	return status == 200 ? "OK" : status == 202 ? "Accepted" : "Answer";
 }
 
-enum toolslist_state toolslist_try(const struct tool_rules *r, const char *route, const char *raw, size_t len,
-				   int eof, unsigned char *pin_seen, struct toolslist_out *out)
+/* The answer's status line and kept fields, then the bridge's framing:
+ * a length when the body is known whole, else the close ends it. */
+static int put_head(const struct parse *ps, int status, const size_t *length, char **out, size_t *olen,
+		    size_t *ocap)
+{
+	if (grow(out, ocap, *olen + ps->f_len + 128) != 0)
+		return -1;
+	*olen += (size_t)sprintf(*out + *olen, "HTTP/1.1 %d %s\r\n", status, reason(status));
+	memcpy(*out + *olen, ps->fields ? ps->fields : "", ps->f_len);
+	*olen += ps->f_len;
+	if (length)
+		*olen += (size_t)sprintf(*out + *olen, "Content-Length: %zu\r\n", *length);
+	*olen += (size_t)sprintf(*out + *olen, "Connection: close\r\n\r\n");
+	return 0;
+}
+
+/* Parses what came: an interim answer (100 Continue, 103 Early Hints) is
+ * not the answer, the one after it is; the close ends a body only it
+ * frames. -1: malformed, or past what is kept. */
+static int parse_more(struct parse *ps, const char *raw, size_t len, int eof)
 {
 	static const http_parser_settings settings = { .on_header_field = on_field,
 						       .on_header_value = on_value,
 						       .on_headers_complete = on_headers_complete,
 						       .on_body = on_body,
 						       .on_message_complete = on_complete };
-	struct parse ps;
+	size_t used;
+
+	while (!ps->done) {
+		used = http_parser_execute(&ps->p, &settings, raw, len);
+		if (ps->done && ps->p.status_code >= 100 && ps->p.status_code < 200 && used <= len) {
+			free(ps->fields);
+			free(ps->body);
+			memset(ps, 0, sizeof *ps);
+			http_parser_init(&ps->p, HTTP_RESPONSE);
+			ps->p.data = ps;
+			raw += used;
+			len -= used;
+			continue;
+		}
+		break;
+	}
+	if (!ps->done && HTTP_PARSER_ERRNO(&ps->p) == HPE_OK && eof)
+		http_parser_execute(&ps->p, &settings, NULL, 0);
+	return ps->failed || (HTTP_PARSER_ERRNO(&ps->p) != HPE_OK && HTTP_PARSER_ERRNO(&ps->p) != HPE_PAUSED) ? -1 : 0;
+}
+
+enum toolslist_state toolslist_feed(struct toolslist *t, const struct tool_rules *r, const char *route,
+				    const char *raw, size_t len, int eof, unsigned char *pin_seen,
+				    struct toolslist_out *out)
+{
+	struct parse *ps = &t->ps;
 	enum toolslist_state st = TL_MORE;
 	char *body = NULL;
-	size_t blen = 0, used;
-	int sse, resp = 0;
+	size_t blen = 0, cap = 0;
+	int sse;
 	struct fctx f;
 
 	memset(out, 0, sizeof *out);
 	f = (struct fctx){ r, pin_seen, out };
-again:
-	memset(&ps, 0, sizeof ps);
-	http_parser_init(&ps.p, HTTP_RESPONSE);
-	ps.p.data = &ps;
-	used = http_parser_execute(&ps.p, &settings, raw, len);
-	/* an interim answer (100 Continue, 103 Early Hints) is not the
-	 * answer: the one after it is */
-	if (ps.done && ps.p.status_code >= 100 && ps.p.status_code < 200 && used > 0 && used <= len) {
-		free(ps.fields);
-		free(ps.body);
-		raw += used;
-		len -= used;
-		goto again;
+	if (parse_more(ps, raw, len, eof) != 0) {
+		out->why = ps->failed ? "the server's answer is too large to filter (8 MiB at most)"
+				      : "the server's answer is malformed HTTP";
+		return TL_FAIL;
 	}
-	if (!ps.done && HTTP_PARSER_ERRNO(&ps.p) == HPE_OK && used == len && eof)
-		http_parser_execute(&ps.p, &settings, NULL, 0); /* the close ends a body only it frames */
-	if (ps.failed || (HTTP_PARSER_ERRNO(&ps.p) != HPE_OK && HTTP_PARSER_ERRNO(&ps.p) != HPE_PAUSED)) {
-		out->why = ps.failed ? "the server's answer is too large to filter (8 MiB at most)"
-				     : "the server's answer is malformed HTTP";
-		st = TL_FAIL;
-		goto done;
-	}
-	if (!ps.head_done) {
+	if (!ps->head_done) {
 		if (eof)
-			out->why = "the server closed before its tools/list answer's head", st = TL_FAIL;
-		goto done;
+			out->why = "the server closed before its answer's head", st = TL_FAIL;
+		return st;
 	}
-	out->status = ps.p.status_code;
-	sse = strncasecmp(ps.ctype, "text/event-stream", 17) == 0;
-	if (ps.encoded && out->status >= 200 && out->status <= 299) {
+	out->status = ps->p.status_code;
+	sse = strncasecmp(ps->ctype, "text/event-stream", 17) == 0;
+	if (ps->encoded && out->status >= 200 && out->status <= 299) {
 		out->why = "the server's answer has a Content-Encoding: it cannot be filtered";
-		st = TL_FAIL;
-		goto done;
+		return TL_FAIL;
 	}
-	if (out->status >= 200 && out->status <= 299 && !sse && (ps.done || eof) && ps.b_len == 0) {
-		body = malloc(1); /* 202 Accepted, 204: nothing in it */
-		blen = 0;
-	} else if (out->status < 200 || out->status > 299) {
-		if (!ps.done && !eof)
-			goto done;
-		body = malloc(ps.b_len + 1);
-		if (body)
-			memcpy(body, ps.body ? ps.body : "", ps.b_len), blen = ps.b_len;
-	} else if (sse) {
-		if (filter_sse(&f, ps.body ? ps.body : "", ps.b_len, &body, &blen, &out->removed, &resp) != 0) {
-			out->why = "out of memory", st = TL_FAIL;
-			goto done;
+	if (out->status >= 200 && out->status <= 299 && sse) {
+		/* an SSE answer goes as it comes, event by event, each judged
+		 * whole: a server's request in it (sampling, elicitation) or
+		 * its progress reaches the client before the response, which
+		 * ends the answer (the stream may stay open after it) */
+		if (!t->head_sent && put_head(ps, out->status, NULL, &out->resp, &out->len, &cap) != 0)
+			goto oom;
+		t->head_sent = 1;
+		if (filter_sse(&f, t, eof || ps->done, &out->resp, &out->len, &cap) != 0) {
+			out->why = "an event of the server's answer is too large to filter (8 MiB at most)";
+			return TL_FAIL;
 		}
-		/* whole once it holds the response: the stream may stay open */
-		if (!resp && !ps.done && !eof)
-			goto done;
+		return t->resp || ps->done || eof ? TL_DONE : TL_MORE;
+	}
+	if (!ps->done && !eof)
+		return TL_MORE; /* a body that is judged (or passed) whole */
+	if (out->status < 200 || out->status > 299 || ps->b_len == 0) {
+		/* not 2xx: as it is; 202 Accepted, 204: nothing in it */
+		body = malloc(ps->b_len + 1);
+		if (body)
+			memcpy(body, ps->body ? ps->body : "", ps->b_len), blen = ps->b_len;
 	} else {
-		if (!ps.done && !eof)
-			goto done;
-		body = filter_json(&f, route, ps.body ? ps.body : "", ps.b_len, &out->removed);
+		body = filter_json(&f, route, ps->body ? ps->body : "", ps->b_len, &out->removed);
 		blen = body ? strlen(body) : 0;
 	}
-	if (!body) {
-		out->why = "out of memory", st = TL_FAIL;
-		goto done;
-	}
-	out->resp = malloc(ps.f_len + blen + 128);
-	if (!out->resp) {
-		out->why = "out of memory", st = TL_FAIL;
-		goto done;
-	}
-	out->len = (size_t)sprintf(out->resp, "HTTP/1.1 %d %s\r\n", out->status, reason(out->status));
-	memcpy(out->resp + out->len, ps.fields ? ps.fields : "", ps.f_len);
-	out->len += ps.f_len;
-	out->len += (size_t)sprintf(out->resp + out->len, "Content-Length: %zu\r\nConnection: close\r\n\r\n", blen);
+	if (!body || put_head(ps, out->status, &blen, &out->resp, &out->len, &cap) != 0 ||
+	    grow(&out->resp, &cap, out->len + blen + 1) != 0)
+		goto oom;
 	memcpy(out->resp + out->len, body, blen);
 	out->len += blen;
-	st = TL_DONE;
-done:
 	free(body);
-	free(ps.fields);
-	free(ps.body);
-	return st;
+	return TL_DONE;
+oom:
+	free(body);
+	free(out->resp);
+	out->resp = NULL;
+	out->len = 0;
+	out->why = "out of memory";
+	return TL_FAIL;
 }

@@ -2,19 +2,28 @@
  * allow ([route NAME] tools, deny_tools: tools.h), so the agent never
  * learns a tool it may not call.
  *
- * The bridge keeps the upstream's whole answer to a request that lists
- * tools (TOOLSLIST_MAX at most) and hands it here each time more came:
- * the head and body as sent (Content-Length, chunked, or ended by the
- * close), parsed with http-parser. A JSON body is read strictly (tools.h)
- * and each JSON-RPC response in it with result.tools loses the tools the
- * rules refuse, and the pinned ones whose hash (tools_hash) is not their
- * pin's (pin_seen, the bridge's record of each pin, says which it saw); an SSE body (text/event-stream) the same, event by event,
- * and it is whole once an event holds a response (a server may keep the
- * stream open after it). The answer the client gets is the upstream's
- * status and fields with the rewritten body, its length, and
- * Connection: close. What cannot be read is not passed unjudged: a 2xx
- * JSON body that is no JSON, or an SSE event whose data is none, becomes a
- * JSON-RPC error or is dropped. An answer that is not 2xx passes as it is.
+ * The bridge hands the upstream's answer to a request with a body here as
+ * it comes (toolslist_feed, each time more came): the head and body as
+ * sent (Content-Length, chunked, or ended by the close), parsed with
+ * http-parser as they come. A JSON body is kept whole (TOOLSLIST_MAX at
+ * most), read strictly (tools.h), and each JSON-RPC response in it with
+ * result.tools loses the tools the rules refuse and the pinned ones whose
+ * hash (tools_hash) is not their pin's (pin_seen, the bridge's record of
+ * each pin, says which it saw); the client gets the upstream's status and
+ * fields with the rewritten body, its length, and Connection: close.
+ *
+ * An SSE body (text/event-stream) goes as it comes: the head at once
+ * (ended by the close), then each event once it is whole, filtered the
+ * same way and written as one "event: message" with one data line; the
+ * answer ends with the event that holds the response to the request (a
+ * server may keep its stream open after it). So a server's own request inside the answer
+ * (sampling, elicitation) and its progress reach the client while the
+ * call runs. Only the last line and event not ended yet are kept.
+ *
+ * What cannot be read is not passed unjudged: a 2xx JSON body that is no
+ * JSON becomes a JSON-RPC error; an SSE event whose data is none, or of
+ * another type than message, is dropped. An answer that is not 2xx passes
+ * as it is.
  *
  * Pure: bytes in, bytes out (fuzzed: fuzz_toolslist). */
 #ifndef WARD_TOOLSLIST_H
@@ -28,20 +37,35 @@
 
 enum toolslist_state { TL_MORE, TL_DONE, TL_FAIL };
 
+struct toolslist; /* one answer being filtered */
+
 struct toolslist_out {
-	char *resp; /* the whole answer for the client (malloc'd) */
+	char *resp; /* bytes for the client now (malloc'd; NULL when none) */
 	size_t len;
 	int status;
-	int removed; /* tools taken out */
+	int removed; /* tools taken out, by this call */
 	int changed; /* of them, pinned ones whose hash differs */
 	char changed_name[TOOLS_NAME_MAX + 1]; /* the first of those */
 	const char *why; /* TL_FAIL: what was wrong */
 };
 
-/* The upstream's answer so far (raw, len bytes; eof: its end came) judged
- * against r (pin_seen: r's pins as seen, updated; NULL: not kept): TL_MORE (not whole yet), TL_DONE with out (free out->resp),
- * or TL_FAIL with out->why (the client gets a 502). */
-enum toolslist_state toolslist_try(const struct tool_rules *r, const char *route, const char *raw, size_t len,
-				   int eof, unsigned char *pin_seen, struct toolslist_out *out);
+/* A filter for one answer (NULL: out of memory); toolslist_free ends it.
+ * ids: the request's ids (compact JSON, tools_result's want; copied): an
+ * SSE answer ends once each has its response (a server may keep its
+ * stream open after it; a response to another id, which a server may
+ * slip in, does not end it), or at the close when there are none; any:
+ * the first response ends it, whatever its id. */
+struct toolslist *toolslist_new(char *const *ids, size_t n, int any);
+void toolslist_free(struct toolslist *t);
+
+/* The next raw bytes of the answer (len may be 0; eof: its end came)
+ * judged against r (pin_seen: r's pins as seen, updated; NULL: not kept):
+ * out holds what the client gets now, in order after what earlier calls
+ * gave (free out->resp). TL_MORE: more is to come; TL_DONE: the answer
+ * ends with out; TL_FAIL: out->why (a 502 if nothing went yet, else the
+ * client's connection is cut). */
+enum toolslist_state toolslist_feed(struct toolslist *t, const struct tool_rules *r, const char *route,
+				    const char *raw, size_t len, int eof, unsigned char *pin_seen,
+				    struct toolslist_out *out);
 
 #endif

@@ -19,88 +19,99 @@
 #define PINS_TIMEOUT_S 30     /* each request's answer */
 #define PINS_ANSWER_MAX ((size_t)8 << 20)
 
-/* Whether the answer so far is whole (its framing says so, or its SSE
- * stream holds the response). */
-static int whole(const char *buf, size_t len)
+/* What one read gave, through the filter that frames the answer
+ * (toolslist.h, with no rules: every tool stays), onto the answer kept.
+ * The state it reached. */
+static enum toolslist_state feed(struct toolslist *t, const char *in, size_t n, int eof, char **buf, size_t *len,
+				 int *status)
 {
 	static const struct tool_rules none = { 0 };
 	struct toolslist_out o;
+	enum toolslist_state st = toolslist_feed(t, &none, "pins", in, n, eof, NULL, &o);
+	char *g;
 
-	if (toolslist_try(&none, "pins", buf, len, 0, NULL, &o) != TL_DONE)
-		return 0;
-	free(o.resp);
-	return 1;
+	if (st == TL_FAIL) {
+		log_error("--mcp-pins: the server's answer: %s", o.why);
+		return TL_FAIL;
+	}
+	if (o.len) {
+		*status = o.status;
+		g = *len + o.len <= PINS_ANSWER_MAX ? realloc(*buf, *len + o.len + 1) : NULL;
+		if (!g) {
+			free(o.resp);
+			log_error("--mcp-pins: an answer larger than 8 MiB");
+			return TL_FAIL;
+		}
+		*buf = g;
+		memcpy(*buf + *len, o.resp, o.len);
+		*len += o.len;
+		(*buf)[*len] = '\0'; /* strcspn in answer_of stops here */
+		free(o.resp);
+	}
+	return st;
 }
 
-/* One request on a connection of its own, its whole answer read (the
- * request says Connection: close). A malloc'd answer and its length, or
- * NULL after logging why. */
-static char *exchange(unsigned port, const char *req, size_t rlen, size_t *alen)
+/* One request on a connection of its own, its answer read until it is
+ * whole (its framing says so, or its SSE stream holds the response: a
+ * server may keep the stream open after it), as the filter writes it: a
+ * head, then a JSON body or SSE events. A malloc'd answer, its length and
+ * status, or NULL after logging why. */
+static char *exchange(unsigned port, const char *req, size_t rlen, size_t *alen, int *status)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
 	struct timeval tv = { PINS_TIMEOUT_S, 0 };
-	size_t len = 0, cap = 65536;
-	char *buf = malloc(cap);
+	struct toolslist *t = toolslist_new(NULL, 0, 1);
+	enum toolslist_state st = TL_MORE;
+	char in[65536], *buf = NULL;
+	size_t len = 0;
 	ssize_t n;
 	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (!buf || s < 0 || setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0 ||
+	if (!t || s < 0 || setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0 ||
 	    connect(s, (struct sockaddr *)&a, sizeof a) != 0 || send(s, req, rlen, MSG_NOSIGNAL) != (ssize_t)rlen) {
 		log_error("--mcp-pins: the bridge on 127.0.0.1:%u: %s", port, strerror(errno));
 		goto fail;
 	}
-	for (;;) {
-		if (len == cap) {
-			char *g = cap < PINS_ANSWER_MAX ? realloc(buf, cap * 2) : NULL;
-			if (!g) {
-				log_error("--mcp-pins: an answer larger than 8 MiB");
-				goto fail;
-			}
-			buf = g;
-			cap *= 2;
-		}
-		n = recv(s, buf + len, cap - len, 0);
+	while (st == TL_MORE) {
+		n = recv(s, in, sizeof in, 0);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
 			log_error("--mcp-pins: reading the answer: %s", strerror(errno));
 			goto fail;
 		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (whole(buf, len))
-			break; /* a server may keep its stream open after its answer */
+		st = feed(t, in, (size_t)n, n == 0, &buf, &len, status);
+		if (st == TL_MORE && n == 0) {
+			log_error("--mcp-pins: the server's answer ended before it was whole");
+			goto fail;
+		}
 	}
+	if (st != TL_DONE)
+		goto fail;
 	close(s);
+	toolslist_free(t);
 	*alen = len;
 	return buf;
 fail:
 	if (s >= 0)
 		close(s);
+	toolslist_free(t);
 	free(buf);
 	return NULL;
 }
 
 /* The answer's JSON-RPC message (its JSON body, or its SSE event that
  * holds a response) and its Mcp-Session-Id: a new reference, or NULL. */
-static json_t *answer_of(const char *raw, size_t len, char *sid, size_t sid_size, int *status)
+static json_t *answer_of(const char *raw, size_t len, char *sid, size_t sid_size)
 {
-	static const struct tool_rules none = { 0 };
-	struct toolslist_out o;
 	const char *body, *h, *d;
 	json_t *m = NULL;
 
-	if (toolslist_try(&none, "pins", raw, len, 1, NULL, &o) != TL_DONE) {
-		log_error("--mcp-pins: the server's answer: %s", o.why ? o.why : "incomplete");
-		return NULL;
-	}
-	*status = o.status;
-	body = memmem(o.resp, o.len, "\r\n\r\n", 4);
-	body = body ? body + 4 : o.resp + o.len;
+	body = memmem(raw, len, "\r\n\r\n", 4);
+	body = body ? body + 4 : raw + len;
 	/* its session, when it gave one */
-	for (h = o.resp; h && h < body; h = memmem(h, (size_t)(body - h), "\r\n", 2), h = h ? h + 2 : NULL)
+	for (h = raw; h && h < body; h = memmem(h, (size_t)(body - h), "\r\n", 2), h = h ? h + 2 : NULL)
 		if ((size_t)(body - h) > 16 && strncasecmp(h, "Mcp-Session-Id: ", 16) == 0) {
 			size_t n = strcspn(h + 16, "\r\n");
 			if (n < sid_size) {
@@ -108,8 +119,8 @@ static json_t *answer_of(const char *raw, size_t len, char *sid, size_t sid_size
 				sid[n] = '\0';
 			}
 		}
-	m = json_loadb(body, (size_t)(o.resp + o.len - body), 0, NULL);
-	for (d = body; !m && d && d < o.resp + o.len; d = memmem(d, (size_t)(o.resp + o.len - d), "\ndata: ", 7)) {
+	m = json_loadb(body, (size_t)(raw + len - body), 0, NULL);
+	for (d = body; !m && d && d < raw + len; d = memmem(d, (size_t)(raw + len - d), "\ndata: ", 7)) {
 		const char *v = d == body ? d : d + 1;
 		if (strncmp(v, "data: ", 6) == 0) {
 			json_t *j = json_loadb(v + 6, strcspn(v + 6, "\n"), 0, NULL);
@@ -120,7 +131,6 @@ static json_t *answer_of(const char *raw, size_t len, char *sid, size_t sid_size
 		}
 		d = v + 1;
 	}
-	free(o.resp);
 	return m;
 }
 
@@ -146,11 +156,11 @@ static json_t *call(unsigned port, const char *path, const char *sid, const char
 		     body ? "POST" : "DELETE", path, port, extra, body ? strlen(body) : 0, body ? body : "");
 	if (n < 0)
 		return NULL;
-	raw = exchange(port, req, (size_t)n, &alen);
+	raw = exchange(port, req, (size_t)n, &alen, status);
 	free(req);
 	if (!raw)
 		return NULL;
-	m = answer_of(raw, alen, new_sid, sid_size, status);
+	m = answer_of(raw, alen, new_sid, sid_size);
 	free(raw);
 	return m;
 }

@@ -42,6 +42,7 @@ from probes import probes_case  # noqa: E402
 from keepalive import keep_case  # noqa: E402
 from ask import ask_case, ask_child  # noqa: E402
 from tools import tools_case  # noqa: E402
+from conformance import conformance_case  # noqa: E402
 
 
 def main():
@@ -51,7 +52,7 @@ def main():
     ap.add_argument("--helper", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build",
                                                      "tests", "helper"), help="tests/helpers/helper.c, built")
     ap.add_argument("--only", default="", help="comma-separated groups to run: wire,sdk,mcp,pi,tls,health,stall,accept,pdeath,frozen,"
-                    "restart-caps,restart-wait,check,check-mcp,check-paths,private,stream,names,login,probes,proxy,keep,ask,tools")
+                    "restart-caps,restart-wait,check,check-mcp,check-paths,private,stream,names,login,probes,proxy,keep,ask,tools,conformance")
     ap.add_argument("--tls-held", default="", help=argparse.SUPPRESS)  # CRT,KEY,PIN: tls_held_child
     ap.add_argument("--names-child", default="", help=argparse.SUPPRESS)  # WORK: names_child, in its namespace
     ap.add_argument("--proxy-child", default="", help=argparse.SUPPRESS)  # WORK: proxy_child, in its namespace
@@ -86,7 +87,7 @@ def main():
                   ("check-mcp", check_mcp_case), ("check-paths", check_paths_case),
                   ("private", private_case), ("stream", stream_case), ("names", names_case),
                   ("login", login_case), ("probes", probes_case), ("proxy", proxy_case), ("keep", keep_case),
-                  ("ask", ask_case), ("tools", tools_case))
+                  ("ask", ask_case), ("tools", tools_case), ("conformance", conformance_case))
         for name, run in groups:
             if not a.only or name in a.only.split(","):
                 run(a, work)

@@ -1,7 +1,11 @@
-/* libFuzzer target: a route's tools/list answer from its server
- * (mcp-bridge/toolslist.c), as bytes from the upstream, with its end or
- * not. A whole answer is well-formed HTTP with a length that is its
- * body's, and no tool in it (JSON or SSE) is one the rules refuse. */
+/* libFuzzer target: a route's answer from its server to a request with a
+ * body (mcp-bridge/toolslist.c), as bytes from the upstream, fed whole and
+ * fed in pieces (the first byte picks their size, the end or not, and the
+ * ids the answer waits for).
+ * - fed in pieces, the client gets byte for byte what it gets fed whole;
+ * - a JSON answer is well-formed HTTP with a length that is its body's;
+ *   an SSE one ends its head with the close; no tool in either is one the
+ *   rules refuse. */
 #define _GNU_SOURCE
 #include <jansson.h>
 #include <stdint.h>
@@ -30,38 +34,91 @@ static void no_refused(const struct tool_rules *r, json_t *m)
 	}
 }
 
+/* The answer fed in pieces of step bytes (0: whole): what the client got
+ * (malloc'd, *len), and the state it ended in. */
+static enum toolslist_state run(const struct tool_rules *r, const uint8_t *data, size_t size, size_t step, int eof,
+				int ids, char **got, size_t *len)
+{
+	static char *const want[] = { "1", "\"a\"" };
+	/* the request's ids (1 and "a"), none (the close ends it), or any response */
+	struct toolslist *t = toolslist_new(ids == 1 ? want : NULL, ids == 1 ? 2 : 0, ids == 2);
+	enum toolslist_state st = TL_MORE;
+	struct toolslist_out o;
+	size_t at = 0;
+
+	*got = NULL;
+	*len = 0;
+	if (!t)
+		abort();
+	while (st == TL_MORE) {
+		size_t n = step && size - at > step ? step : size - at;
+		int last = at + n == size;
+		st = toolslist_feed(t, r, "fuzz", (const char *)data + at, n, last && eof, NULL, &o);
+		if (o.len) {
+			*got = realloc(*got, *len + o.len);
+			if (!*got)
+				abort();
+			memcpy(*got + *len, o.resp, o.len);
+			*len += o.len;
+		}
+		free(o.resp);
+		at += n;
+		if (last)
+			break;
+	}
+	toolslist_free(t);
+	return st;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static char *allow[] = { "echo", "add" }, *deny[] = { "add_secret*" };
 	static const struct tool_rules r = { allow, 2, 1, deny, 1, NULL, 0, 0 };
-	struct toolslist_out o;
+	static const char end_of_head[] = "\r\nConnection: close\r\n\r\n";
+	enum toolslist_state whole, pieces;
+	char *a, *b;
 	const char *body, *p;
-	size_t clen = 0;
+	size_t alen, blen, clen = 0, step;
+	int eof, sse, ids, status;
 	json_t *doc;
 
-	if (toolslist_try(&r, "fuzz", (const char *)data, size, size & 1, NULL, &o) != TL_DONE)
+	if (size < 1)
 		return 0;
-	/* the head ends with the bridge's own length and close */
-	static const char end_of_head[] = "\r\nConnection: close\r\n\r\n";
-	body = memmem(o.resp, o.len, end_of_head, sizeof end_of_head - 1);
+	step = data[0] % 17 + 1;
+	eof = data[0] & 0x80;
+	ids = (data[0] >> 5) % 3;
+	data++, size--;
+	whole = run(&r, data, size, 0, eof, ids, &a, &alen);
+	pieces = run(&r, data, size, step, eof, ids, &b, &blen);
+	/* the same bytes, however they came; a failure may come at another
+	 * read, after the same bytes went */
+	if (whole != TL_FAIL && pieces != TL_FAIL && (whole != pieces || alen != blen || (alen && memcmp(a, b, alen))))
+		abort();
+	free(b);
+	if (whole != TL_DONE || !alen) {
+		free(a);
+		return 0;
+	}
+	body = memmem(a, alen, end_of_head, sizeof end_of_head - 1);
 	if (!body)
 		abort();
-	for (p = body; p > o.resp && memcmp(p, "\r\nContent-Length: ", 18) != 0; p--)
-		;
-	if (p == o.resp)
-		abort();
-	for (p += 18; p < body && *p >= '0' && *p <= '9'; p++)
-		clen = clen * 10 + (size_t)(*p - '0');
-	if (p != body || clen != o.len - (size_t)(body + sizeof end_of_head - 1 - o.resp))
-		abort();
 	body += sizeof end_of_head - 1;
-	if (o.status >= 200 && o.status <= 299) {
-		doc = json_loadb(body, clen, JSON_REJECT_DUPLICATES, NULL);
+	sse = memmem(a, (size_t)(body - a), "\r\nContent-Length: ", 18) == NULL;
+	if (!sse) {
+		p = memmem(a, (size_t)(body - a), "\r\nContent-Length: ", 18);
+		for (p += 18; *p >= '0' && *p <= '9'; p++)
+			clen = clen * 10 + (size_t)(*p - '0');
+		if (clen != alen - (size_t)(body - a))
+			abort();
+	}
+	status = alen > 9 ? atoi(a + 9) : 0;
+	if (status >= 200 && status <= 299) {
+		doc = sse ? NULL : json_loadb(body, clen, JSON_REJECT_DUPLICATES, NULL);
 		if (doc) { /* a JSON answer */
 			no_refused(&r, doc);
 			json_decref(doc);
-		} else { /* SSE: each data line (a line that begins with data:) as JSON, none refused */
-			const char *d = body, *end = body + clen;
+		} else { /* SSE (or a body that is none): each data line as JSON, none refused */
+			const char *d = body, *end = a + alen;
 			while (d < end) {
 				const char *nl = memchr(d, '\n', (size_t)(end - d)), *e = nl ? nl : end;
 				if (e - d >= 5 && memcmp(d, "data:", 5) == 0) {
@@ -76,6 +133,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 		}
 	}
-	free(o.resp);
+	free(a);
 	return 0;
 }
