@@ -456,6 +456,7 @@ static void judge(struct loop *l, struct conn *c)
 	}
 	http_req_free_body(&c->req);
 	snprintf(c->tool, sizeof c->tool, "%s", r.tool);
+	c->tool_kind = r.kind ? r.kind : "tool";
 	snprintf(c->rpc_id, sizeof c->rpc_id, "%s", r.id);
 	/* every answer to a request with a body is filtered: a server may
 	 * answer tools/list in another request's answer (by its id) */

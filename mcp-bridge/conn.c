@@ -206,13 +206,14 @@ static void conn_audit_http(const struct conn *c)
 	const char *t = conn_target_text(c, target);
 
 	char tool[TOOLS_NAME_MAX + 6 * TOOLS_ARGS_SHOWN + 100] = "";
+	const char *kind = c->tool_kind ? c->tool_kind : "tool";
 
-	/* a judged route's tool call (tools.h): which, its id, and whether
-	 * the bridge refused it */
+	/* a judged route's tool call, resource read or prompt (tools.h):
+	 * which, its id, and whether the bridge refused it */
 	if (c->tool[0])
-		snprintf(tool, sizeof tool, " tool=%s%s%s tool_verdict=%s%s%s", c->tool, c->rpc_id[0] ? " id=" : "",
-			 c->rpc_id, c->tool_refused ? "refused" : "allowed", c->tool_args ? " args=" : "",
-			 c->tool_args ? c->tool_args : "");
+		snprintf(tool, sizeof tool, " %s=%s%s%s %s_verdict=%s%s%s", kind, c->tool,
+			 c->rpc_id[0] ? " id=" : "", c->rpc_id, kind, c->tool_refused ? "refused" : "allowed",
+			 c->tool_args ? " args=" : "", c->tool_args ? c->tool_args : "");
 	else if (c->lists_tools || c->tools_hidden)
 		snprintf(tool, sizeof tool, " tools_hidden=%d", c->tools_hidden);
 	log_info("bridge: route=%s method=%s target=%s status=%d in=%llu out=%llu ms=%llu%s%s%s%s%s",

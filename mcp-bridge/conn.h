@@ -100,6 +100,7 @@ struct conn {
 	char *held;	    /* C_BODY: the body's bytes as the client sent them, after the head's */
 	size_t held_len;
 	char tool[TOOLS_NAME_MAX + 1]; /* a judged tools/call's tool, its id, and whether it was refused */
+	const char *tool_kind; /* what tool names: "tool", "resource" or "prompt" (static) */
 	char rpc_id[40];
 	int tool_refused;
 	int list_filter;	/* its answer is kept whole and filtered (toolslist.h) */

@@ -265,35 +265,53 @@ static int sign_in(struct mcp_result *r, const char *name, json_t *srv, const ch
 	return 0;
 }
 
-/* A server entry's "ward" field, the route's tool rules as [route] would
- * give them (tools.h): {"tools": [NAME...], "deny_tools": [NAME...],
- * "pins": {"TOOL": "sha256:HEX"}}. Read here, and gone from the agent's
- * copy. 0, or -1 with r->err. */
+/* One list of the "ward" field: an array of strings, each one rule. */
+static int ward_list(struct mcp_result *r, const char *name, const char *key, json_t *v, char ***list, int *n,
+		     int (*parse)(const char *, char ***, int *, const char **))
+{
+	const char *why = NULL;
+	json_t *e;
+	size_t i;
+
+	if (!json_is_array(v) || !json_array_size(v))
+		return fail(r, "server %s: \"ward\": \"%s\" is a list of strings, one rule each", name, key);
+	json_array_foreach(v, i, e)
+		if (!json_is_string(e) || strcspn(json_string_value(e), " \t,") != strlen(json_string_value(e)) ||
+		    parse(json_string_value(e), list, n, &why) != 0)
+			return fail(r, "server %s: \"ward\": \"%s\": %s", name, key, why ? why : "expected one rule a string");
+	return 0;
+}
+
+/* A server entry's "ward" field, the route's rules as [route] would give
+ * them (tools.h): {"tools": [NAME...], "deny_tools": [NAME...], "pins":
+ * {"TOOL": "sha256:HEX"}, "audit_args": BOOL, "resources": [URI-PREFIX...],
+ * "deny_resources": [...], "prompts": [NAME...], "deny_prompts": [...]}.
+ * Read here, and gone from the agent's copy. 0, or -1 with r->err. */
 static int ward_field(struct mcp_result *r, const char *name, json_t *w, struct tool_rules *t)
 {
 	const char *key, *why = NULL;
 	json_t *v, *e;
-	size_t i;
 	char pin[TOOLS_NAME_MAX + 80];
 
 	if (!json_is_object(w))
-		return fail(r, "server %s: \"ward\" is an object of tools, deny_tools and pins", name);
+		return fail(r, "server %s: \"ward\" is an object of tools, deny_tools, pins, resources and prompts", name);
 	json_object_foreach(w, key, v) {
-		int allow = strcmp(key, "tools") == 0;
-		if (allow || strcmp(key, "deny_tools") == 0) {
-			if (!json_is_array(v) || !json_array_size(v))
-				return fail(r, "server %s: \"ward\": \"%s\" is a list of tool names", name, key);
-			if (allow)
-				t->has_allow = 1;
-			json_array_foreach(v, i, e)
-				if (!json_is_string(e) || strcspn(json_string_value(e), " \t,") != strlen(json_string_value(e)) ||
-				    tools_parse(json_string_value(e), allow ? &t->allow : &t->deny,
-						allow ? &t->n_allow : &t->n_deny, &why) != 0)
-					return fail(r, "server %s: \"ward\": \"%s\": %s", name, key,
-						    why ? why : "expected tool names");
-		} else if (strcmp(key, "audit_args") == 0 && json_is_boolean(v)) {
+		int rc = 0;
+		if (strcmp(key, "tools") == 0)
+			t->has_allow = 1, rc = ward_list(r, name, key, v, &t->allow, &t->n_allow, tools_parse);
+		else if (strcmp(key, "deny_tools") == 0)
+			rc = ward_list(r, name, key, v, &t->deny, &t->n_deny, tools_parse);
+		else if (strcmp(key, "resources") == 0)
+			t->has_res_allow = 1, rc = ward_list(r, name, key, v, &t->res_allow, &t->n_res_allow, tools_parse_uris);
+		else if (strcmp(key, "deny_resources") == 0)
+			rc = ward_list(r, name, key, v, &t->res_deny, &t->n_res_deny, tools_parse_uris);
+		else if (strcmp(key, "prompts") == 0)
+			t->has_pr_allow = 1, rc = ward_list(r, name, key, v, &t->pr_allow, &t->n_pr_allow, tools_parse_prompts);
+		else if (strcmp(key, "deny_prompts") == 0)
+			rc = ward_list(r, name, key, v, &t->pr_deny, &t->n_pr_deny, tools_parse_prompts);
+		else if (strcmp(key, "audit_args") == 0 && json_is_boolean(v))
 			t->audit_args = json_is_true(v);
-		} else if (strcmp(key, "pins") == 0 && json_is_object(v)) {
+		else if (strcmp(key, "pins") == 0 && json_is_object(v)) {
 			const char *tool;
 			json_object_foreach(v, tool, e) {
 				if (!json_is_string(e) ||
@@ -303,9 +321,11 @@ static int ward_field(struct mcp_result *r, const char *name, json_t *w, struct 
 						    why ? why : "expected \"sha256:HEX\"");
 			}
 		} else {
-			return fail(r, "server %s: \"ward\": \"%s\": expected tools, deny_tools, pins (an object) or "
-				    "audit_args (true or false)", name, key);
+			return fail(r, "server %s: \"ward\": \"%s\": expected tools, deny_tools, resources, deny_resources, "
+				    "prompts, deny_prompts (lists), pins (an object) or audit_args (true or false)", name, key);
 		}
+		if (rc != 0)
+			return -1;
 	}
 	return 0;
 }

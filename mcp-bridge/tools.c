@@ -28,22 +28,36 @@ static int rule_ok(const char *s, size_t n)
 	return 1;
 }
 
-int tools_parse(const char *v, char ***list, int *n, const char **why)
+/* A URI prefix: printable ASCII, no blank or quote, a scheme (a ':'). */
+static int uri_ok(const char *s, size_t n)
+{
+	size_t i;
+
+	if (!n || n > TOOLS_URI_MAX || !memchr(s, ':', n))
+		return 0;
+	for (i = 0; i < n; i++)
+		if ((unsigned char)s[i] <= ' ' || (unsigned char)s[i] >= 0x7f || s[i] == '"')
+			return 0;
+	return 1;
+}
+
+/* The rules of one list (seps between them), each checked by ok. */
+static int parse_list(const char *v, const char *seps, int (*ok)(const char *, size_t), const char *empty,
+		      const char *bad, const char *many, char ***list, int *n, const char **why)
 {
 	const char *p = v;
 	size_t len;
 
-	p += strspn(p, " \t,");
+	p += strspn(p, seps);
 	if (!*p)
-		return *why = "expected tool names (exact, or a prefix ending in *)", -1;
+		return *why = empty, -1;
 	while (*p) {
 		char **grown;
-		len = strcspn(p, " \t,");
-		if (!rule_ok(p, len))
-			return *why = "expected tool names of A-Z a-z 0-9 _ - . (1-128), or a prefix of them ending in "
-				      "* (a * alone would be every tool)", -1;
+		len = strcspn(p, seps);
+		if (!ok(p, len))
+			return *why = bad, -1;
 		if (*n >= TOOLS_MAX_RULES)
-			return *why = "more than 128 tool rules in this route", -1;
+			return *why = many, -1;
 		grown = realloc(*list, (size_t)(*n + 1) * sizeof *grown);
 		if (!grown)
 			return *why = "out of memory", -1;
@@ -52,9 +66,31 @@ int tools_parse(const char *v, char ***list, int *n, const char **why)
 			return *why = "out of memory", -1;
 		++*n;
 		p += len;
-		p += strspn(p, " \t,");
+		p += strspn(p, seps);
 	}
 	return 0;
+}
+
+int tools_parse(const char *v, char ***list, int *n, const char **why)
+{
+	return parse_list(v, " \t,", rule_ok, "expected tool names (exact, or a prefix ending in *)",
+			  "expected tool names of A-Z a-z 0-9 _ - . (1-128), or a prefix of them ending in * (a * alone "
+			  "would be every tool)", "more than 128 tool rules in this route", list, n, why);
+}
+
+int tools_parse_prompts(const char *v, char ***list, int *n, const char **why)
+{
+	return parse_list(v, " \t,", rule_ok, "expected prompt names (exact, or a prefix ending in *)",
+			  "expected prompt names of A-Z a-z 0-9 _ - . (1-128), or a prefix of them ending in * (a * "
+			  "alone would be every prompt)", "more than 128 prompt rules in this route", list, n, why);
+}
+
+int tools_parse_uris(const char *v, char ***list, int *n, const char **why)
+{
+	return parse_list(v, " \t", uri_ok, "expected URI prefixes (file:///work/ allows every URI that begins with it)",
+			  "expected URI prefixes of printable ASCII with a scheme, like file:///work/ (1-1024 bytes, no "
+			  "blank or quote; each allows every URI that begins with it)",
+			  "more than 128 resource rules in this route", list, n, why);
 }
 
 int tools_pin_parse(const char *v, struct tool_rules *r, const char **why)
@@ -166,19 +202,69 @@ static int rule_matches(const char *rule, const char *name)
 	return strcmp(rule, name) == 0;
 }
 
-int tools_allowed(const struct tool_rules *r, const char *name)
+/* A deny list, then an allow list when it is set (each rule matched by
+ * match): whether name passes. */
+static int passes(char **allow, int n_allow, int has_allow, char **deny, int n_deny, const char *name,
+		  int (*match)(const char *, const char *))
 {
 	int i;
 
-	for (i = 0; i < r->n_deny; i++)
-		if (rule_matches(r->deny[i], name))
+	for (i = 0; i < n_deny; i++)
+		if (match(deny[i], name))
 			return 0;
-	if (!r->has_allow)
+	if (!has_allow)
 		return 1;
-	for (i = 0; i < r->n_allow; i++)
-		if (rule_matches(r->allow[i], name))
+	for (i = 0; i < n_allow; i++)
+		if (match(allow[i], name))
 			return 1;
 	return 0;
+}
+
+static int prefix_of(const char *prefix, const char *s)
+{
+	return strncmp(prefix, s, strlen(prefix)) == 0;
+}
+
+int tools_any(const struct tool_rules *r)
+{
+	return r->has_allow || r->n_deny || r->n_pins || r->audit_args || r->has_res_allow || r->n_res_deny ||
+	       r->has_pr_allow || r->n_pr_deny;
+}
+
+int tools_allowed(const struct tool_rules *r, const char *name)
+{
+	return passes(r->allow, r->n_allow, r->has_allow, r->deny, r->n_deny, name, rule_matches);
+}
+
+int tools_resource_allowed(const struct tool_rules *r, const char *uri)
+{
+	return passes(r->res_allow, r->n_res_allow, r->has_res_allow, r->res_deny, r->n_res_deny, uri, prefix_of);
+}
+
+int tools_template_allowed(const struct tool_rules *r, const char *tmpl)
+{
+	size_t lit = strcspn(tmpl, "{");
+	int i;
+
+	/* every URI it gives begins with its text up to the first '{' */
+	for (i = 0; i < r->n_res_deny; i++)
+		if (strlen(r->res_deny[i]) <= lit && strncmp(r->res_deny[i], tmpl, strlen(r->res_deny[i])) == 0)
+			return 0;
+	if (!r->has_res_allow)
+		return 1;
+	/* some may be allowed: a rule the text begins with, or one that
+	 * begins with the text */
+	for (i = 0; i < r->n_res_allow; i++) {
+		size_t n = strlen(r->res_allow[i]);
+		if (strncmp(r->res_allow[i], tmpl, n < lit ? n : lit) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+int tools_prompt_allowed(const struct tool_rules *r, const char *name)
+{
+	return passes(r->pr_allow, r->n_pr_allow, r->has_pr_allow, r->pr_deny, r->n_pr_deny, name, rule_matches);
 }
 
 static void put_list(char *buf, size_t size, size_t *at, const char *key, char **list, int n)
@@ -206,6 +292,14 @@ void tools_describe(const struct tool_rules *r, char *buf, size_t size)
 		put_list(buf, size, &at, "tools", r->allow, r->n_allow);
 	if (r->n_deny)
 		put_list(buf, size, &at, "deny_tools", r->deny, r->n_deny);
+	if (r->has_res_allow)
+		put_list(buf, size, &at, "resources", r->res_allow, r->n_res_allow);
+	if (r->n_res_deny)
+		put_list(buf, size, &at, "deny_resources", r->res_deny, r->n_res_deny);
+	if (r->has_pr_allow)
+		put_list(buf, size, &at, "prompts", r->pr_allow, r->n_pr_allow);
+	if (r->n_pr_deny)
+		put_list(buf, size, &at, "deny_prompts", r->pr_deny, r->n_pr_deny);
 	if (r->audit_args) {
 		int w = snprintf(buf + at, size - at, "%saudit_args = yes", at ? "; " : "");
 		if (w < 0 || (size_t)w >= size - at)
@@ -262,7 +356,10 @@ enum judged_msg {
 	MSG_CALL_MALFORMED,
 	MSG_CALL_CHANGED,
 	MSG_CALL_UNLISTED,
-	MSG_AMBIGUOUS
+	MSG_AMBIGUOUS,
+	MSG_RES_REFUSED,    /* a resource the rules do not let it read */
+	MSG_PROMPT_REFUSED, /* a prompt they do not let it get */
+	MSG_NAMELESS	    /* a resources/read or prompts/get without its uri or name */
 };
 
 /* Whether key is what a case-folding parser takes for want (Go's
@@ -308,34 +405,66 @@ static int ambiguous(json_t *o, const char *const *names)
 	return 0;
 }
 
-static enum judged_msg judge_one(const struct tool_rules *r, json_t *m, const char **name, int *lists,
-				 const unsigned char *pin_seen)
+/* The string params.KEY of m: 0 and *out, or -1 (missing, not a string,
+ * or with a NUL, which the rules' C strings would cut). */
+static int param_string(json_t *m, const char *key, const char **out)
 {
-	json_t *method, *params, *tool;
+	json_t *params = json_object_get(m, "params"), *v = json_is_object(params) ? json_object_get(params, key) : NULL;
+
+	if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
+		return -1;
+	*out = json_string_value(v);
+	return 0;
+}
+
+/* A resource or prompt request (resources/read, resources/subscribe,
+ * resources/unsubscribe, prompts/get) on a route whose rules name them:
+ * judged by its URI or name. MSG_OTHER for any other method. */
+static enum judged_msg judge_reach(const struct tool_rules *r, json_t *m, const char *method, const char **name,
+				   const char **kind)
+{
+	int res = strcmp(method, "resources/read") == 0 || strcmp(method, "resources/subscribe") == 0 ||
+		  strcmp(method, "resources/unsubscribe") == 0;
+
+	if (res && (r->has_res_allow || r->n_res_deny)) {
+		*kind = "resource";
+		if (param_string(m, "uri", name) != 0)
+			return MSG_NAMELESS;
+		return tools_resource_allowed(r, *name) ? MSG_CALL_OK : MSG_RES_REFUSED;
+	}
+	if (strcmp(method, "prompts/get") == 0 && (r->has_pr_allow || r->n_pr_deny)) {
+		*kind = "prompt";
+		if (param_string(m, "name", name) != 0)
+			return MSG_NAMELESS;
+		return tools_prompt_allowed(r, *name) ? MSG_CALL_OK : MSG_PROMPT_REFUSED;
+	}
+	return MSG_OTHER;
+}
+
+static enum judged_msg judge_one(const struct tool_rules *r, json_t *m, const char **name, const char **kind,
+				 int *lists, const unsigned char *pin_seen)
+{
+	json_t *method;
 	int k;
 
 	static const char *const msg_keys[] = { "jsonrpc", "id", "method", "params", NULL };
-	static const char *const param_keys[] = { "name", "arguments", NULL };
+	static const char *const param_keys[] = { "name", "arguments", "uri", NULL };
 
 	*name = NULL;
+	*kind = "tool";
 	if (json_is_object(m) &&
 	    (ambiguous(m, msg_keys) ||
 	     (json_is_object(json_object_get(m, "params")) && ambiguous(json_object_get(m, "params"), param_keys))))
 		return MSG_AMBIGUOUS;
-	if (json_is_object(m) && json_is_string(method = json_object_get(m, "method")) &&
-	    strcmp(json_string_value(method), "tools/list") == 0)
-		*lists = 1;
-	if (!json_is_object(m) || !json_is_string(method = json_object_get(m, "method")) ||
-	    strcmp(json_string_value(method), "tools/call") != 0)
+	if (!json_is_object(m) || !json_is_string(method = json_object_get(m, "method")))
 		return MSG_OTHER;
-	params = json_object_get(m, "params");
-	tool = json_is_object(params) ? json_object_get(params, "name") : NULL;
-	if (!json_is_string(tool))
-		return MSG_CALL_MALFORMED;
-	*name = json_string_value(tool);
+	if (strcmp(json_string_value(method), "tools/list") == 0)
+		*lists = 1;
+	if (strcmp(json_string_value(method), "tools/call") != 0)
+		return judge_reach(r, m, json_string_value(method), name, kind);
 	/* a name with a NUL in it is no name (JSON_ALLOW_NUL is not set: it
 	 * cannot get here, but the rules compare C strings) */
-	if (strlen(*name) != json_string_length(tool))
+	if (param_string(m, "name", name) != 0)
 		return MSG_CALL_MALFORMED;
 	if (!tools_allowed(r, *name))
 		return MSG_CALL_REFUSED;
@@ -349,7 +478,7 @@ static enum judged_msg judge_one(const struct tool_rules *r, json_t *m, const ch
 static void refusal_text(const struct tool_rules *r, const char *route, enum judged_msg j, const char *name,
 			 char *buf, size_t size)
 {
-	char rules[200], shown[TOOLS_NAME_MAX + 1];
+	char rules[300], shown[TOOLS_NAME_MAX + 1];
 
 	tools_describe(r, rules, sizeof rules);
 	if (j == MSG_AMBIGUOUS) {
@@ -361,6 +490,11 @@ static void refusal_text(const struct tool_rules *r, const char *route, enum jud
 	if (j == MSG_CALL_MALFORMED) {
 		snprintf(buf, size, "ward: a tools/call without a tool's name (params.name) is not sent to the server of "
 			 "route %s", route);
+		return;
+	}
+	if (j == MSG_NAMELESS) {
+		snprintf(buf, size, "ward: route %s judges the resources and prompts it is asked for, and this request has "
+			 "no uri or name (params.uri, params.name): not sent to the server", route);
 		return;
 	}
 	printable(name, shown, sizeof shown);
@@ -376,8 +510,9 @@ static void refusal_text(const struct tool_rules *r, const char *route, enum jud
 			 shown, route);
 		return;
 	}
-	snprintf(buf, size, "ward: the tool '%s' is not allowed on route %s ([route %s] %s); the call was not sent to "
-		 "the server", shown, route, route, rules);
+	snprintf(buf, size, "ward: the %s '%s' is not allowed on route %s ([route %s] %s); the %s was not sent to the "
+		 "server", j == MSG_RES_REFUSED ? "resource" : j == MSG_PROMPT_REFUSED ? "prompt" : "tool", shown, route,
+		 route, rules, j == MSG_CALL_REFUSED ? "call" : "request");
 }
 
 /* The call the audit line names: the first, or the first refused one
@@ -426,7 +561,7 @@ static char *args_text(json_t *args)
 	return out;
 }
 
-static void note_call(struct tools_result *out, json_t *m, const char *name, int refused)
+static void note_call(struct tools_result *out, json_t *m, const char *name, const char *kind, int refused)
 {
 	json_t *id = json_object_get(m, "id");
 	char *s;
@@ -439,6 +574,7 @@ static void note_call(struct tools_result *out, json_t *m, const char *name, int
 		out->args = args_text(json_object_get(json_object_get(m, "params"), "arguments"));
 	}
 	printable(name, out->tool, sizeof out->tool);
+	out->kind = kind;
 	out->id[0] = '\0';
 	if (json_is_string(id))
 		printable(json_string_value(id), out->id, sizeof out->id);
@@ -502,7 +638,7 @@ int tools_judge(const struct tool_rules *r, const char *route, const char *body,
 {
 	json_error_t err;
 	json_t *doc, *m, *errs;
-	const char *name;
+	const char *name, *kind;
 	enum judged_msg j;
 	char msg[646]; /* "ward: " and a why */
 	size_t i, n;
@@ -526,8 +662,8 @@ int tools_judge(const struct tool_rules *r, const char *route, const char *body,
 		return -1;
 	}
 	if (!json_is_array(doc)) {
-		j = judge_one(r, doc, &name, &out->lists, pin_seen);
-		note_call(out, doc, name, j >= MSG_CALL_REFUSED);
+		j = judge_one(r, doc, &name, &kind, &out->lists, pin_seen);
+		note_call(out, doc, name, kind, j >= MSG_CALL_REFUSED);
 		if (j == MSG_OTHER || j == MSG_CALL_OK) {
 			json_decref(doc);
 			return 0;
@@ -547,8 +683,8 @@ int tools_judge(const struct tool_rules *r, const char *route, const char *body,
 	/* a batch: judged whole */
 	n = json_array_size(doc);
 	for (i = 0; i < n; i++) {
-		j = judge_one(r, json_array_get(doc, i), &name, &out->lists, pin_seen);
-		note_call(out, json_array_get(doc, i), name, j >= MSG_CALL_REFUSED);
+		j = judge_one(r, json_array_get(doc, i), &name, &kind, &out->lists, pin_seen);
+		note_call(out, json_array_get(doc, i), name, kind, j >= MSG_CALL_REFUSED);
 		if (j >= MSG_CALL_REFUSED) {
 			if (!refused)
 				refusal_text(r, route, j, name, out->why, sizeof out->why);
@@ -564,7 +700,7 @@ int tools_judge(const struct tool_rules *r, const char *route, const char *body,
 		json_t *e = json_array_get(doc, i), *id = json_is_object(e) ? json_object_get(e, "id") : NULL;
 		if (!id)
 			continue; /* a notification (or no message): nothing to answer */
-		j = judge_one(r, e, &name, &out->lists, pin_seen);
+		j = judge_one(r, e, &name, &kind, &out->lists, pin_seen);
 		if (j >= MSG_CALL_REFUSED)
 			refusal_text(r, route, j, name, msg, sizeof msg);
 		else
@@ -601,6 +737,18 @@ void tools_rules_free(struct tool_rules *r)
 		free(r->deny[i]);
 	for (i = 0; i < r->n_pins; i++)
 		free(r->pins[i].name);
+	for (i = 0; i < r->n_res_allow; i++)
+		free(r->res_allow[i]);
+	for (i = 0; i < r->n_res_deny; i++)
+		free(r->res_deny[i]);
+	for (i = 0; i < r->n_pr_allow; i++)
+		free(r->pr_allow[i]);
+	for (i = 0; i < r->n_pr_deny; i++)
+		free(r->pr_deny[i]);
+	free(r->res_allow);
+	free(r->res_deny);
+	free(r->pr_allow);
+	free(r->pr_deny);
 	free(r->allow);
 	free(r->deny);
 	free(r->pins);

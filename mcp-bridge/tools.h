@@ -42,7 +42,22 @@ struct tool_rules {
 	struct tool_pin *pins; /* pin = ..., pin_file = ... */
 	int n_pins;
 	int audit_args; /* audit_args = yes: a call's arguments in its audit line */
+	/* resources = URI-PREFIX ..., deny_resources = ...: the resources it
+	 * may read or subscribe to (resources/read, resources/subscribe,
+	 * resources/unsubscribe), each rule a prefix of their URIs */
+	char **res_allow;
+	int n_res_allow, has_res_allow;
+	char **res_deny;
+	int n_res_deny;
+	/* prompts = NAME ..., deny_prompts = ...: the prompts it may get
+	 * (prompts/get), rules as for tools */
+	char **pr_allow;
+	int n_pr_allow, has_pr_allow;
+	char **pr_deny;
+	int n_pr_deny;
 };
+
+#define TOOLS_URI_MAX 1024 /* a resources rule: a URI prefix, at most this long */
 
 /* What the bridge saw of each pin this session (an array of n_pins, the
  * bridge's own; the rules stay the config's): a pinned tool may be called
@@ -52,6 +67,13 @@ enum pin_seen { PIN_UNSEEN, PIN_OK, PIN_CHANGED };
 /* "echo add files_*" (spaces or commas between) added to *list: 0, or -1
  * with why. */
 int tools_parse(const char *v, char ***list, int *n, const char **why);
+
+/* "echo_prompt review*" (prompts): the same as tools_parse, said of prompts. */
+int tools_parse_prompts(const char *v, char ***list, int *n, const char **why);
+
+/* "file:///work/ test://static-" (blanks between: a URI may hold a comma)
+ * added to *list: 0, or -1 with why. */
+int tools_parse_uris(const char *v, char ***list, int *n, const char **why);
 
 /* "NAME=sha256:HEX" added to r's pins: 0, or -1 with why. */
 int tools_pin_parse(const char *v, struct tool_rules *r, const char **why);
@@ -70,8 +92,22 @@ int tools_pin_index(const struct tool_rules *r, const char *name);
  * JSON_COMPACT | JSON_SORT_KEYS). 0, or -1. tool is a json_t *. */
 int tools_hash(const void *tool, unsigned char out[32]);
 
+/* Whether r holds any rule (a route with none is not judged): 1 or 0. */
+int tools_any(const struct tool_rules *r);
+
 /* Whether the rules let name be called: 1 or 0. */
 int tools_allowed(const struct tool_rules *r, const char *name);
+
+/* Whether the rules let the resource at uri be read: 1 or 0. */
+int tools_resource_allowed(const struct tool_rules *r, const char *uri);
+
+/* Whether a resource template (its uriTemplate) may stay listed: 1 when
+ * some URI it expands to may be read (its text before the first '{' is
+ * what every one of them begins with), 0 when none may. */
+int tools_template_allowed(const struct tool_rules *r, const char *tmpl);
+
+/* Whether the rules let the prompt name be got: 1 or 0. */
+int tools_prompt_allowed(const struct tool_rules *r, const char *name);
 
 /* One rule set as text for --check and messages ("tools = a b*; deny_tools = c"). */
 void tools_describe(const struct tool_rules *r, char *buf, size_t size);
@@ -88,6 +124,7 @@ struct tools_result {
 	int status;	     /* HTTP status of the answer: 200 (JSON-RPC errors), 202, 400 */
 	char *body;	     /* the answer's JSON (malloc'd), or NULL */
 	char tool[TOOLS_NAME_MAX + 1]; /* the (first) tool called, printable, for the audit line; "" if none */
+	const char *kind;    /* what tool names: "tool", "resource" (its URI) or "prompt" */
 	char id[40];	     /* its request id (a string's text, a number's digits), printable; "" if none */
 	int refused_noted;   /* tool names a refused call */
 	int lists;	     /* it asks for tools/list: its answer is filtered (toolslist.h) */

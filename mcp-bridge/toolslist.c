@@ -190,10 +190,34 @@ static int pin_holds(struct fctx *f, json_t *t, const char *name)
 	return same;
 }
 
+/* Each entry of list (an array of objects) whose string key the rules
+ * refuse (keep says), or that has no such string, taken out: how many. */
+static int drop_entries(json_t *list, const char *key, const struct tool_rules *r,
+			int (*keep)(const struct tool_rules *, const char *))
+{
+	json_t *e, *v;
+	size_t i;
+	int removed = 0;
+
+	for (i = json_is_array(list) ? json_array_size(list) : 0; i-- > 0;) {
+		e = json_array_get(list, i);
+		v = json_is_object(e) ? json_object_get(e, key) : NULL;
+		if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v) ||
+		    !keep(r, json_string_value(v))) {
+			json_array_remove(list, i);
+			removed++;
+		}
+	}
+	return removed;
+}
+
 /* A JSON-RPC response's result.tools, less the tools the rules refuse and
- * the pinned ones whose hash differs: how many went. m may be a batch. */
+ * the pinned ones whose hash differs; its result.resources,
+ * result.resourceTemplates and result.prompts less those the rules refuse,
+ * when they name any: how many went. m may be a batch. */
 static int filter_msg(struct fctx *f, json_t *m)
 {
+	const struct tool_rules *r = f->r;
 	json_t *res, *tools, *t, *name;
 	size_t i;
 	int removed = 0;
@@ -204,15 +228,24 @@ static int filter_msg(struct fctx *f, json_t *m)
 		return removed;
 	}
 	res = json_is_object(m) ? json_object_get(m, "result") : NULL;
-	tools = json_is_object(res) ? json_object_get(res, "tools") : NULL;
-	if (!json_is_array(tools))
+	if (!json_is_object(res))
 		return 0;
+	if (r->has_res_allow || r->n_res_deny) {
+		removed += drop_entries(json_object_get(res, "resources"), "uri", r, tools_resource_allowed);
+		removed += drop_entries(json_object_get(res, "resourceTemplates"), "uriTemplate", r,
+					tools_template_allowed);
+	}
+	if (r->has_pr_allow || r->n_pr_deny)
+		removed += drop_entries(json_object_get(res, "prompts"), "name", r, tools_prompt_allowed);
+	tools = json_object_get(res, "tools");
+	if (!json_is_array(tools))
+		return removed;
 	for (i = json_array_size(tools); i-- > 0;) {
 		t = json_array_get(tools, i);
 		name = json_is_object(t) ? json_object_get(t, "name") : NULL;
 		/* a tool with no name of its own cannot be allowed by one */
 		if (!json_is_string(name) || strlen(json_string_value(name)) != json_string_length(name) ||
-		    !tools_allowed(f->r, json_string_value(name)) || !pin_holds(f, t, json_string_value(name))) {
+		    !tools_allowed(r, json_string_value(name)) || !pin_holds(f, t, json_string_value(name))) {
 			json_array_remove(tools, i);
 			removed++;
 		}
@@ -226,7 +259,7 @@ static char *error_body(const char *route, const char *what)
 	json_t *e;
 	char *s;
 
-	snprintf(msg, sizeof msg, "ward: route %s's server answered tools/list with %s: not passed unjudged", route,
+	snprintf(msg, sizeof msg, "ward: route %s's server answered with %s: not passed unjudged", route,
 		 what);
 	e = json_pack("{s:s,s:n,s:{s:i,s:s}}", "jsonrpc", "2.0", "id", "error", "code", -32603, "message", msg);
 	s = e ? json_dumps(e, JSON_COMPACT) : NULL;

@@ -208,14 +208,14 @@ void config_print(const struct ward_config *cfg, FILE *out)
 				r->headers[h].source && r->headers[h].value ? r->headers[h].value : "",
 				r->headers[h].source ? "@" : "",
 				r->headers[h].source ? r->headers[h].source : "(value hidden)");
-		if (r->tools.has_allow || r->tools.n_deny || r->tools.n_pins || r->tools.audit_args) {
+		if (tools_any(&r->tools)) {
 			char rules[4096];
 			tools_describe(&r->tools, rules, sizeof rules);
 			/* one key a line, as read back */
 			for (char *p = strtok(rules, ";"); p; p = strtok(NULL, ";"))
 				fprintf(out, "%s\n", p + strspn(p, " "));
-			fprintf(out, "; each tools/call judged whole before it is sent: a tool not allowed is answered "
-				     "here with a JSON-RPC error\n");
+			fprintf(out, "; each tools/call (resources/read, prompts/get) judged whole before it is sent: one "
+				     "not allowed is answered here with a JSON-RPC error\n");
 		}
 	}
 	if (cfg->has_mcp) {

@@ -667,6 +667,20 @@ static int set_route(struct parse_ctx *ctx, const char *k, const char *v, const 
 			return tools_parse(v, &r->tools.allow, &r->tools.n_allow, why);
 		}
 		return tools_parse(v, &r->tools.deny, &r->tools.n_deny, why);
+	} else if (strcmp(k, "resources") == 0 || strcmp(k, "deny_resources") == 0) {
+		/* the MCP resources the agent may read, by URI prefix (tools.h) */
+		if (k[0] == 'r') {
+			r->tools.has_res_allow = 1;
+			return tools_parse_uris(v, &r->tools.res_allow, &r->tools.n_res_allow, why);
+		}
+		return tools_parse_uris(v, &r->tools.res_deny, &r->tools.n_res_deny, why);
+	} else if (strcmp(k, "prompts") == 0 || strcmp(k, "deny_prompts") == 0) {
+		/* the MCP prompts it may get (tools.h) */
+		if (k[0] == 'p') {
+			r->tools.has_pr_allow = 1;
+			return tools_parse_prompts(v, &r->tools.pr_allow, &r->tools.n_pr_allow, why);
+		}
+		return tools_parse_prompts(v, &r->tools.pr_deny, &r->tools.n_pr_deny, why);
 	} else if (strcmp(k, "tls_ca") == 0) {
 		if (r->tls_ca)
 			return *why = "set twice in this route", -1;
@@ -962,6 +976,10 @@ const struct key_def config_keys[] = {
 	{ SEC_ROUTE, "credential", set_route, 1, 0 },
 	{ SEC_ROUTE, "tools", set_route, 1, 0 },
 	{ SEC_ROUTE, "deny_tools", set_route, 1, 0 },
+	{ SEC_ROUTE, "resources", set_route, 1, 0 },
+	{ SEC_ROUTE, "deny_resources", set_route, 1, 0 },
+	{ SEC_ROUTE, "prompts", set_route, 1, 0 },
+	{ SEC_ROUTE, "deny_prompts", set_route, 1, 0 },
 	{ SEC_ROUTE, "pin", set_route, 1, 0 },
 	{ SEC_ROUTE, "audit_args", set_route, 1, 0 },
 	{ SEC_ROUTE, "pin_file", set_route, 1, 0 },

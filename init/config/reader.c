@@ -317,7 +317,9 @@ static void validate(struct parse_ctx *ctx)
 		const char *http_only = r->methods ? "methods" : r->path ? "path"
 				      : r->host && r->up.kind != UP_TLS ? "host" : r->n_headers ? "header"
 				      : r->tools.has_allow ? "tools" : r->tools.n_deny ? "deny_tools"
-				      : r->tools.n_pins ? "pin" : r->tools.audit_args ? "audit_args" : NULL;
+				      : r->tools.n_pins ? "pin" : r->tools.audit_args ? "audit_args"
+				      : r->tools.has_res_allow ? "resources" : r->tools.n_res_deny ? "deny_resources"
+				      : r->tools.has_pr_allow ? "prompts" : r->tools.n_pr_deny ? "deny_prompts" : NULL;
 		if (strspn(r->name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") !=
 		    strlen(r->name)) {
 			config_fail(ctx, r->line, "[route %s]: route names are letters, digits, _ and -", r->name);

@@ -68,7 +68,7 @@ int routes_build(struct route_table *t, const struct ward_config *cfg, struct mc
 			.name = c->name, .line = c->line, .port = c->port, .up = &c->up, .methods = c->methods,
 			.path = c->path, .host = c->host, .headers = c->headers, .n_headers = c->n_headers,
 			.tls_ca = c->tls_ca, .tls_pin = c->tls_pin, .stream = c->stream, .cred = c->cred,
-			.tools = c->tools.has_allow || c->tools.n_deny || c->tools.n_pins || c->tools.audit_args ? &c->tools
+			.tools = tools_any(&c->tools) ? &c->tools
 															: NULL,
 		};
 	}
@@ -88,7 +88,7 @@ int routes_build(struct route_table *t, const struct ward_config *cfg, struct mc
 			.exact = 1, /* an MCP server's URL is one endpoint, "/" or "/mcp/" too */
 			.from_mcp = 1, .headers = m->headers, .n_headers = m->n_headers,
 			.cred = mcp_cred(&t->mcp_creds[i], m, cfg),
-			.tools = m->tools.has_allow || m->tools.n_deny || m->tools.n_pins || m->tools.audit_args ? &m->tools
+			.tools = tools_any(&m->tools) ? &m->tools
 															: NULL,
 		};
 	}

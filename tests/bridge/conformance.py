@@ -28,9 +28,19 @@ from harness import NODE_DIR, pi_agent_conf, pi_home, wait_port  # noqa: E402
 SERVER_PORT, ROUTE_PORT = 18095, 17891
 SUITE = os.path.join(NODE_DIR, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
 
-# The tools each scenario calls (the suite's scenarios, by the names the
-# server gives them); a scenario not named here calls none.
+# What each scenario calls: tools by name, resources (resource:URI) and
+# prompts (prompt:NAME), as the suite's scenarios ask the server for them;
+# a scenario not named here calls none.
 CALLS = {
+    "resources-read-text": {"resource:test://static-text"},
+    "resources-read-binary": {"resource:test://static-binary"},
+    "resources-templates-read": {"resource:test://template/123/data"},
+    "resources-subscribe": {"resource:test://watched-resource"},
+    "resources-unsubscribe": {"resource:test://watched-resource"},
+    "prompts-get-simple": {"prompt:test_simple_prompt"},
+    "prompts-get-with-args": {"prompt:test_prompt_with_arguments"},
+    "prompts-get-embedded-resource": {"prompt:test_prompt_with_embedded_resource"},
+    "prompts-get-with-image": {"prompt:test_prompt_with_image"},
     "tools-call-simple-text": {"test_simple_text"},
     "tools-call-image": {"test_image_content"},
     "tools-call-audio": {"test_audio_content"},
@@ -47,9 +57,21 @@ CALLS = {
 }
 # the rules of the third run, and which of the tools above they allow
 RULES = ("tools = test_simple_text test_error_handling test_tool_with_* test_elicitation* test_sampling\n"
-         "tools = json_schema_2020_12_tool\ndeny_tools = test_elicitation_sep1330*\n")
+         "tools = json_schema_2020_12_tool\ndeny_tools = test_elicitation_sep1330*\n"
+         "resources = test://static-\ndeny_prompts = test_prompt_with_image\n")
 ALLOWED = {"test_simple_text", "test_error_handling", "test_tool_with_logging", "test_tool_with_progress",
-           "test_elicitation", "test_elicitation_sep1034_defaults", "test_sampling", "json_schema_2020_12_tool"}
+           "test_elicitation", "test_elicitation_sep1034_defaults", "test_sampling", "json_schema_2020_12_tool",
+           "resource:test://static-text", "resource:test://static-binary", "prompt:test_simple_prompt",
+           "prompt:test_prompt_with_arguments", "prompt:test_prompt_with_embedded_resource"}
+
+
+def details(outdir, scenario, check):
+    """One check's details in the suite's results (what the client saw)."""
+    for path in glob.glob(os.path.join(outdir, "**", f"server-{scenario}-*", "checks.json"), recursive=True):
+        for c in json.load(open(path)):
+            if c.get("id") == check:
+                return c.get("details") or {}
+    return {}
 
 
 def outcomes(outdir):
@@ -117,25 +139,32 @@ def conformance_case(a, work):
                         f"[route conf]\nlisten = 127.0.0.1:{ROUTE_PORT}\nupstream = tcp:127.0.0.1:{SERVER_PORT}\n"
                         f"path = /mcp\n{rules}")
             p = subprocess.run([a.ward, "-c", conf], capture_output=True, text=True, timeout=600)
-            return p, outcomes(out)
+            return p, outcomes(out), out
 
-        p, plain = through("plain", "")
+        p, plain, _ = through("plain", "")
         lost = [s for s in base if not plain.get(s, (False,))[0]]
         report("conformance: through a route with no tool rules (the suite confined, as the agent): every scenario that "
                "passes directly still passes", bool(base) and not lost,
                f"lost {[(s, plain.get(s)) for s in lost]}; rc {p.returncode} {p.stderr[-900:]}")
 
-        p, ruled = through("rules", RULES)
+        p, ruled, out = through("rules", RULES)
+        res = details(out, "resources-list", "resources-list").get("resources")
+        prompts = details(out, "prompts-list", "prompts-list").get("prompts")
+        report("conformance: the lists the client got through the route hold only what its rules allow: resources "
+               "test://static-text and test://static-binary (not test://watched-resource), every prompt but "
+               "test_prompt_with_image", res == ["test://static-text", "test://static-binary"] and
+               prompts == ["test_simple_prompt", "test_prompt_with_arguments", "test_prompt_with_embedded_resource"],
+               f"resources {res}; prompts {prompts}")
         want_pass = [s for s in base if CALLS.get(s, set()) <= ALLOWED]
         want_fail = sorted(s for s in direct if not CALLS.get(s, set()) <= ALLOWED)
         lost = [s for s in want_pass if not ruled.get(s, (False,))[0]]
-        report(f"conformance: through a route with tool rules: the {len(want_pass)} scenarios that touch only allowed "
-               "tools (or none) pass", bool(want_pass) and not lost,
+        report(f"conformance: through a route with tool, resource and prompt rules: the {len(want_pass)} scenarios that "
+               "touch only allowed tools, resources and prompts (or none) pass", bool(want_pass) and not lost,
                f"lost {[(s, ruled.get(s)) for s in lost]}; rc {p.returncode} {p.stderr[-900:]}")
         passed_anyway = [s for s in want_fail if ruled.get(s, (True,))[0]]
-        refused = [line for line in p.stderr.splitlines() if "tool_verdict=refused" in line]
-        report(f"conformance: through the same route, the {len(want_fail)} scenarios that call a tool the rules leave "
-               "out fail, each call refused by the bridge", bool(want_fail) and len(ruled) == len(direct) and not passed_anyway and
+        refused = [line for line in p.stderr.splitlines() if "_verdict=refused" in line]
+        report(f"conformance: through the same route, the {len(want_fail)} scenarios that call a tool, read a resource "
+               "or get a prompt the rules leave out fail, each request refused by the bridge", bool(want_fail) and len(ruled) == len(direct) and not passed_anyway and
                len(refused) >= len(want_fail) - 1,
                f"passed anyway {passed_anyway}; {len(refused)} refusals logged; {refused[:3]}")
     finally:
