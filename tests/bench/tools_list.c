@@ -54,7 +54,7 @@ static char *answer(size_t size, int sse, size_t *len)
 int main(int argc, char **argv)
 {
 	static char *allow[] = { "allowed_*" };
-	static const struct tool_rules r = { allow, 1, 1, NULL, 0, NULL, 0, 0 };
+	static const struct tool_rules r = { allow, 1, 1, NULL, 0, NULL, 0, 0, NULL, 0, 0, NULL, 0, NULL, 0, 0, NULL, 0 };
 	size_t size = argc > 1 ? strtoul(argv[1], NULL, 10) : 1 << 20, len;
 	int runs = argc > 2 ? atoi(argv[2]) : 50, sse, i;
 

@@ -73,7 +73,7 @@ static enum toolslist_state run(const struct tool_rules *r, const uint8_t *data,
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static char *allow[] = { "echo", "add" }, *deny[] = { "add_secret*" };
-	static const struct tool_rules r = { allow, 2, 1, deny, 1, NULL, 0, 0 };
+	static const struct tool_rules r = { allow, 2, 1, deny, 1, NULL, 0, 0, NULL, 0, 0, NULL, 0, NULL, 0, 0, NULL, 0 };
 	static const char end_of_head[] = "\r\nConnection: close\r\n\r\n";
 	enum toolslist_state whole, pieces;
 	char *a, *b;
