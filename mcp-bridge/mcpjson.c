@@ -552,6 +552,13 @@ int mcp_rewrite(const char *text, size_t len, unsigned first_port, const struct 
 		} else if (!json_is_string(json_object_get(srv, "command"))) {
 			fail(r, "server %s: neither url nor command", name);
 			skip(r, servers, name);
+		} else if (json_object_get(srv, "ward")) {
+			/* its rules could not be held: the agent itself runs a
+			 * stdio server, and the bridge never sees its messages */
+			fail(r, "server %s: \"ward\" rules hold only for a url server (the bridge judges what goes to it); a "
+			     "stdio server runs inside the sandbox, where nothing could hold them: give it a url, or drop "
+			     "its \"ward\"", name);
+			skip(r, servers, name);
 		}
 		/* stdio servers run inside the sandbox: passed through as they are */
 	}

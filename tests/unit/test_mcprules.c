@@ -175,6 +175,14 @@ static void test_mcpjson(void)
 	CHECK(mcp_rewrite(bad, strlen(bad), 7800, NULL, &r) == 0 && r.n_routes == 0 && r.n_skipped == 1 &&
 	      strstr(r.skipped[0].why, "\"resources\"") && strstr(r.skipped[0].why, "scheme"));
 	mcp_result_free(&r);
+	/* rules on a stdio server could not be held (the agent runs it):
+	 * the server is left out, saying so, and the others kept */
+	const char *stdio = "{\"mcpServers\":{\"local\":{\"command\":\"mcp-fs\",\"ward\":{\"tools\":[\"read\"]}},"
+			    "\"plain\":{\"command\":\"mcp-echo\"}}}";
+	CHECK(mcp_rewrite(stdio, strlen(stdio), 7800, NULL, &r) == 0 && r.n_skipped == 1 &&
+	      strstr(r.skipped[0].why, "server local") && strstr(r.skipped[0].why, "stdio") && r.text &&
+	      !strstr(r.text, "mcp-fs") && strstr(r.text, "mcp-echo"));
+	mcp_result_free(&r);
 }
 
 int main(void)
