@@ -517,6 +517,26 @@ static void body_read(struct loop *l, struct conn *c)
 
 /* A request's head checked as its route's (a plain proxy request's too,
  * on its own route), then sent on. */
+static void client_gone(struct loop *l, struct conn *c);
+
+/* "100 Continue" to the client, whole: a new connection's socket has the
+ * room. 0, or -1 (the client is gone). */
+static int continue_now(struct conn *c)
+{
+	static const char line[] = "HTTP/1.1 100 Continue\r\n\r\n";
+	size_t off = 0;
+
+	while (off < sizeof line - 1) {
+		ssize_t n = send(c->cfd, line + off, sizeof line - 1 - off, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		off += (size_t)n;
+	}
+	return 0;
+}
+
 static void head_checked(struct loop *l, struct conn *c)
 {
 	ssize_t n;
@@ -542,6 +562,14 @@ static void head_checked(struct loop *l, struct conn *c)
 	c->u2c_room = RESP_BUF;
 	if (!c->c2u || !c->u2c) {
 		refuse(l, c, 503, "out of memory");
+		return;
+	}
+	/* Expect: 100-continue (a hop-by-hop field, not sent on): the
+	 * client waits for a 100 before its body, which the bridge reads
+	 * itself (whole, on a judged route), so the bridge gives it the 100;
+	 * else it would wait its own timeout first (a second, for curl) */
+	if (c->req.expect_continue && !c->req.done && continue_now(c) != 0) {
+		client_gone(l, c);
 		return;
 	}
 	if (!c->route->tools) {

@@ -155,6 +155,8 @@ static int on_headers_complete(http_parser *p)
 			return req_refused(q, 403, "Upgrade is not allowed");
 		else if (field_is(f, "Host"))
 			host++;
+		else if (field_is(f, "Expect") && v->n == 12 && strncasecmp(v->p, "100-continue", 12) == 0)
+			q->expect_continue = 1;
 		else if (field_is(f, "Origin") && !r->any_origin && !loopback_origin(v))
 			return req_refused(q, 403, "Origin is not loopback");
 	}

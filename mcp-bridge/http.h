@@ -47,6 +47,7 @@ struct http_req {
 	int n_fields;
 	int field_open;	      /* the last callback was a field name */
 	int headers_done, done;
+	int expect_continue;  /* Expect: 100-continue: the client waits for a 100 before its body */
 	struct {	      /* the chunked body, checked strictly beside http-parser */
 		int state, digits;
 		uint64_t left;

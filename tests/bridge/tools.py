@@ -335,6 +335,34 @@ pin = files_pinned=sha256:{pin_of(pinned_tool(1))}
                                                                             allowed[i:i + 5] + b"\r\n"
                                                                             for i in range(0, len(allowed), 5)) +
                                                b"0\r\n\r\n"))
+        # Expect: 100-continue: the client sends its body only after a 100
+        # (this one never does without it); the bridge, which reads the
+        # body itself to judge it, gives it one
+        body = json.dumps(call("echo", 11)).encode()
+        s = socket.create_connection(("127.0.0.1", RAW), timeout=10)
+        s.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n"
+                  b"Content-Length: %d\r\n\r\n" % len(body))
+        try:
+            first = s.recv(4096)
+        except socket.timeout:
+            first = b"<timeout: no 100>"
+        cont = b""
+        if first.startswith(b"HTTP/1.1 100 Continue\r\n\r\n"):
+            n0 = len(rec.bodies)
+            s.sendall(body)
+            s.shutdown(socket.SHUT_WR)
+            cont = first
+            while True:
+                d = s.recv(65536)
+                if not d:
+                    break
+                cont += d
+            sent_on = rec.bodies[n0:]
+        s.close()
+        check("tools: a request with Expect: 100-continue gets the bridge's 100 at once, then its body is judged and "
+              "sent on, the final answer after the 100",
+              cont.startswith(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200") and b'"forwarded":true' in cont
+              and sent_on == [body], f"{first[:80]!r} {cont[-200:]!r}")
         check("tools: a chunked body sent a few bytes at a time is judged whole: refused when it calls a tool not "
               "allowed, passed (and arriving whole) when it calls one allowed",
               ok_chunk and status(r2) == 200 and got2 == [allowed], f"{r[-300:]!r} / {r2[-200:]!r} {got2}")
