@@ -727,30 +727,26 @@ void tools_result_free(struct tools_result *out)
 	out->body = out->args = NULL;
 }
 
+/* One list of rules and the strings in it. */
+static void free_list(char **v, int n)
+{
+	while (n > 0)
+		free(v[--n]);
+	free(v);
+}
+
 void tools_rules_free(struct tool_rules *r)
 {
 	int i;
 
-	for (i = 0; i < r->n_allow; i++)
-		free(r->allow[i]);
-	for (i = 0; i < r->n_deny; i++)
-		free(r->deny[i]);
 	for (i = 0; i < r->n_pins; i++)
 		free(r->pins[i].name);
-	for (i = 0; i < r->n_res_allow; i++)
-		free(r->res_allow[i]);
-	for (i = 0; i < r->n_res_deny; i++)
-		free(r->res_deny[i]);
-	for (i = 0; i < r->n_pr_allow; i++)
-		free(r->pr_allow[i]);
-	for (i = 0; i < r->n_pr_deny; i++)
-		free(r->pr_deny[i]);
-	free(r->res_allow);
-	free(r->res_deny);
-	free(r->pr_allow);
-	free(r->pr_deny);
-	free(r->allow);
-	free(r->deny);
 	free(r->pins);
+	free_list(r->allow, r->n_allow);
+	free_list(r->deny, r->n_deny);
+	free_list(r->res_allow, r->n_res_allow);
+	free_list(r->res_deny, r->n_res_deny);
+	free_list(r->pr_allow, r->n_pr_allow);
+	free_list(r->pr_deny, r->n_pr_deny);
 	memset(r, 0, sizeof *r);
 }
