@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/tcp.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -416,6 +417,29 @@ static void head_send(struct loop *l, struct conn *c)
 	connect_upstream(l, c);
 }
 
+/* the server's own stream carries what it chooses, tool lists too,
+ * outside any answer the bridge filters: not relayed on a judged route (a
+ * client takes 405 as "no stream here", the spec's answer) */
+static const char GET_JUDGED[] = "this route judges each tool call ([route] tools): the server's own stream (GET) "
+				 "is not relayed, since what it sends could not be judged";
+
+/* A judged request the head already refuses, for a client that waits for
+ * a 100 before its body (Expect: 100-continue): told now, not after a
+ * body sent for nothing. Its reason and *status, or NULL. */
+static const char *refused_by_head(const struct conn *c, int *status)
+{
+	const char *bad;
+	uint64_t len = c->req.parser.content_length;
+
+	if (c->req.parser.method == HTTP_GET)
+		return *status = 405, GET_JUDGED;
+	if ((bad = http_req_json_only(&c->req)))
+		return *status = 415, bad;
+	if (len != ULLONG_MAX && len > JUDGED_BODY_MAX)
+		return *status = 413, "request body too large for route's tool rules to judge (239 KiB at most): not sent";
+	return NULL;
+}
+
 /* A judged route's request, whole: each tool it calls judged (tools.h).
  * Passed, it is sent on; refused, the bridge answers it (JSON-RPC errors
  * with the request's ids) and nothing reaches the server. */
@@ -430,13 +454,9 @@ static void judge(struct loop *l, struct conn *c)
 		refuse(l, c, 413, "request body too large for route's tool rules to judge (239 KiB at most): not sent");
 		return;
 	}
-	/* the server's own stream carries what it chooses, tool lists too,
-	 * outside any answer the bridge filters: not relayed (a client takes
-	 * 405 as "no stream here", the spec's answer) */
 	if (c->req.parser.method == HTTP_GET) {
 		http_req_free_body(&c->req);
-		refuse(l, c, 405, "this route judges each tool call ([route] tools): the server's own stream (GET) "
-				  "is not relayed, since what it sends could not be judged");
+		refuse(l, c, 405, GET_JUDGED);
 		return;
 	}
 	if (!c->req.body_bytes) { /* DELETE: no call in it */
@@ -567,10 +587,21 @@ static void head_checked(struct loop *l, struct conn *c)
 	/* Expect: 100-continue (a hop-by-hop field, not sent on): the
 	 * client waits for a 100 before its body, which the bridge reads
 	 * itself (whole, on a judged route), so the bridge gives it the 100;
-	 * else it would wait its own timeout first (a second, for curl) */
-	if (c->req.expect_continue && !c->req.done && continue_now(c) != 0) {
-		client_gone(l, c);
-		return;
+	 * else it would wait its own timeout first (a second, for curl). Not
+	 * to HTTP/1.0 (whose expectations are ignored), and a refusal the
+	 * head already shows comes in its place. */
+	if (c->req.expect_continue && !c->req.done && c->req.parser.http_minor >= 1) {
+		int st;
+		const char *why = c->route->tools ? refused_by_head(c, &st) : NULL;
+		if (why) {
+			http_req_free_body(&c->req);
+			refuse(l, c, st, why);
+			return;
+		}
+		if (continue_now(c) != 0) {
+			client_gone(l, c);
+			return;
+		}
 	}
 	if (!c->route->tools) {
 		head_send(l, c);
@@ -922,19 +953,33 @@ static void list_read(struct loop *l, struct conn *c)
 		}
 		if (n > 0)
 			c->got_bytes = 1;
-		st = toolslist_feed(c->tl, c->route->tools, c->route->name, buf, n > 0 ? (size_t)n : 0, n <= 0,
-				    l->pin_seen ? l->pin_seen[c->route - l->routes->v] : NULL, &o);
+		/* a reset, or TLS ended without its close: not the answer's end
+		 * (a body only the close frames would pass for whole) */
+		if (n < -1) {
+			st = TL_FAIL;
+			o = (struct toolslist_out){ .why = "the server's connection failed before its answer ended" };
+		} else {
+			st = toolslist_feed(c->tl, c->route->tools, c->route->name, buf, n > 0 ? (size_t)n : 0, n == 0,
+					    l->pin_seen ? l->pin_seen[c->route - l->routes->v] : NULL, &o);
+		}
 		if (st != TL_FAIL && list_hold(c, &o) != 0)
 			st = TL_FAIL, o.why = "out of memory";
 		free(o.resp);
 		if (st == TL_FAIL) {
 			if (!c->resp_head_done) {
 				refuse(l, c, 502, o.why);
-			} else { /* its head went: the answer is cut */
-				c->req.why = o.why;
-				c->cut = 1;
-				close_conn(l, c);
+				return;
 			}
+			/* its head went: what was judged goes, then a reset, so the
+			 * client cannot take the answer for whole */
+			c->req.why = o.why;
+			c->cut = 1;
+			c->up_eof = 1;
+			if (flush(c->cfd, c->u2c, &c->u2c_off, &c->u2c_len, &c->bytes_out) < 0) {
+				client_gone(l, c);
+				return;
+			}
+			abort_client(l, c);
 			return;
 		}
 		if (o.len) {

@@ -269,6 +269,9 @@ static int sign_in(struct mcp_result *r, const char *name, json_t *srv, const ch
 static int ward_list(struct mcp_result *r, const char *name, const char *key, json_t *v, char ***list, int *n,
 		     int (*parse)(const char *, char ***, int *, const char **))
 {
+	/* one rule a string: nothing in it that would split it in two (a
+	 * URI may hold a comma, a name may not) */
+	const char *seps = parse == tools_parse_uris ? " \t" : " \t,";
 	const char *why = NULL;
 	json_t *e;
 	size_t i;
@@ -276,7 +279,7 @@ static int ward_list(struct mcp_result *r, const char *name, const char *key, js
 	if (!json_is_array(v) || !json_array_size(v))
 		return fail(r, "server %s: \"ward\": \"%s\" is a list of strings, one rule each", name, key);
 	json_array_foreach(v, i, e)
-		if (!json_is_string(e) || strcspn(json_string_value(e), " \t,") != strlen(json_string_value(e)) ||
+		if (!json_is_string(e) || strcspn(json_string_value(e), seps) != strlen(json_string_value(e)) ||
 		    parse(json_string_value(e), list, n, &why) != 0)
 			return fail(r, "server %s: \"ward\": \"%s\": %s", name, key, why ? why : "expected one rule a string");
 	return 0;

@@ -28,17 +28,72 @@ static int rule_ok(const char *s, size_t n)
 	return 1;
 }
 
-/* A URI prefix: printable ASCII, no blank or quote, a scheme (a ':'). */
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+int tools_uri_plain(const char *u, size_t n)
+{
+	static const char *const special[] = { "http", "https", "ws", "wss", "ftp", "file" };
+	size_t i, k, sl = 0, auth, end;
+	int spec = 0;
+
+	/* printable ASCII, no blank, quote or backslash (a URL parser takes
+	 * \ for /, and drops tabs and line breaks) */
+	for (i = 0; i < n; i++)
+		if ((unsigned char)u[i] <= ' ' || (unsigned char)u[i] >= 0x7f || u[i] == '"' || u[i] == '\\')
+			return 0;
+	/* a scheme in lowercase (a parser lowers it) */
+	while (sl < n && ((u[sl] >= 'a' && u[sl] <= 'z') || (sl && ((u[sl] >= '0' && u[sl] <= '9') || u[sl] == '+' ||
+								  u[sl] == '-' || u[sl] == '.'))))
+		sl++;
+	if (!sl || sl >= n || u[sl] != ':')
+		return 0;
+	for (k = 0; k < sizeof special / sizeof *special; k++)
+		spec |= strlen(special[k]) == sl && strncmp(u, special[k], sl) == 0;
+	/* an escape of a letter, digit, - . _ ~ / or \ is read as that
+	 * character by a parser that normalises: not written so here */
+	for (i = sl; i < n; i++)
+		if (u[i] == '%') {
+			int v = i + 2 < n ? hexval(u[i + 1]) * 16 + hexval(u[i + 2]) : -1;
+			if (v < 0 || hexval(u[i + 1]) < 0 || hexval(u[i + 2]) < 0 || isalnum(v) || strchr("-._~/\\", v))
+				return 0;
+		}
+	auth = sl + 1;
+	if (n - auth >= 2 && u[auth] == '/' && u[auth + 1] == '/') {
+		/* an authority in lowercase (a parser lowers a host), and none
+		 * for file: (file://localhost/ is file:///) */
+		for (end = auth + 2; end < n && u[end] != '/' && u[end] != '?' && u[end] != '#'; end++)
+			if (u[end] >= 'A' && u[end] <= 'Z')
+				return 0;
+		if (sl == 4 && strncmp(u, "file", 4) == 0 && end != auth + 2)
+			return 0;
+	} else if (spec) {
+		return 0; /* http:x is read as http://x */
+	} else {
+		end = auth;
+	}
+	/* the path: no empty segment (//) and no . or .. segment, which a
+	 * parser resolves */
+	for (i = end; i < n && u[i] != '?' && u[i] != '#'; i++) {
+		size_t seg = i + 1, e = seg;
+		if (u[i] != '/')
+			continue;
+		while (e < n && u[e] != '/' && u[e] != '?' && u[e] != '#')
+			e++;
+		if ((e < n && u[e] == '/' && e == seg) || (e - seg == 1 && u[seg] == '.') ||
+		    (e - seg == 2 && u[seg] == '.' && u[seg + 1] == '.'))
+			return 0;
+	}
+	return 1;
+}
+
+/* A URI prefix: in the plain form the judge asks of a URI, at most
+ * TOOLS_URI_MAX bytes. */
 static int uri_ok(const char *s, size_t n)
 {
-	size_t i;
-
-	if (!n || n > TOOLS_URI_MAX || !memchr(s, ':', n))
-		return 0;
-	for (i = 0; i < n; i++)
-		if ((unsigned char)s[i] <= ' ' || (unsigned char)s[i] >= 0x7f || s[i] == '"')
-			return 0;
-	return 1;
+	return n && n <= TOOLS_URI_MAX && tools_uri_plain(s, n);
 }
 
 /* The rules of one list (seps between them), each checked by ok. */
@@ -88,8 +143,9 @@ int tools_parse_prompts(const char *v, char ***list, int *n, const char **why)
 int tools_parse_uris(const char *v, char ***list, int *n, const char **why)
 {
 	return parse_list(v, " \t", uri_ok, "expected URI prefixes (file:///work/ allows every URI that begins with it)",
-			  "expected URI prefixes of printable ASCII with a scheme, like file:///work/ (1-1024 bytes, no "
-			  "blank or quote; each allows every URI that begins with it)",
+			  "expected URI prefixes in plain form, like file:///work/ (1-1024 bytes of printable ASCII: a "
+			  "lowercase scheme and host, no blank, quote or backslash, no . or .. segment or //, no escape of a "
+			  "letter, digit, - . _ ~ or /; each allows every URI that begins with it)",
 			  "more than 128 resource rules in this route", list, n, why);
 }
 
@@ -238,7 +294,22 @@ int tools_allowed(const struct tool_rules *r, const char *name)
 
 int tools_resource_allowed(const struct tool_rules *r, const char *uri)
 {
-	return passes(r->res_allow, r->n_res_allow, r->has_res_allow, r->res_deny, r->n_res_deny, uri, prefix_of);
+	/* a URI a server would read otherwise than written cannot be
+	 * judged by its prefix */
+	return tools_uri_plain(uri, strlen(uri)) &&
+	       passes(r->res_allow, r->n_res_allow, r->has_res_allow, r->res_deny, r->n_res_deny, uri, prefix_of);
+}
+
+/* Whether a deny rule is a prefix of s (its first n bytes): every URI that
+ * begins with them is denied. */
+static int denied_all(const struct tool_rules *r, const char *s, size_t n)
+{
+	int i;
+
+	for (i = 0; i < r->n_res_deny; i++)
+		if (strlen(r->res_deny[i]) <= n && strncmp(r->res_deny[i], s, strlen(r->res_deny[i])) == 0)
+			return 1;
+	return 0;
 }
 
 int tools_template_allowed(const struct tool_rules *r, const char *tmpl)
@@ -246,17 +317,21 @@ int tools_template_allowed(const struct tool_rules *r, const char *tmpl)
 	size_t lit = strcspn(tmpl, "{");
 	int i;
 
+	/* no variable: the one URI it is */
+	if (!tmpl[lit])
+		return tools_resource_allowed(r, tmpl);
 	/* every URI it gives begins with its text up to the first '{' */
-	for (i = 0; i < r->n_res_deny; i++)
-		if (strlen(r->res_deny[i]) <= lit && strncmp(r->res_deny[i], tmpl, strlen(r->res_deny[i])) == 0)
-			return 0;
+	if (!tools_uri_plain(tmpl, lit) || denied_all(r, tmpl, lit))
+		return 0;
 	if (!r->has_res_allow)
 		return 1;
 	/* some may be allowed: a rule the text begins with, or one that
-	 * begins with the text */
+	 * begins with the text, unless a deny rule covers the longer of the
+	 * two (every URI both begin with) */
 	for (i = 0; i < r->n_res_allow; i++) {
-		size_t n = strlen(r->res_allow[i]);
-		if (strncmp(r->res_allow[i], tmpl, n < lit ? n : lit) == 0)
+		const char *a = r->res_allow[i];
+		size_t n = strlen(a);
+		if (strncmp(a, tmpl, n < lit ? n : lit) == 0 && !(n > lit ? denied_all(r, a, n) : 0))
 			return 1;
 	}
 	return 0;
@@ -423,20 +498,43 @@ static int param_string(json_t *m, const char *key, const char **out)
 static enum judged_msg judge_reach(const struct tool_rules *r, json_t *m, const char *method, const char **name,
 				   const char **kind)
 {
+	int res_rules = r->has_res_allow || r->n_res_deny, pr_rules = r->has_pr_allow || r->n_pr_deny;
 	int res = strcmp(method, "resources/read") == 0 || strcmp(method, "resources/subscribe") == 0 ||
 		  strcmp(method, "resources/unsubscribe") == 0;
 
-	if (res && (r->has_res_allow || r->n_res_deny)) {
+	if (res && res_rules) {
 		*kind = "resource";
 		if (param_string(m, "uri", name) != 0)
 			return MSG_NAMELESS;
 		return tools_resource_allowed(r, *name) ? MSG_CALL_OK : MSG_RES_REFUSED;
 	}
-	if (strcmp(method, "prompts/get") == 0 && (r->has_pr_allow || r->n_pr_deny)) {
+	if (strcmp(method, "prompts/get") == 0 && pr_rules) {
 		*kind = "prompt";
 		if (param_string(m, "name", name) != 0)
 			return MSG_NAMELESS;
 		return tools_prompt_allowed(r, *name) ? MSG_CALL_OK : MSG_PROMPT_REFUSED;
+	}
+	/* a completion runs the argument completer of a prompt or a
+	 * resource template, which may tell what it holds (the file names
+	 * under a path): judged as the prompt or the template */
+	if (strcmp(method, "completion/complete") == 0 && (res_rules || pr_rules)) {
+		json_t *params = json_object_get(m, "params");
+		json_t *ref = json_is_object(params) ? json_object_get(params, "ref") : NULL;
+		json_t *type = json_is_object(ref) ? json_object_get(ref, "type") : NULL;
+		const char *t = json_is_string(type) ? json_string_value(type) : "";
+		json_t *v = strcmp(t, "ref/prompt") == 0 ? json_object_get(ref, "name")
+			  : strcmp(t, "ref/resource") == 0 ? json_object_get(ref, "uri") : NULL;
+		if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v)) {
+			*kind = "prompt";
+			return MSG_NAMELESS;
+		}
+		*name = json_string_value(v);
+		if (t[4] == 'p') {
+			*kind = "prompt";
+			return !pr_rules || tools_prompt_allowed(r, *name) ? MSG_CALL_OK : MSG_PROMPT_REFUSED;
+		}
+		*kind = "resource";
+		return !res_rules || tools_template_allowed(r, *name) ? MSG_CALL_OK : MSG_RES_REFUSED;
 	}
 	return MSG_OTHER;
 }
@@ -448,13 +546,17 @@ static enum judged_msg judge_one(const struct tool_rules *r, json_t *m, const ch
 	int k;
 
 	static const char *const msg_keys[] = { "jsonrpc", "id", "method", "params", NULL };
-	static const char *const param_keys[] = { "name", "arguments", "uri", NULL };
+	static const char *const param_keys[] = { "name", "arguments", "uri", "ref", NULL };
+	static const char *const ref_keys[] = { "type", "name", "uri", NULL };
+	json_t *params;
 
 	*name = NULL;
 	*kind = "tool";
+	params = json_is_object(m) ? json_object_get(m, "params") : NULL;
 	if (json_is_object(m) &&
-	    (ambiguous(m, msg_keys) ||
-	     (json_is_object(json_object_get(m, "params")) && ambiguous(json_object_get(m, "params"), param_keys))))
+	    (ambiguous(m, msg_keys) || (json_is_object(params) && ambiguous(params, param_keys)) ||
+	     (json_is_object(params) && json_is_object(json_object_get(params, "ref")) &&
+	      ambiguous(json_object_get(params, "ref"), ref_keys))))
 		return MSG_AMBIGUOUS;
 	if (!json_is_object(m) || !json_is_string(method = json_object_get(m, "method")))
 		return MSG_OTHER;
@@ -494,7 +596,8 @@ static void refusal_text(const struct tool_rules *r, const char *route, enum jud
 	}
 	if (j == MSG_NAMELESS) {
 		snprintf(buf, size, "ward: route %s judges the resources and prompts it is asked for, and this request has "
-			 "no uri or name (params.uri, params.name): not sent to the server", route);
+			 "no uri or name (params.uri, params.name, or a completion's params.ref): not sent to the server",
+			 route);
 		return;
 	}
 	printable(name, shown, sizeof shown);
@@ -508,6 +611,12 @@ static void refusal_text(const struct tool_rules *r, const char *route, enum jud
 		snprintf(buf, size, "ward: the tool '%s' is pinned on route %s and the server has not listed it with its "
 			 "pinned description this session: list the tools first; the call was not sent to the server",
 			 shown, route);
+		return;
+	}
+	if (j == MSG_RES_REFUSED && !tools_uri_plain(name, strlen(name))) {
+		snprintf(buf, size, "ward: the resource URI '%s' is not in plain form (a lowercase scheme and host, no . or .. "
+			 "segment, //, backslash or blank, no escape of a letter, digit or /): route %s judges a URI as written, "
+			 "and a server would read this one otherwise; the request was not sent to the server", shown, route);
 		return;
 	}
 	snprintf(buf, size, "ward: the %s '%s' is not allowed on route %s ([route %s] %s); the %s was not sent to the "

@@ -3,6 +3,7 @@
 
 #include <http_parser.h>
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,6 +171,8 @@ struct toolslist {
 	char **want;	    /* the request's ids (compact JSON) still to be answered */
 	size_t n_want;
 	int any;	    /* no ids: the first response ends the answer */
+	size_t scanned;	    /* bytes of the body's first line looked through for its end */
+	uint64_t looked;    /* bytes looked through for line ends in all (toolslist_looked) */
 	int resp;	    /* the answer ended with an event's response */
 };
 
@@ -278,6 +281,10 @@ static char *filter_json(struct fctx *f, const char *route, const char *body, si
 	*removed += filter_msg(f, doc);
 	s = json_dumps(doc, JSON_COMPACT);
 	json_decref(doc);
+	if (s && strlen(s) > 2 * TOOLSLIST_MAX) { /* numbers written again may grow: bounded */
+		free(s);
+		return error_body(route, "a body too large once written again");
+	}
 	return s;
 }
 
@@ -370,7 +377,9 @@ static int filter_event(struct fctx *f, struct toolslist *t, const char *ev, siz
 	*removed += filter_msg(f, doc);
 	s = json_dumps(doc, JSON_COMPACT);
 	json_decref(doc);
-	if (!s || grow(out, ocap, *olen + strlen(s) + 32) != 0)
+	/* written again, numbers may grow (1e-7 is 9.9999999999999995e-08):
+	 * bounded as what came is */
+	if (!s || strlen(s) > 2 * TOOLSLIST_MAX || grow(out, ocap, *olen + strlen(s) + 32) != 0)
 		goto oom;
 	*olen += (size_t)sprintf(*out + *olen, "event: message\ndata: %s\n\n", s);
 	free(s);
@@ -401,6 +410,11 @@ struct toolslist *toolslist_new(char *const *ids, size_t n, int any)
 	return t;
 }
 
+uint64_t toolslist_looked(const struct toolslist *t)
+{
+	return t->looked;
+}
+
 void toolslist_free(struct toolslist *t)
 {
 	if (!t)
@@ -422,18 +436,24 @@ static int filter_sse(struct fctx *f, struct toolslist *t, int eof, char **out, 
 {
 	struct parse *ps = &t->ps;
 	const char *body = ps->body ? ps->body : "";
-	size_t i = 0, len = ps->b_len;
+	size_t i = 0, len = ps->b_len, from = t->scanned;
 
+	t->scanned = 0;
 	/* up to the event that ends the answer, whatever came after it in
 	 * the same read: how the bytes were cut does not change the answer */
 	while (i < len && !t->resp) {
-		size_t e = i, next;
+		/* a line looked through before for its end is not again: a
+		 * long line in many small reads costs its length, once */
+		size_t start = i + from, e = start, next;
+		from = 0;
 		while (e < len && body[e] != '\n' && body[e] != '\r')
 			e++;
-		if (e == len)
-			break; /* a line not ended yet */
-		if (body[e] == '\r' && e + 1 == len && !eof)
-			break; /* a \r that may be half of \r\n */
+		t->looked += e - start;
+		if (e == len || (body[e] == '\r' && e + 1 == len && !eof)) {
+			/* a line not ended yet, or a \r that may be half of \r\n */
+			t->scanned = e - i;
+			break;
+		}
 		next = e + 1 + (body[e] == '\r' && e + 1 < len && body[e + 1] == '\n');
 		if (e == i) { /* an empty line: the event ends */
 			if (t->ev_len && filter_event(f, t, t->ev, t->ev_len, out, olen, ocap, &f->out->removed))
@@ -448,7 +468,7 @@ static int filter_sse(struct fctx *f, struct toolslist *t, int eof, char **out, 
 		}
 		i = next;
 	}
-	if (ps->body)
+	if (i && ps->body) /* what was taken, off the body */
 		memmove(ps->body, body + i, len - i);
 	ps->b_len = len - i;
 	return 0;
@@ -544,6 +564,9 @@ enum toolslist_state toolslist_feed(struct toolslist *t, const struct tool_rules
 			goto oom;
 		t->head_sent = 1;
 		if (filter_sse(&f, t, eof || ps->done, &out->resp, &out->len, &cap) != 0) {
+			free(out->resp); /* TL_FAIL gives nothing: what came of this read is not sent */
+			out->resp = NULL;
+			out->len = 0;
 			out->why = "an event of the server's answer is too large to filter (8 MiB at most)";
 			return TL_FAIL;
 		}

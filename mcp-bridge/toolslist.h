@@ -30,6 +30,7 @@
 #define WARD_TOOLSLIST_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "mcp-bridge/tools.h"
 
@@ -58,12 +59,17 @@ struct toolslist_out {
 struct toolslist *toolslist_new(char *const *ids, size_t n, int any);
 void toolslist_free(struct toolslist *t);
 
+/* The bytes of an SSE body t looked through for line ends so far: each
+ * once, however the body came (a line in many reads is not looked through
+ * again from its start at each). */
+uint64_t toolslist_looked(const struct toolslist *t);
+
 /* The next raw bytes of the answer (len may be 0; eof: its end came)
  * judged against r (pin_seen: r's pins as seen, updated; NULL: not kept):
  * out holds what the client gets now, in order after what earlier calls
  * gave (free out->resp). TL_MORE: more is to come; TL_DONE: the answer
- * ends with out; TL_FAIL: out->why (a 502 if nothing went yet, else the
- * client's connection is cut). */
+ * ends with out; TL_FAIL: out->why, and nothing in out->resp (a 502 if
+ * nothing went yet, else the client's connection is cut). */
 enum toolslist_state toolslist_feed(struct toolslist *t, const struct tool_rules *r, const char *route,
 				    const char *raw, size_t len, int eof, unsigned char *pin_seen,
 				    struct toolslist_out *out);

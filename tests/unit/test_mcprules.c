@@ -2,6 +2,7 @@
  * (resources = URI-PREFIX, deny_resources, prompts, deny_prompts): how
  * each is parsed, what a request is judged, what lists keep
  * (mcp-bridge/toolslist.c), and what stays unjudged without them. */
+#define _GNU_SOURCE
 #include <jansson.h>
 #include <stdlib.h>
 
@@ -48,6 +49,42 @@ static void test_parse(void)
 	tools_rules_free(&r);
 }
 
+/* A URI a URL parser would read otherwise than written is no URI to judge
+ * by prefix (found by a review: TEST://x, x/../y, %2e%2e, file://localhost/
+ * all went past a deny rule, the servers' parsers reading them as it). */
+static void test_plain(void)
+{
+	static const char *const plain[] = { "test://static-text", "file:///work/src/a.c", "urn:isbn:0451450523",
+					     "https://api.example/v1/items?q=a%20b#frag", "test://template/{id}/data" };
+	static const char *const odd[] = { "TEST://static/resource/2", "test://static/resource/x/../2",
+					   "test://static/./x", "file:///work/%2e%2e/etc/passwd", "file:///work/%73ecret",
+					   "file://localhost/etc/passwd", "file:////etc/passwd", "http:example.com/x",
+					   "https://API.example/x", "test://a\\b", "test://a b", "test://a/%2F", "test://a/%zz",
+					   "test://a/%2", "no-scheme", "1test://x", "test://a//b" };
+	size_t i;
+
+	for (i = 0; i < sizeof plain / sizeof *plain; i++)
+		CHECK(tools_uri_plain(plain[i], strlen(plain[i])));
+	for (i = 0; i < sizeof odd / sizeof *odd; i++)
+		if (tools_uri_plain(odd[i], strlen(odd[i])))
+			CHECK(!odd[i]); /* names the one that passed */
+	/* a deny rule holds against each way of writing what it denies */
+	struct tool_rules r = rules(NULL, "test://static/resource/2 file:///work/secret", NULL, NULL);
+	CHECK(tools_resource_allowed(&r, "test://static/resource/3"));
+	CHECK(!tools_resource_allowed(&r, "TEST://static/resource/2"));
+	CHECK(!tools_resource_allowed(&r, "test://static/resource/x/../2"));
+	CHECK(!tools_resource_allowed(&r, "file:///work/%73ecret"));
+	tools_rules_free(&r);
+	r = rules("file:///work/", NULL, NULL, NULL);
+	CHECK(!tools_resource_allowed(&r, "file:///work/../secret"));
+	CHECK(!tools_resource_allowed(&r, "file:///work/%2e%2e/secret"));
+	tools_rules_free(&r);
+	/* a rule itself in another form is refused when read */
+	const char *why = NULL;
+	CHECK(tools_parse_uris("FILE:///work/", &r.res_allow, &r.n_res_allow, &why) == -1 && strstr(why, "plain form"));
+	tools_rules_free(&r);
+}
+
 static void test_match(void)
 {
 	struct tool_rules r = rules("test://static- file:///work/", "file:///work/.git/", "review*", "review_secret");
@@ -62,10 +99,18 @@ static void test_match(void)
 	CHECK(tools_template_allowed(&r, "file:///{path}"));	   /* file:///work/x is one of them */
 	CHECK(!tools_template_allowed(&r, "file:///work/.git/{p}")); /* every one denied */
 	CHECK(!tools_template_allowed(&r, "db://{table}"));
-	CHECK(tools_template_allowed(&r, "{scheme}://x")); /* could be anything */
+	CHECK(!tools_template_allowed(&r, "{scheme}://x"));	 /* could be anything: not judged, not listed */
+	CHECK(!tools_template_allowed(&r, "file:///wo"));	 /* no variable: the one URI, not allowed */
+	CHECK(tools_template_allowed(&r, "test://static-text")); /* no variable, allowed */
+	CHECK(!tools_template_allowed(&r, "FILE:///work/{p}")); /* not plain */
 	CHECK(tools_prompt_allowed(&r, "review_code"));
 	CHECK(!tools_prompt_allowed(&r, "review_secret"));
 	CHECK(!tools_prompt_allowed(&r, "summarise"));
+	tools_rules_free(&r);
+	/* an allow rule a deny rule covers gives nothing: file:///{x} has no URI to read */
+	r = rules("file:///work/a", "file:///work/", NULL, NULL);
+	CHECK(!tools_template_allowed(&r, "file:///{x}"));
+	CHECK(!tools_template_allowed(&r, "file:///work/{x}"));
 	tools_rules_free(&r);
 	/* deny lists alone: the rest allowed */
 	r = rules(NULL, "secret://", NULL, "leak");
@@ -111,6 +156,26 @@ static void test_judge(void)
 	CHECK(!judged(&r, "[{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"prompts/get\",\"params\":{\"name\":\"ok\"}},"
 			  "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"prompts/get\",\"params\":{\"name\":\"secret\"}}]", &out));
 	tools_result_free(&out);
+	/* a completion runs a prompt's or a template's completer: judged as them */
+	CHECK(!judged(&r, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"completion/complete\",\"params\":{\"ref\":"
+			  "{\"type\":\"ref/resource\",\"uri\":\"file:///secret/{name}\"},\"argument\":{\"name\":\"name\","
+			  "\"value\":\"\"}}}", &out));
+	CHECK(out.body && strstr(out.body, "resource 'file:///secret/{name}' is not allowed"));
+	tools_result_free(&out);
+	CHECK(!judged(&r, "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"completion/complete\",\"params\":{\"ref\":"
+			  "{\"type\":\"ref/prompt\",\"name\":\"secret_plan\"}}}", &out));
+	tools_result_free(&out);
+	CHECK(judged(&r, "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"completion/complete\",\"params\":{\"ref\":"
+			 "{\"type\":\"ref/resource\",\"uri\":\"test://static-{n}\"}}}", &out));
+	tools_result_free(&out);
+	CHECK(!judged(&r, "{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"completion/complete\",\"params\":{\"ref\":"
+			  "{\"type\":\"ref/prompt\",\"name\":\"ok\",\"NAME\":\"secret\"}}}", &out));
+	tools_result_free(&out);
+	/* a URI in another form: refused, saying so */
+	CHECK(!judged(&r, "{\"jsonrpc\":\"2.0\",\"id\":13,\"method\":\"resources/read\",\"params\":{\"uri\":"
+			  "\"TEST://static-text\"}}", &out));
+	CHECK(out.body && strstr(out.body, "not in plain form"));
+	tools_result_free(&out);
 	tools_rules_free(&r);
 	/* a route with tool rules alone does not judge resources */
 	r = (struct tool_rules){ 0 };
@@ -138,8 +203,9 @@ static void test_lists(void)
 
 	CHECK(t && toolslist_feed(t, &r, "mcp", answer, strlen(answer), 1, NULL, &o) == TL_DONE);
 	CHECK(o.removed == 4);
-	body = o.resp ? strstr(o.resp, "\r\n\r\n") : NULL;
-	doc = body ? json_loads(body + 4, 0, NULL) : NULL;
+	/* the answer is bytes with a length, not a C string */
+	body = o.resp ? memmem(o.resp, o.len, "\r\n\r\n", 4) : NULL;
+	doc = body ? json_loadb(body + 4, o.len - (size_t)(body + 4 - o.resp), 0, NULL) : NULL;
 	res = json_object_get(json_array_get(doc, 0), "result");
 	CHECK(json_array_size(json_object_get(res, "resources")) == 1 &&
 	      strcmp(json_string_value(json_object_get(json_array_get(json_object_get(res, "resources"), 0), "uri")),
@@ -151,6 +217,33 @@ static void test_lists(void)
 	free(o.resp);
 	toolslist_free(t);
 	tools_rules_free(&r);
+}
+
+/* A long SSE line in many small reads is looked through once (a review
+ * found each read looked through it again from its start: minutes of the
+ * bridge's time for one 8 MiB line in 64-byte records). */
+static void test_long_line(void)
+{
+	static const struct tool_rules none = { 0 };
+	static const char head[] = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: {\"a\":\"";
+	struct toolslist *t = toolslist_new(NULL, 0, 1);
+	struct toolslist_out o;
+	char piece[64];
+	size_t i, n = 1 << 20;
+	int bad = 0;
+
+	memset(piece, 'x', sizeof piece);
+	CHECK(t && toolslist_feed(t, &none, "mcp", head, sizeof head - 1, 0, NULL, &o) == TL_MORE);
+	free(o.resp);
+	for (i = 0; i < n / sizeof piece && !bad; i++) {
+		bad |= toolslist_feed(t, &none, "mcp", piece, sizeof piece, 0, NULL, &o) != TL_MORE || o.len;
+		free(o.resp);
+	}
+	CHECK(!bad);
+	CHECK(toolslist_looked(t) <= n + 16);
+	CHECK(toolslist_feed(t, &none, "mcp", "\"}\n\n", 4, 0, NULL, &o) == TL_MORE && o.len > n); /* the event, whole */
+	free(o.resp);
+	toolslist_free(t);
 }
 
 /* The host's mcp.json: a server's "ward" field gives the same rules, and
@@ -189,8 +282,10 @@ int main(void)
 {
 	test_mcpjson();
 	test_parse();
+	test_plain();
 	test_match();
 	test_judge();
 	test_lists();
+	test_long_line();
 	return unit_done("test_mcprules");
 }
