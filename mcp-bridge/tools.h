@@ -98,15 +98,6 @@ int tools_any(const struct tool_rules *r);
 /* Whether the rules let name be called: 1 or 0. */
 int tools_allowed(const struct tool_rules *r, const char *name);
 
-/* Whether a URI (its first n bytes) is in the plain form the rules judge
- * by prefix, the form a URL parser would leave it in: printable ASCII with
- * no blank, quote or backslash; a lowercase scheme and authority ("//"
- * after the scheme for http, https, ws, wss, ftp and file; no host for
- * file); no empty, "." or ".." path segment; no escape (%XX) of a letter,
- * digit, "-._~", "/" or "\\". 1 or 0. A URI in another form is refused,
- * not judged: a server would read it otherwise than it is written. */
-int tools_uri_plain(const char *uri, size_t n);
-
 /* Whether the rules let the resource at uri be read (it plain, too): 1 or 0. */
 int tools_resource_allowed(const struct tool_rules *r, const char *uri);
 

@@ -345,13 +345,17 @@ pin = files_pinned=sha256:{pin_of(pinned_tool(1))}
         # (this one never does without it); the bridge, which reads the
         # body itself to judge it, gives it one
         body = json.dumps(call("echo", 11)).encode()
-        s = socket.create_connection(("127.0.0.1", RAW), timeout=10)
-        s.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n"
-                  b"Content-Length: %d\r\n\r\n" % len(body))
-        try:
-            first = s.recv(4096)
-        except socket.timeout:
-            first = b"<timeout: no 100>"
+
+        def expecting(ctype):
+            """A head that waits for a 100 before its body; what came first."""
+            sock = socket.create_connection(("127.0.0.1", RAW), timeout=10)
+            sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: " + ctype +
+                         b"\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n" % len(body))
+            try:
+                return sock, sock.recv(4096)
+            except socket.timeout:
+                return sock, b"<timeout>"
+        s, first = expecting(b"application/json")
         cont = b""
         if first.startswith(b"HTTP/1.1 100 Continue\r\n\r\n"):
             n0 = len(rec.bodies)
@@ -367,13 +371,7 @@ pin = files_pinned=sha256:{pin_of(pinned_tool(1))}
         s.close()
         # one the head already refuses (a body of another type): the
         # refusal, not a 100 (the client would send its body for nothing)
-        s = socket.create_connection(("127.0.0.1", RAW), timeout=10)
-        s.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nExpect: 100-continue\r\n"
-                  b"Content-Length: %d\r\n\r\n" % len(body))
-        try:
-            refused = s.recv(4096)
-        except socket.timeout:
-            refused = b"<timeout>"
+        s, refused = expecting(b"text/plain")
         s.close()
         check("tools: a request with Expect: 100-continue gets the bridge's 100 at once, then its body is judged and "
               "sent on, the final answer after the 100; one its head already refuses gets the refusal (415) in place "
@@ -725,23 +723,23 @@ def adapter_case(a, work, check):
                     "listen = 127.0.0.1:6767\n")
         return subprocess.run([a.ward, "-c", conf], capture_output=True, text=True, timeout=180)
 
+    def cache():
+        """The tools the adapter's cache in the agent dir holds now."""
+        try:
+            return sorted(t.get("name") for t in json.load(open(os.path.join(home, "agent", "mcp-cache.json")))
+                          ["servers"]["fixture"]["tools"])
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            return repr(e)
+
     try:
         first = session('CALL mcp {"connect": "fixture"}', None)
-        try:
-            cached = sorted(t.get("name") for t in json.load(open(os.path.join(home, "agent", "mcp-cache.json")))
-                            ["servers"]["fixture"]["tools"])
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            cached = repr(e)
+        cached = cache()
         rules = {"tools": ["echo", "add"]}
         # the stale entry first: once the adapter lists the tools through
         # the route, its cache holds only the allowed ones
         bad = session('CALL fixture_slow_count {"n": 1}', rules)
         ok = session('CALL fixture_echo {"text": "through the adapter"}', rules)
-        try:
-            after = sorted(t.get("name") for t in json.load(open(os.path.join(home, "agent", "mcp-cache.json")))
-                           ["servers"]["fixture"]["tools"])
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            after = repr(e)
+        after = cache()
     finally:
         for srv in (model, mcp):
             srv.terminate()

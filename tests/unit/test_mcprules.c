@@ -8,6 +8,7 @@
 
 #include "mcp-bridge/mcpjson.h"
 #include "mcp-bridge/tools.h"
+#include "mcp-bridge/uri.h"
 #include "mcp-bridge/toolslist.h"
 #include "unit.h"
 
@@ -64,9 +65,9 @@ static void test_plain(void)
 	size_t i;
 
 	for (i = 0; i < sizeof plain / sizeof *plain; i++)
-		CHECK(tools_uri_plain(plain[i], strlen(plain[i])));
+		CHECK(uri_plain(plain[i], strlen(plain[i])));
 	for (i = 0; i < sizeof odd / sizeof *odd; i++)
-		if (tools_uri_plain(odd[i], strlen(odd[i])))
+		if (uri_plain(odd[i], strlen(odd[i])))
 			CHECK(!odd[i]); /* names the one that passed */
 	/* a deny rule holds against each way of writing what it denies */
 	struct tool_rules r = rules(NULL, "test://static/resource/2 file:///work/secret", NULL, NULL);
