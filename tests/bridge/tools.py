@@ -236,8 +236,7 @@ pin = add=sha256:{"0" * 64}
         srv.wait(timeout=10)
     steps = [json.loads(l) for l in p.stdout.decode().splitlines() if l.startswith("{")]
     calls = {s["tool"]: s for s in steps if s.get("step") == "call"}
-    wire = [json.loads(l) for l in open(log)] if os.path.exists(log) else []
-    tools_seen = [w.get("tool") for w in wire if w.get("rpc") == "tools/call"]
+    tools_seen = server_calls(log)
     check("tools: the SDK client as the confined agent with tools = echo add, echo pinned with ward --mcp-pins's "
           "line and add pinned to another hash: tools/list (an SSE answer) holds echo alone; echo is answered by the "
           "server; add is refused as changed; slow_count is refused by the bridge with a JSON-RPC error the client shows (naming the tool, the "
@@ -611,6 +610,23 @@ REFUSED_JS = """fetch("http://127.0.0.1:6767/mcp", {method: "POST",
 """
 
 
+def launcher_conf(home, node, args, model_sock, src, mcp_sock):
+    """ward.conf of a session as the image runs one: its launcher (Pi with
+    args) as the agent, the fake model's route and [mcp] from src, the
+    server on mcp_sock, reached as 127.0.0.1:6767."""
+    return (pi_agent_conf(home, node, f"node {PI_AGENT} {args}", read=(PI_DIR, os.path.dirname(PI_AGENT)),
+                          env=(f"WARD_PI_CLI={PI_CLI}",)) +
+            f"[route model]\nlisten = 127.0.0.1:7900\nupstream = unix:{model_sock}\npath = /v1/\n"
+            f"[mcp]\nsource = {src}\ntarget = {home}/agent/mcp.json\nupstream = unix:{mcp_sock}\n"
+            "listen = 127.0.0.1:6767\n")
+
+
+def server_calls(log):
+    """The tools the fixture server was called for, from its MCP_LOG."""
+    seen = [json.loads(line) for line in open(log)] if os.path.exists(log) else []
+    return [e.get("tool") for e in seen if e.get("rpc") == "tools/call"]
+
+
 def pi_session_case(a, work, check):
     """A real Pi session (the image's launcher, Pi 1.6's own MCP client with
     the server's tools exposed directly to the model, the fake model asking
@@ -645,11 +661,7 @@ def pi_session_case(a, work, check):
         def session(prompt):
             conf = os.path.join(work, f"tools-ses-{framing}.conf")
             with open(conf, "w") as f:
-                f.write(pi_agent_conf(home, node, f"node {PI_AGENT} -p '{prompt}'", read=(PI_DIR, os.path.dirname(PI_AGENT)),
-                                      env=(f"WARD_PI_CLI={PI_CLI}",)) +
-                        f"[route model]\nlisten = 127.0.0.1:7900\nupstream = unix:{model_sock}\npath = /v1/\n"
-                        f"[mcp]\nsource = {src}\ntarget = {home}/agent/mcp.json\nupstream = unix:{mcp_sock}\n"
-                        "listen = 127.0.0.1:6767\n")
+                f.write(launcher_conf(home, node, f"-p '{prompt}'", model_sock, src, mcp_sock))
             return subprocess.run([a.ward, "-c", conf], capture_output=True, text=True, timeout=120)
 
         try:
@@ -716,11 +728,7 @@ def adapter_case(a, work, check):
             json.dump({"mcpServers": {"fixture": entry}}, f)
         conf = os.path.join(work, "tools-ad.conf")
         with open(conf, "w") as f:
-            f.write(pi_agent_conf(home, node, f"node {PI_AGENT} -e {ADAPTER} -p '{prompt}'",
-                                  read=(PI_DIR, os.path.dirname(PI_AGENT)), env=(f"WARD_PI_CLI={PI_CLI}",)) +
-                    f"[route model]\nlisten = 127.0.0.1:7900\nupstream = unix:{model_sock}\npath = /v1/\n"
-                    f"[mcp]\nsource = {src}\ntarget = {home}/agent/mcp.json\nupstream = unix:{mcp_sock}\n"
-                    "listen = 127.0.0.1:6767\n")
+            f.write(launcher_conf(home, node, f"-e {ADAPTER} -p '{prompt}'", model_sock, src, mcp_sock))
         return subprocess.run([a.ward, "-c", conf], capture_output=True, text=True, timeout=180)
 
     def cache():
@@ -744,8 +752,7 @@ def adapter_case(a, work, check):
         for srv in (model, mcp):
             srv.terminate()
             srv.wait(timeout=10)
-    seen = [json.loads(line) for line in open(wire)] if os.path.exists(wire) else []
-    calls = [e.get("tool") for e in seen if e.get("rpc") == "tools/call"]
+    calls = server_calls(wire)
     check("tools: Pi with pi-mcp-adapter, its tools cached by a session without rules: with tools = echo add the "
           "model's call of slow_count (still in the adapter's cache) is refused by the bridge, the refusal shown to "
           "the model, and the server never saw it; its call of echo works; the adapter's list through the route "
