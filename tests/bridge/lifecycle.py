@@ -97,7 +97,15 @@ def stall_case(a, work):
     hang.listen(16)
     hang_port = hang.getsockname()[1]
     held = []
-    threading.Thread(target=lambda: [held.append(hang.accept()[0]) for _ in iter(int, 1)], daemon=True).start()
+
+    def hold():
+        """Accept and keep every connection, until the case closes the socket."""
+        try:
+            while True:
+                held.append(hang.accept()[0])
+        except OSError:
+            pass
+    threading.Thread(target=hold, daemon=True).start()
     sock = os.path.join(work, "stall.sock")
     us = socket.socket(socket.AF_UNIX)
     us.bind(sock)
