@@ -7,7 +7,7 @@ CPPFLAGS += -I.
 CPPFLAGS += -DWARD_CAPNG_VERSION='"$(shell pkg-config --modversion libcap-ng 2>/dev/null || echo unknown)"' \
             -DWARD_INIH_VERSION='"$(shell pkg-config --modversion inih 2>/dev/null || echo unknown)"'
 ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(CFLAGS) -ffunction-sections -fdata-sections
-LIBS     := -linih -ljansson -lseccomp -lcap-ng -lmbedtls -lmbedx509 -lmbedcrypto -lhttp_parser -lcares
+LIBS     := -linih -ljansson -lseccomp -lcap-ng -lmbedtls -lmbedx509 -lmbedcrypto -lhttp_parser -lcares -lyajl_s
 B        := build
 
 # Every production source, by the process that runs it (docs/design.md):
@@ -127,9 +127,9 @@ $(B)/bench/notify-floor: tests/bench/notify_floor.c
 	$(CC) -static $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
 
 # a large tools/list answer judged (mcp-bridge/toolslist.c), timed
-$(B)/bench/tools-list: tests/bench/tools_list.c $(B)/mcp-bridge/toolslist.o $(B)/mcp-bridge/tools.o $(B)/mcp-bridge/uri.o
+$(B)/bench/tools-list: tests/bench/tools_list.c $(B)/mcp-bridge/toolslist.o $(B)/mcp-bridge/tools.o $(B)/mcp-bridge/uri.o $(B)/mcp-bridge/jsonscan.o
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $^ -ljansson -lhttp_parser -lmbedcrypto
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $^ -ljansson -lhttp_parser -lmbedcrypto -lyajl_s
 
 $(B)/bench/seccomp-load: tests/bench/seccomp_load.c $(B)/filters.o seccomp/filters.h
 	@mkdir -p $(dir $@)
@@ -309,13 +309,13 @@ FUZZ_SRCS    := init/config/reader.c init/config/free.c init/config/keys.c init/
                 common/parse.c common/users.c common/header.c common/source.c common/addr.c common/envref.c \
                 seccomp/sysfilter.c landlock/landlock.c mcp-bridge/http.c mcp-bridge/upstream.c \
                 mcp-bridge/mcpjson.c mcp-bridge/mcpurl.c mcp-bridge/mcpcmd.c mcp-bridge/mcppkg.c mcp-bridge/cred.c mcp-bridge/credfile.c mcp-bridge/mcpcred.c mcp-bridge/tls.c mcp-bridge/resolve.c mcp-bridge/allow.c mcp-bridge/hello.c \
-                mcp-bridge/proxyreq.c mcp-bridge/pathcheck.c mcp-bridge/respend.c mcp-bridge/ask.c mcp-bridge/who.c mcp-bridge/tools.c mcp-bridge/uri.c mcp-bridge/toolslist.c init/egress/blocked.c \
+                mcp-bridge/proxyreq.c mcp-bridge/pathcheck.c mcp-bridge/respend.c mcp-bridge/ask.c mcp-bridge/who.c mcp-bridge/tools.c mcp-bridge/uri.c mcp-bridge/toolslist.c mcp-bridge/jsonscan.c init/egress/blocked.c \
                 init/egress/connects.c init/egress/route.c init/egress/peek.c init/egress/guard.c init/egress/refusals.c init/egress/serve.c
 FUZZERS      := $(B)/fuzz/fuzz_config $(B)/fuzz/fuzz_values $(B)/fuzz/fuzz_users $(B)/fuzz/fuzz_http \
                 $(B)/fuzz/fuzz_mcp $(B)/fuzz/fuzz_audit $(B)/fuzz/fuzz_addr $(B)/fuzz/fuzz_diag \
                 $(B)/fuzz/fuzz_upstream $(B)/fuzz/fuzz_dns $(B)/fuzz/fuzz_allow $(B)/fuzz/fuzz_proxyreq \
                 $(B)/fuzz/fuzz_hello $(B)/fuzz/fuzz_path $(B)/fuzz/fuzz_connect $(B)/fuzz/fuzz_cred \
-                $(B)/fuzz/fuzz_ask $(B)/fuzz/fuzz_tools $(B)/fuzz/fuzz_toolslist
+                $(B)/fuzz/fuzz_ask $(B)/fuzz/fuzz_tools $(B)/fuzz/fuzz_toolslist $(B)/fuzz/fuzz_jsonscan
 FUZZ_SECONDS ?= 60
 
 # The parsers compiled once, instrumented for libFuzzer but without its

@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "mcp-bridge/toolslist.h"
 
+#include "mcp-bridge/jsonscan.h"
+
 #include <http_parser.h>
 #include <jansson.h>
 #include <stdint.h>
@@ -176,16 +178,20 @@ struct toolslist {
 	int resp;	    /* the answer ended with an event's response */
 };
 
-/* A pinned tool as listed: its hash against the pin (and the pin's
- * state set by it): whether it stays. */
-static int pin_holds(struct fctx *f, json_t *t, const char *name)
+/* A pinned tool as listed (its bytes): its hash against the pin (and the
+ * pin's state set by it): whether it stays. Only a pinned tool is read
+ * into a tree, to be hashed as tools_hash says. */
+static int pin_holds(struct fctx *f, const char *tool, size_t len, const char *name)
 {
 	unsigned char h[32];
 	int k = tools_pin_index(f->r, name), same;
+	json_t *t;
 
 	if (k < 0)
 		return 1;
-	same = tools_hash(t, h) == 0 && memcmp(h, f->r->pins[k].hash, 32) == 0;
+	t = json_loadb(tool, len, JSON_REJECT_DUPLICATES, NULL);
+	same = t && tools_hash(t, h) == 0 && memcmp(h, f->r->pins[k].hash, 32) == 0;
+	json_decref(t);
 	if (f->seen)
 		f->seen[k] = same ? PIN_OK : PIN_CHANGED;
 	if (!same && !f->out->changed++)
@@ -193,67 +199,87 @@ static int pin_holds(struct fctx *f, json_t *t, const char *name)
 	return same;
 }
 
-/* Each entry of list (an array of objects) whose string key the rules
- * refuse (keep says), or that has no such string, taken out: how many. */
-static int drop_entries(json_t *list, const char *key, const struct tool_rules *r,
-			int (*keep)(const struct tool_rules *, const char *))
+/* Whether the rules judge lists of this kind: tools always (a tool with
+ * no name of its own cannot be allowed by one); the others when rules
+ * name any of them. */
+static int judged(const struct tool_rules *r, enum js_kind kind)
 {
-	json_t *e, *v;
-	size_t i;
-	int removed = 0;
-
-	for (i = json_is_array(list) ? json_array_size(list) : 0; i-- > 0;) {
-		e = json_array_get(list, i);
-		v = json_is_object(e) ? json_object_get(e, key) : NULL;
-		if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v) ||
-		    !keep(r, json_string_value(v))) {
-			json_array_remove(list, i);
-			removed++;
-		}
+	switch (kind) {
+	case JS_TOOLS:
+		return 1;
+	case JS_RESOURCES:
+	case JS_TEMPLATES:
+		return r->has_res_allow || r->n_res_deny;
+	case JS_PROMPTS:
+		return r->has_pr_allow || r->n_pr_deny;
 	}
-	return removed;
+	return 1;
 }
 
-/* A JSON-RPC response's result.tools, less the tools the rules refuse and
- * the pinned ones whose hash differs; its result.resources,
- * result.resourceTemplates and result.prompts less those the rules refuse,
- * when they name any: how many went. m may be a batch. */
-static int filter_msg(struct fctx *f, json_t *m)
+/* Whether an entry of a judged list stays: it has the name its kind goes
+ * by, the rules allow it, and a pinned tool's hash is its pin's. */
+static int stays(struct fctx *f, const char *text, const struct jsonscan *s, enum js_kind kind,
+		 const struct js_entry *e)
 {
-	const struct tool_rules *r = f->r;
-	json_t *res, *tools, *t, *name;
-	size_t i;
-	int removed = 0;
+	const char *name;
 
-	if (json_is_array(m)) {
-		for (i = 0; i < json_array_size(m); i++)
-			removed += filter_msg(f, json_array_get(m, i));
-		return removed;
-	}
-	res = json_is_object(m) ? json_object_get(m, "result") : NULL;
-	if (!json_is_object(res))
+	if (!e->has_name)
 		return 0;
-	if (r->has_res_allow || r->n_res_deny) {
-		removed += drop_entries(json_object_get(res, "resources"), "uri", r, tools_resource_allowed);
-		removed += drop_entries(json_object_get(res, "resourceTemplates"), "uriTemplate", r,
-					tools_template_allowed);
+	name = s->names + e->name;
+	switch (kind) {
+	case JS_TOOLS:
+		return tools_allowed(f->r, name) && pin_holds(f, text + e->start, e->end - e->start, name);
+	case JS_RESOURCES:
+		return tools_resource_allowed(f->r, name);
+	case JS_TEMPLATES:
+		return tools_template_allowed(f->r, name);
+	case JS_PROMPTS:
+		return tools_prompt_allowed(f->r, name);
 	}
-	if (r->has_pr_allow || r->n_pr_deny)
-		removed += drop_entries(json_object_get(res, "prompts"), "name", r, tools_prompt_allowed);
-	tools = json_object_get(res, "tools");
-	if (!json_is_array(tools))
-		return removed;
-	for (i = json_array_size(tools); i-- > 0;) {
-		t = json_array_get(tools, i);
-		name = json_is_object(t) ? json_object_get(t, "name") : NULL;
-		/* a tool with no name of its own cannot be allowed by one */
-		if (!json_is_string(name) || strlen(json_string_value(name)) != json_string_length(name) ||
-		    !tools_allowed(r, json_string_value(name)) || !pin_holds(f, t, json_string_value(name))) {
-			json_array_remove(tools, i);
-			removed++;
+	return 0;
+}
+
+/* text (read into s) as it came, less the entries of its lists that do
+ * not stay: the bytes of each list that lost one are its '[', the kept
+ * entries as they came joined by ',', its ']'; every other byte is as
+ * it came. Written to o (room for len bytes; *olen: how many): 0, or -1
+ * (out of memory). */
+static int thin(struct fctx *f, const char *text, size_t len, const struct jsonscan *s, char *o, size_t *olen,
+		int *removed)
+{
+	unsigned char *keep = malloc(s->n_entries + 1);
+	size_t n = 0, from = 0, i, j, kept;
+
+	if (!keep)
+		return -1;
+	for (i = 0; i < s->n_lists; i++) {
+		const struct js_list *l = &s->lists[i];
+		if (!judged(f->r, l->kind))
+			continue;
+		/* each judged once: a pin's state is set as it is seen */
+		for (j = kept = 0; j < l->n; j++)
+			kept += keep[j] = (unsigned char)stays(f, text, s, l->kind, &s->entries[l->first + j]);
+		if (kept == l->n)
+			continue; /* nothing went: the list goes as it came */
+		*removed += (int)(l->n - kept);
+		memcpy(o + n, text + from, l->open + 1 - from); /* up to its '[' */
+		n += l->open + 1 - from;
+		for (j = kept = 0; j < l->n; j++) {
+			const struct js_entry *e = &s->entries[l->first + j];
+			if (!keep[j])
+				continue;
+			if (kept++)
+				o[n++] = ',';
+			memcpy(o + n, text + e->start, e->end - e->start);
+			n += e->end - e->start;
 		}
+		from = l->close; /* its ']' and on */
 	}
-	return removed;
+	memcpy(o + n, text + from, len - from);
+	n += len - from;
+	*olen = n;
+	free(keep);
+	return 0;
 }
 
 static char *error_body(const char *route, const char *what)
@@ -270,74 +296,81 @@ static char *error_body(const char *route, const char *what)
 	return s;
 }
 
-/* The JSON body, filtered: a new string, or NULL (out of memory). */
-static char *filter_json(struct fctx *f, const char *route, const char *body, size_t len, int *removed)
+/* The JSON body, filtered: a new string (*olen its length), or NULL (out
+ * of memory). */
+static char *filter_json(struct fctx *f, const char *route, const char *body, size_t len, size_t *olen,
+			 int *removed)
 {
-	json_t *doc = json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL);
-	char *s;
+	struct jsonscan s;
+	enum js_result rc = jsonscan_read(&s, body, len);
+	char *o = NULL;
 
-	if (!doc)
-		return error_body(route, "a body that is not JSON a strict parser reads");
-	*removed += filter_msg(f, doc);
-	s = json_dumps(doc, JSON_COMPACT);
-	json_decref(doc);
-	if (s && strlen(s) > 2 * TOOLSLIST_MAX) { /* numbers written again may grow: bounded */
-		free(s);
-		return error_body(route, "a body too large once written again");
+	if (rc == JS_OK && (o = malloc(len + 1)) && thin(f, body, len, &s, o, olen, removed) != 0) {
+		free(o);
+		o = NULL;
 	}
-	return s;
+	jsonscan_free(&s);
+	if (rc == JS_INVALID && (o = error_body(route, "a body that is not JSON a strict parser reads")))
+		*olen = strlen(o);
+	return o;
 }
 
-/* The responses m is (or a batch holds): each takes its id off what the
- * answer waits for; with no ids to wait for (any), the first ends it. Sets
- * t->resp once the answer ends. -1: out of memory. */
-static int answered(struct toolslist *t, json_t *m)
+/* The responses text (read into s) is or holds: each takes its id off
+ * what the answer waits for; with no ids to wait for (any), the first
+ * ends it. Sets t->resp once the answer ends. -1: out of memory. */
+static int answered(struct toolslist *t, const char *text, const struct jsonscan *s)
 {
-	size_t i;
-	char *s;
+	size_t i, k;
+	json_t *id;
+	char *c;
 
-	if (json_is_array(m)) {
-		for (i = 0; i < json_array_size(m); i++)
-			if (answered(t, json_array_get(m, i)) != 0)
-				return -1;
-		return 0;
-	}
-	if (!json_is_object(m) || !json_object_get(m, "id") ||
-	    !(json_object_get(m, "result") || json_object_get(m, "error")))
-		return 0;
-	if (t->any) {
-		t->resp = 1;
-		return 0;
-	}
-	if (!t->n_want)
-		return 0; /* nothing waited for: the close ends the answer */
-	if (!(s = json_dumps(json_object_get(m, "id"), JSON_ENCODE_ANY | JSON_COMPACT)))
-		return -1;
-	for (i = 0; i < t->n_want; i++)
-		if (strcmp(t->want[i], s) == 0) {
-			free(t->want[i]);
-			t->want[i] = t->want[--t->n_want];
-			t->resp = !t->n_want;
-			break;
+	for (i = 0; i < s->n_msgs; i++) {
+		const struct js_msg *m = &s->msgs[i];
+		if (!m->response)
+			continue;
+		if (t->any) {
+			t->resp = 1;
+			continue;
 		}
-	free(s);
+		if (!t->n_want)
+			continue; /* nothing waited for: the close ends the answer */
+		/* the id as the request's was kept: compact, as jansson writes it */
+		if (!(id = json_loadb(text + m->id_start, m->id_end - m->id_start, JSON_DECODE_ANY, NULL)))
+			continue; /* one jansson cannot read (a number too large): no request's */
+		c = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
+		json_decref(id);
+		if (!c)
+			return -1;
+		for (k = 0; k < t->n_want; k++)
+			if (strcmp(t->want[k], c) == 0) {
+				free(t->want[k]);
+				t->want[k] = t->want[--t->n_want];
+				t->resp = !t->n_want;
+				break;
+			}
+		free(c);
+	}
 	return 0;
 }
 
 /* One SSE event (its lines, each ended by \n, without the blank line that
- * ends it) onto out as one data line: its JSON, rewritten when it is a
- * response that lists tools; dropped when it has no data, or data that is
- * no JSON (its other fields, id and retry, mean nothing once the answer
+ * ends it) onto out as one event of type message: its JSON, less what the
+ * rules refuse when it is a response that lists tools, in a data line for
+ * each of its lines (the client joins them with \n: the same text);
+ * dropped when it has no data, or data that is no JSON a strict parser
+ * reads (its other fields, id and retry, mean nothing once the answer
  * ends). Its responses may end the answer (answered). */
 static int filter_event(struct fctx *f, struct toolslist *t, const char *ev, size_t n, char **out, size_t *olen,
 			size_t *ocap, int *removed)
 {
-	char *data = NULL, *s = NULL;
-	size_t d_len = 0, d_cap = 0, i = 0;
-	int has_data = 0;
-	json_t *doc;
+	char *joined = NULL, *o = NULL;
+	const char *data = NULL;
+	size_t d_len = 0, d_cap = 0, o_len = 0, i = 0, lines = 0;
+	struct jsonscan s;
+	enum js_result rc;
+	int ok = -1;
 
-	/* data: lines joined by \n (the SSE rule); other lines kept */
+	/* data: lines joined by \n (the SSE rule); one alone is read where it is */
 	while (i < n) {
 		const char *nl = memchr(ev + i, '\n', n - i);
 		size_t e = nl ? (size_t)(nl - ev) : n;
@@ -345,49 +378,68 @@ static int filter_event(struct fctx *f, struct toolslist *t, const char *ev, siz
 		if (e - i >= 6 && memcmp(ev + i, "event:", 6) == 0) {
 			size_t v = i + 6 + (e > i + 6 && ev[i + 6] == ' ');
 			if (!(e - v == 7 && memcmp(ev + v, "message", 7) == 0)) {
-				free(data);
+				free(joined);
 				return 0;
 			}
 		}
 		if (e - i >= 5 && memcmp(ev + i, "data:", 5) == 0) {
 			size_t v = i + 5 + (e > i + 5 && ev[i + 5] == ' ');
-			if (grow(&data, &d_cap, d_len + (e - v) + 2) != 0)
-				goto oom;
-			if (has_data)
-				data[d_len++] = '\n';
-			memcpy(data + d_len, ev + v, e - v);
-			d_len += e - v;
-			has_data = 1;
+			if (!lines++) {
+				data = ev + v;
+				d_len = e - v;
+			} else {
+				if (lines == 2) { /* a second: the first copied to be joined */
+					if (grow(&joined, &d_cap, d_len + 1) != 0)
+						goto end;
+					memcpy(joined, data, d_len);
+				}
+				if (grow(&joined, &d_cap, d_len + (e - v) + 2) != 0)
+					goto end;
+				joined[d_len++] = '\n';
+				memcpy(joined + d_len, ev + v, e - v);
+				d_len += e - v;
+				data = joined;
+			}
 		}
 		i = e + 1;
 	}
-	if (!has_data) { /* a comment, an id, a retry: nothing for an answer that ends here */
-		free(data);
+	if (!lines) /* a comment, an id, a retry: nothing for an answer that ends here */
 		return 0;
-	}
-	doc = json_loadb(data, d_len, JSON_REJECT_DUPLICATES, NULL);
-	free(data);
-	data = NULL;
-	if (!doc)
+	rc = jsonscan_read(&s, data, d_len);
+	if (rc == JS_INVALID) {
+		jsonscan_free(&s);
+		free(joined);
 		return 0; /* an event whose data is no JSON-RPC: dropped, never passed unjudged */
-	if (answered(t, doc) != 0) {
-		json_decref(doc);
-		goto oom;
 	}
-	*removed += filter_msg(f, doc);
-	s = json_dumps(doc, JSON_COMPACT);
-	json_decref(doc);
-	/* written again, numbers may grow (1e-7 is 9.9999999999999995e-08):
-	 * bounded as what came is */
-	if (!s || strlen(s) > 2 * TOOLSLIST_MAX || grow(out, ocap, *olen + strlen(s) + 32) != 0)
-		goto oom;
-	*olen += (size_t)sprintf(*out + *olen, "event: message\ndata: %s\n\n", s);
-	free(s);
-	return 0;
-oom:
-	free(data);
-	free(s);
-	return -1;
+	if (rc == JS_OK && answered(t, data, &s) == 0 &&
+	    grow(out, ocap, *olen + d_len + 32 + (lines > 1 ? 6 * d_len : 0)) == 0) {
+		*olen += (size_t)sprintf(*out + *olen, "event: message\n");
+		if (lines == 1) { /* no \n in it: thinned straight into its line */
+			memcpy(*out + *olen, "data: ", 6);
+			ok = thin(f, data, d_len, &s, *out + *olen + 6, &o_len, removed);
+			*olen += ok == 0 ? 6 + o_len : 0;
+		} else if ((o = malloc(d_len + 1)) && (ok = thin(f, data, d_len, &s, o, &o_len, removed)) == 0) {
+			for (i = 0; i <= o_len;) { /* a line each */
+				const char *nl = memchr(o + i, '\n', o_len - i);
+				size_t e = nl ? (size_t)(nl - o) : o_len;
+				memcpy(*out + *olen, "data: ", 6);
+				memcpy(*out + *olen + 6, o + i, e - i);
+				*olen += 6 + (e - i);
+				(*out)[(*olen)++] = '\n';
+				i = e + 1;
+			}
+			*olen -= 1; /* the last line's \n: written below */
+		}
+		if (ok == 0) {
+			(*out)[(*olen)++] = '\n';
+			(*out)[(*olen)++] = '\n';
+		}
+	}
+	jsonscan_free(&s);
+end:
+	free(joined);
+	free(o);
+	return ok;
 }
 
 struct toolslist *toolslist_new(char *const *ids, size_t n, int any)
@@ -444,10 +496,12 @@ static int filter_sse(struct fctx *f, struct toolslist *t, int eof, char **out, 
 	while (i < len && !t->resp) {
 		/* a line looked through before for its end is not again: a
 		 * long line in many small reads costs its length, once */
-		size_t start = i + from, e = start, next;
+		size_t start = i + from, e, next;
+		const char *nl = memchr(body + start, '\n', len - start), *cr;
 		from = 0;
-		while (e < len && body[e] != '\n' && body[e] != '\r')
-			e++;
+		e = nl ? (size_t)(nl - body) : len;
+		if ((cr = memchr(body + start, '\r', e - start)))
+			e = (size_t)(cr - body);
 		t->looked += e - start;
 		if (e == len || (body[e] == '\r' && e + 1 == len && !eof)) {
 			/* a line not ended yet, or a \r that may be half of \r\n */
@@ -580,8 +634,7 @@ enum toolslist_state toolslist_feed(struct toolslist *t, const struct tool_rules
 		if (body)
 			memcpy(body, ps->body ? ps->body : "", ps->b_len), blen = ps->b_len;
 	} else {
-		body = filter_json(&f, route, ps->body ? ps->body : "", ps->b_len, &out->removed);
-		blen = body ? strlen(body) : 0;
+		body = filter_json(&f, route, ps->body ? ps->body : "", ps->b_len, &blen, &out->removed);
 	}
 	if (!body || put_head(ps, out->status, &blen, &out->resp, &out->len, &cap) != 0 ||
 	    grow(&out->resp, &cap, out->len + blen + 1) != 0)

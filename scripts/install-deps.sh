@@ -8,7 +8,7 @@ pkgs=""
 for what in "$@"; do
 	case "$what" in
 	build) pkgs="$pkgs make gcc lld libc6-dev libinih-dev libjansson-dev libseccomp-dev libcap-ng-dev
-	             libmbedtls-dev libhttp-parser-dev libc-ares-dev pkg-config" ;;
+	             libmbedtls-dev libhttp-parser-dev libc-ares-dev libyajl-dev pkg-config" ;;
 	test) pkgs="$pkgs python3 util-linux procps bash coreutils gawk tini dumb-init catatonit
 	            clang libclang-rt-14-dev valgrind runc crun runsc podman uidmap umoci docker.io tar strace qemu-system-x86 cpio
 	            jq man-db cppcheck clang-tidy shellcheck git tmux containerd python3-yaml curl openssl" ;;
