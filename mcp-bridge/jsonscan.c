@@ -73,7 +73,7 @@ static size_t value_at(const char *text, size_t from)
 
 /* A value begins (at its first byte, for a list's entry): what it is to
  * the filter, by its parent. is_map, is_array: which container it opens. */
-static int begin(struct scan *c, int is_map, int is_array, unsigned char *kind)
+static int value_begins(struct scan *c, int is_map, int is_array, unsigned char *kind)
 {
 	struct jsonscan *s = c->s;
 	struct frame *p = c->depth ? &c->st[c->depth - 1] : NULL;
@@ -118,7 +118,7 @@ static int begin(struct scan *c, int is_map, int is_array, unsigned char *kind)
 }
 
 /* A value ended at off: its parent takes note (an id's end, an entry's). */
-static void end(struct scan *c, size_t off)
+static void value_ended(struct scan *c, size_t off)
 {
 	struct frame *p = c->depth ? &c->st[c->depth - 1] : NULL;
 
@@ -140,9 +140,9 @@ static int scalar(struct scan *c)
 {
 	unsigned char kind;
 
-	if (begin(c, 0, 0, &kind) < 0)
+	if (value_begins(c, 0, 0, &kind) < 0)
 		return c->nomem = 1, 0;
-	end(c, here(c));
+	value_ended(c, here(c));
 	return 1;
 }
 
@@ -190,7 +190,7 @@ static int open_value(struct scan *c, int is_map)
 	struct jsonscan *s = c->s;
 	struct frame *f;
 	unsigned char kind;
-	int role = begin(c, is_map, !is_map, &kind);
+	int role = value_begins(c, is_map, !is_map, &kind);
 
 	if (role < 0)
 		return c->nomem = 1, 0;
@@ -300,7 +300,7 @@ static int close_value(struct scan *c)
 	if (f->role == R_LIST)
 		c->s->lists[f->at].close = here(c) - 1;
 	c->depth--;
-	end(c, here(c));
+	value_ended(c, here(c));
 	return 1;
 }
 
