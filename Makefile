@@ -339,9 +339,11 @@ check-fuzz: $(FUZZERS)
 
 # The same pass in two parts, one at the end of each of make check's
 # streams (the fuzzers need no port, no container: either stream can take
-# them); the runtimes' stream, shorter without the doc tests, takes more.
-FUZZERS_1 := $(wordlist 1,11,$(FUZZERS))
-FUZZERS_2 := $(wordlist 12,99,$(FUZZERS))
+# them); the runtimes' stream (e2e, vm) is the longer one now (a clean
+# clone's run on 2026-12-07: its tests done at 1354 s, the host stream's
+# at 1039 s), so the host stream takes most of them.
+FUZZERS_1 := $(wordlist 1,3,$(FUZZERS))
+FUZZERS_2 := $(wordlist 4,99,$(FUZZERS))
 check-fuzz-1: $(FUZZERS_1)
 	@FUZZ_LABEL=fuzz-1 tests/fuzz/run 10 $(FUZZERS_1)
 check-fuzz-2: $(FUZZERS_2)

@@ -434,6 +434,8 @@ int jsonscan_strict_text(const char *text, size_t len)
 				if (end - p < 6)
 					return 0;
 				u = hex4(p + 2);
+				if (u == 0)
+					return 0; /* a NUL: where a C client would cut a name */
 				if (u >= 0xDC00 && u <= 0xDFFF)
 					return 0; /* the second half alone */
 				if (u >= 0xD800 && u <= 0xDBFF) {

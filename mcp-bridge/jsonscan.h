@@ -11,9 +11,11 @@
  * read the text otherwise than the judge: one value and nothing after it,
  * no comments, no member twice in an object (any object, at any depth),
  * UTF-8 that is valid (no overlong forms, no surrogates, nothing past
- * U+10FFFF), and no \u escape of half a surrogate pair.
+ * U+10FFFF), no \u escape of half a surrogate pair, and no \u0000 (a
+ * client in C would cut a member's name there: "name\u0000" is not
+ * "name" to the judge).
  *
- * Pure: bytes in, offsets out (fuzzed: fuzz_toolslist). */
+ * Pure: bytes in, offsets out (fuzzed: fuzz_jsonscan, against jansson). */
 #ifndef WARD_JSONSCAN_H
 #define WARD_JSONSCAN_H
 
@@ -64,7 +66,7 @@ enum js_result jsonscan_read(struct jsonscan *s, const char *text, size_t len);
 void jsonscan_free(struct jsonscan *s);
 
 /* Whether text is valid UTF-8 in which no \u escape is half of a
- * surrogate pair: 1 or 0. Its strings are found by their quotes, so text
+ * surrogate pair or a NUL: 1 or 0. Its strings are found by their quotes, so text
  * must be JSON yajl read. */
 int jsonscan_strict_text(const char *text, size_t len);
 

@@ -47,6 +47,10 @@ static void test_strict(void)
 	CHECK(scan("{\"a\":\"\\udc00\"}") == JS_INVALID);
 	CHECK(scan("{\"a\":\"\\ud800\\u0041\"}") == JS_INVALID);
 	CHECK(scan("{\"a\":\"\\\\ud800\"}") == JS_OK); /* a backslash, then text */
+	/* a NUL, in a member's name or a value: a client in C cuts there */
+	CHECK(scan("{\"result\":{\"tools\":[{\"name\\u0000\":\"evil\",\"name\":\"echo\"}]}}") == JS_INVALID);
+	CHECK(scan("{\"tools\\u0000\":[],\"tools\":[]}") == JS_INVALID && scan("[\"a\\u0000\"]") == JS_INVALID);
+	CHECK(scan("[\"a\\u0001\\\\u0000\"]") == JS_OK); /* \u0001, a backslash, text */
 	/* one value, nothing after it, no comments */
 	CHECK(scan("{} {}") == JS_INVALID && scan("{}x") == JS_INVALID && scan("") == JS_INVALID);
 	CHECK(scan("{/*c*/}") == JS_INVALID && scan("{\"a\":1,}") == JS_INVALID);
@@ -66,7 +70,7 @@ static void test_strict(void)
 static void test_where(void)
 {
 	const char *t = "[{\"jsonrpc\":\"2.0\", \"id\" : \"a\\\"b\" ,\"result\":{\"tools\":[ {\"name\":\"ech\\u006f\"} , 7,"
-			"{\"x\":{\"name\":\"deep\"}},{\"name\":\"n\\u0000ul\"}]}},{\"method\":\"x\",\"id\":3},"
+			"{\"x\":{\"name\":\"deep\"}},{\"name\":[\"nul\"]}]}},{\"method\":\"x\",\"id\":3},"
 			"{\"id\":[1,{\"k\":2}],\"error\":{}},{\"result\":{\"prompts\":[]}}]";
 	struct jsonscan s;
 
@@ -85,7 +89,7 @@ static void test_where(void)
 	      memcmp(t + s.entries[0].start, "{\"name\":\"ech\\u006f\"}", s.entries[0].end - s.entries[0].start) == 0);
 	CHECK(!s.entries[1].has_name && s.entries[1].end - s.entries[1].start == 1 && t[s.entries[1].start] == '7');
 	CHECK(!s.entries[2].has_name); /* a name deeper down is not the entry's */
-	CHECK(!s.entries[3].has_name); /* a NUL would cut it */
+	CHECK(!s.entries[3].has_name); /* a name that is no string */
 	jsonscan_free(&s);
 }
 
