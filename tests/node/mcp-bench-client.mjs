@@ -1,18 +1,21 @@
 #!/usr/bin/env node
-// Tool calls timed, two ways side by side (tests/bench/mcp_bench.py): the
-// official MCP SDK client (Streamable HTTP) connected straight to a server
-// and a second one connected through ward's route to the same server; the
-// two sessions' calls alternate, call by call.
+// Tool calls timed, side by side (tests/bench/mcp_bench.py): the official
+// MCP SDK client (Streamable HTTP) connected straight to a server, a second
+// one connected through ward's route to the same server, and (RELAY_URL
+// given) a third through a general-purpose relay (socat) to it; the
+// sessions' calls alternate, call by call.
 //
-//   node mcp-bench-client.mjs DIRECT_URL TOKEN BRIDGE_URL N
+//   node mcp-bench-client.mjs DIRECT_URL TOKEN BRIDGE_URL N [RELAY_URL]
 //
 // The direct client sends the bearer token itself (TLS by Node, its CA from
-// NODE_EXTRA_CA_CERTS); the bridged one sends none (the bridge adds it).
-// Prints one JSON line: {"direct": [ms...], "bridge": [ms...]}.
+// NODE_EXTRA_CA_CERTS), and so does the relayed one (socat only carries
+// the bytes, with TLS on its far side); the bridged one sends none (the
+// bridge adds it). Prints one JSON line: {"direct": [ms...], "bridge":
+// [ms...], "relay": [ms...]} (relay only with RELAY_URL).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
-const [directUrl, token, bridgeUrl, n] = process.argv.slice(2);
+const [directUrl, token, bridgeUrl, n, relayUrl] = process.argv.slice(2);
 
 async function connect(url, headers) {
   const client = new Client({ name: "bench-client", version: "0.1.0" });
@@ -31,17 +34,13 @@ async function call({ client }, i) {
 
 const direct = await connect(directUrl, { Authorization: `Bearer ${token}` });
 const bridge = await connect(bridgeUrl, {});
-// warm both: the connections, the server's JIT, the bridge's name cache
-for (let i = 0; i < 20; i++) {
-  await call(direct, i);
-  await call(bridge, i);
-}
-const out = { direct: [], bridge: [] };
-for (let i = 0; i < Number(n); i++) {
-  out.direct.push(await call(direct, i));
-  out.bridge.push(await call(bridge, i));
-}
-for (const s of [direct, bridge]) {
+const relay = relayUrl ? await connect(relayUrl, { Authorization: `Bearer ${token}` }) : null;
+const ways = relay ? { direct, bridge, relay } : { direct, bridge };
+// warm each: the connections, the server's JIT, the bridge's name cache
+for (let i = 0; i < 20; i++) for (const s of Object.values(ways)) await call(s, i);
+const out = Object.fromEntries(Object.keys(ways).map((k) => [k, []]));
+for (let i = 0; i < Number(n); i++) for (const [k, s] of Object.entries(ways)) out[k].push(await call(s, i));
+for (const s of Object.values(ways)) {
   await s.transport.terminateSession().catch(() => {});
   await s.client.close();
 }
