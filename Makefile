@@ -127,7 +127,7 @@ $(B)/bench/notify-floor: tests/bench/notify_floor.c
 	$(CC) -static $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
 
 # a large tools/list answer judged (mcp-bridge/toolslist.c), timed
-$(B)/bench/tools-list: tests/bench/tools_list.c $(B)/mcp-bridge/toolslist.o $(B)/mcp-bridge/tools.o $(B)/mcp-bridge/uri.o $(B)/mcp-bridge/jsonscan.o
+$(B)/bench/tools-list: tests/bench/tools_list.c $(B)/mcp-bridge/toolslist.o $(B)/mcp-bridge/tools.o $(B)/mcp-bridge/uri.o $(B)/mcp-bridge/jsonscan.o $(B)/mcp-bridge/listthin.o
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $^ -ljansson -lhttp_parser -lmbedcrypto -lyajl_s
 
@@ -309,7 +309,7 @@ FUZZ_SRCS    := init/config/reader.c init/config/free.c init/config/keys.c init/
                 common/parse.c common/users.c common/header.c common/source.c common/addr.c common/envref.c \
                 seccomp/sysfilter.c landlock/landlock.c mcp-bridge/http.c mcp-bridge/upstream.c \
                 mcp-bridge/mcpjson.c mcp-bridge/mcpurl.c mcp-bridge/mcpcmd.c mcp-bridge/mcppkg.c mcp-bridge/cred.c mcp-bridge/credfile.c mcp-bridge/mcpcred.c mcp-bridge/tls.c mcp-bridge/resolve.c mcp-bridge/allow.c mcp-bridge/hello.c \
-                mcp-bridge/proxyreq.c mcp-bridge/pathcheck.c mcp-bridge/respend.c mcp-bridge/ask.c mcp-bridge/who.c mcp-bridge/tools.c mcp-bridge/uri.c mcp-bridge/toolslist.c mcp-bridge/jsonscan.c init/egress/blocked.c \
+                mcp-bridge/proxyreq.c mcp-bridge/pathcheck.c mcp-bridge/respend.c mcp-bridge/ask.c mcp-bridge/who.c mcp-bridge/tools.c mcp-bridge/uri.c mcp-bridge/toolslist.c mcp-bridge/jsonscan.c mcp-bridge/listthin.c init/egress/blocked.c \
                 init/egress/connects.c init/egress/route.c init/egress/peek.c init/egress/guard.c init/egress/refusals.c init/egress/serve.c
 FUZZERS      := $(B)/fuzz/fuzz_config $(B)/fuzz/fuzz_values $(B)/fuzz/fuzz_users $(B)/fuzz/fuzz_http \
                 $(B)/fuzz/fuzz_mcp $(B)/fuzz/fuzz_audit $(B)/fuzz/fuzz_addr $(B)/fuzz/fuzz_diag \

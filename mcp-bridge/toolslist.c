@@ -2,6 +2,7 @@
 #include "mcp-bridge/toolslist.h"
 
 #include "mcp-bridge/jsonscan.h"
+#include "mcp-bridge/listthin.h"
 
 #include <http_parser.h>
 #include <jansson.h>
@@ -155,13 +156,6 @@ static int on_complete(http_parser *p)
 	return 0;
 }
 
-/* What one answer's filtering needs and finds. */
-struct fctx {
-	const struct tool_rules *r;
-	unsigned char *seen; /* the pins' state, updated; or NULL */
-	struct toolslist_out *out;
-};
-
 /* One answer being filtered: its HTTP parse (fed as the bytes come), and
  * for an SSE body the event being gathered and what is left of the body
  * not split into lines yet. */
@@ -177,110 +171,6 @@ struct toolslist {
 	uint64_t looked;    /* bytes looked through for line ends in all (toolslist_looked) */
 	int resp;	    /* the answer ended with an event's response */
 };
-
-/* A pinned tool as listed (its bytes): its hash against the pin (and the
- * pin's state set by it): whether it stays. Only a pinned tool is read
- * into a tree, to be hashed as tools_hash says. */
-static int pin_holds(struct fctx *f, const char *tool, size_t len, const char *name)
-{
-	unsigned char h[32];
-	int k = tools_pin_index(f->r, name), same;
-	json_t *t;
-
-	if (k < 0)
-		return 1;
-	t = json_loadb(tool, len, JSON_REJECT_DUPLICATES, NULL);
-	same = t && tools_hash(t, h) == 0 && memcmp(h, f->r->pins[k].hash, 32) == 0;
-	json_decref(t);
-	if (f->seen)
-		f->seen[k] = same ? PIN_OK : PIN_CHANGED;
-	if (!same && !f->out->changed++)
-		snprintf(f->out->changed_name, sizeof f->out->changed_name, "%s", name);
-	return same;
-}
-
-/* Whether the rules judge lists of this kind: tools always (a tool with
- * no name of its own cannot be allowed by one); the others when rules
- * name any of them. */
-static int judged(const struct tool_rules *r, enum js_kind kind)
-{
-	switch (kind) {
-	case JS_TOOLS:
-		return 1;
-	case JS_RESOURCES:
-	case JS_TEMPLATES:
-		return r->has_res_allow || r->n_res_deny;
-	case JS_PROMPTS:
-		return r->has_pr_allow || r->n_pr_deny;
-	}
-	return 1;
-}
-
-/* Whether an entry of a judged list stays: it has the name its kind goes
- * by, the rules allow it, and a pinned tool's hash is its pin's. */
-static int stays(struct fctx *f, const char *text, const struct jsonscan *s, enum js_kind kind,
-		 const struct js_entry *e)
-{
-	const char *name;
-
-	if (!e->has_name)
-		return 0;
-	name = s->names + e->name;
-	switch (kind) {
-	case JS_TOOLS:
-		return tools_allowed(f->r, name) && pin_holds(f, text + e->start, e->end - e->start, name);
-	case JS_RESOURCES:
-		return tools_resource_allowed(f->r, name);
-	case JS_TEMPLATES:
-		return tools_template_allowed(f->r, name);
-	case JS_PROMPTS:
-		return tools_prompt_allowed(f->r, name);
-	}
-	return 0;
-}
-
-/* text (read into s) as it came, less the entries of its lists that do
- * not stay: the bytes of each list that lost one are its '[', the kept
- * entries as they came joined by ',', its ']'; every other byte is as
- * it came. Written to o (room for len bytes; *olen: how many): 0, or -1
- * (out of memory). */
-static int thin(struct fctx *f, const char *text, size_t len, const struct jsonscan *s, char *o, size_t *olen,
-		int *removed)
-{
-	unsigned char *keep = malloc(s->n_entries + 1);
-	size_t n = 0, from = 0, i, j, kept;
-
-	if (!keep)
-		return -1;
-	for (i = 0; i < s->n_lists; i++) {
-		const struct js_list *l = &s->lists[i];
-		if (!judged(f->r, l->kind))
-			continue;
-		/* each judged once: a pin's state is set as it is seen */
-		for (j = kept = 0; j < l->n; j++)
-			kept += keep[j] = (unsigned char)stays(f, text, s, l->kind, &s->entries[l->first + j]);
-		if (kept == l->n)
-			continue; /* nothing went: the list goes as it came */
-		*removed += (int)(l->n - kept);
-		memcpy(o + n, text + from, l->open + 1 - from); /* up to its '[' */
-		n += l->open + 1 - from;
-		for (j = kept = 0; j < l->n; j++) {
-			const struct js_entry *e = &s->entries[l->first + j];
-			if (!keep[j])
-				continue;
-			if (kept++)
-				o[n++] = ',';
-			memcpy(o + n, text + e->start, e->end - e->start);
-			n += e->end - e->start;
-		}
-		from = l->close; /* its ']' and on */
-	}
-	memcpy(o + n, text + from, len - from);
-	n += len - from;
-	*olen = n;
-	free(keep);
-	return 0;
-}
 
 static char *error_body(const char *route, const char *what)
 {
@@ -298,14 +188,13 @@ static char *error_body(const char *route, const char *what)
 
 /* The JSON body, filtered: a new string (*olen its length), or NULL (out
  * of memory). */
-static char *filter_json(struct fctx *f, const char *route, const char *body, size_t len, size_t *olen,
-			 int *removed)
+static char *filter_json(struct listthin *f, const char *route, const char *body, size_t len, size_t *olen)
 {
 	struct jsonscan s;
 	enum js_result rc = jsonscan_read(&s, body, len);
 	char *o = NULL;
 
-	if (rc == JS_OK && (o = malloc(len + 1)) && thin(f, body, len, &s, o, olen, removed) != 0) {
+	if (rc == JS_OK && (o = malloc(len + 1)) && listthin(f, body, len, &s, o, olen) != 0) {
 		free(o);
 		o = NULL;
 	}
@@ -360,8 +249,8 @@ static int answered(struct toolslist *t, const char *text, const struct jsonscan
  * dropped when it has no data, or data that is no JSON a strict parser
  * reads (its other fields, id and retry, mean nothing once the answer
  * ends). Its responses may end the answer (answered). */
-static int filter_event(struct fctx *f, struct toolslist *t, const char *ev, size_t n, char **out, size_t *olen,
-			size_t *ocap, int *removed)
+static int filter_event(struct listthin *f, struct toolslist *t, const char *ev, size_t n, char **out, size_t *olen,
+			size_t *ocap)
 {
 	char *joined = NULL, *o = NULL;
 	const char *data = NULL;
@@ -416,9 +305,9 @@ static int filter_event(struct fctx *f, struct toolslist *t, const char *ev, siz
 		*olen += (size_t)sprintf(*out + *olen, "event: message\n");
 		if (lines == 1) { /* no \n in it: thinned straight into its line */
 			memcpy(*out + *olen, "data: ", 6);
-			ok = thin(f, data, d_len, &s, *out + *olen + 6, &o_len, removed);
+			ok = listthin(f, data, d_len, &s, *out + *olen + 6, &o_len);
 			*olen += ok == 0 ? 6 + o_len : 0;
-		} else if ((o = malloc(d_len + 1)) && (ok = thin(f, data, d_len, &s, o, &o_len, removed)) == 0) {
+		} else if ((o = malloc(d_len + 1)) && (ok = listthin(f, data, d_len, &s, o, &o_len)) == 0) {
 			for (i = 0; i <= o_len;) { /* a line each */
 				const char *nl = memchr(o + i, '\n', o_len - i);
 				size_t e = nl ? (size_t)(nl - o) : o_len;
@@ -484,7 +373,7 @@ void toolslist_free(struct toolslist *t)
  * (lines end with \r\n, \n or \r, and an empty one ends an event); what
  * they were is taken off the body, so a long stream holds only its last
  * line and event. -1: out of memory or an event past TOOLSLIST_MAX. */
-static int filter_sse(struct fctx *f, struct toolslist *t, int eof, char **out, size_t *olen, size_t *ocap)
+static int filter_sse(struct listthin *f, struct toolslist *t, int eof, char **out, size_t *olen, size_t *ocap)
 {
 	struct parse *ps = &t->ps;
 	const char *body = ps->body ? ps->body : "";
@@ -510,7 +399,7 @@ static int filter_sse(struct fctx *f, struct toolslist *t, int eof, char **out, 
 		}
 		next = e + 1 + (body[e] == '\r' && e + 1 < len && body[e + 1] == '\n');
 		if (e == i) { /* an empty line: the event ends */
-			if (t->ev_len && filter_event(f, t, t->ev, t->ev_len, out, olen, ocap, &f->out->removed))
+			if (t->ev_len && filter_event(f, t, t->ev, t->ev_len, out, olen, ocap))
 				return -1;
 			t->ev_len = 0;
 		} else {
@@ -589,10 +478,15 @@ enum toolslist_state toolslist_feed(struct toolslist *t, const struct tool_rules
 	char *body = NULL;
 	size_t blen = 0, cap = 0;
 	int sse;
-	struct fctx f;
+	struct listthin f;
 
 	memset(out, 0, sizeof *out);
-	f = (struct fctx){ r, pin_seen, out };
+	f = (struct listthin){ .r = r,
+				 .pin_seen = pin_seen,
+				 .removed = &out->removed,
+				 .changed = &out->changed,
+				 .changed_name = out->changed_name,
+				 .changed_size = sizeof out->changed_name };
 	if (parse_more(ps, raw, len, eof) != 0) {
 		out->why = ps->failed ? "the server's answer is too large to filter (8 MiB at most)"
 				      : "the server's answer is malformed HTTP";
@@ -634,7 +528,7 @@ enum toolslist_state toolslist_feed(struct toolslist *t, const struct tool_rules
 		if (body)
 			memcpy(body, ps->body ? ps->body : "", ps->b_len), blen = ps->b_len;
 	} else {
-		body = filter_json(&f, route, ps->body ? ps->body : "", ps->b_len, &blen, &out->removed);
+		body = filter_json(&f, route, ps->body ? ps->body : "", ps->b_len, &blen);
 	}
 	if (!body || put_head(ps, out->status, &blen, &out->resp, &out->len, &cap) != 0 ||
 	    grow(&out->resp, &cap, out->len + blen + 1) != 0)

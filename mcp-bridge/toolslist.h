@@ -6,15 +6,16 @@
  * it comes (toolslist_feed, each time more came): the head and body as
  * sent (Content-Length, chunked, or ended by the close), parsed with
  * http-parser as they come. A JSON body is kept whole (TOOLSLIST_MAX at
- * most), read strictly (tools.h), and each JSON-RPC response in it with
- * result.tools loses the tools the rules refuse and the pinned ones whose
- * hash (tools_hash) is not their pin's (pin_seen, the bridge's record of
- * each pin, says which it saw); the client gets the upstream's status and
- * fields with the rewritten body, its length, and Connection: close.
+ * most), read once and strictly (jsonscan.h), and each JSON-RPC response
+ * in it with result.tools loses the tools the rules refuse and the pinned
+ * ones whose hash (tools_hash) is not their pin's (listthin.h; pin_seen,
+ * the bridge's record of each pin, says which it saw), as bytes: every
+ * other byte goes as it came. The client gets the upstream's status and
+ * fields with the thinned body, its length, and Connection: close.
  *
  * An SSE body (text/event-stream) goes as it comes: the head at once
  * (ended by the close), then each event once it is whole, filtered the
- * same way and written as one "event: message" with one data line; the
+ * same way and written as one "event: message" with its data lines; the
  * answer ends with the event that holds the response to the request (a
  * server may keep its stream open after it). So a server's own request inside the answer
  * (sampling, elicitation) and its progress reach the client while the
