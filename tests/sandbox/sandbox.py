@@ -1200,23 +1200,10 @@ def runc(a):
     spec["linux"]["namespaces"] = [n for n in spec["linux"]["namespaces"] if n["type"] != "network"]
     json.dump(spec, open(os.path.join(bundle, "config.json"), "w"))
     cid = f"ward-escape-{os.getpid()}"
-    out = open(os.path.join(bundle, "out.txt"), "w+")
-    p = subprocess.Popen(["runc", "run", cid], cwd=bundle, stdout=out, stderr=subprocess.STDOUT,
-                         stdin=subprocess.DEVNULL)
     # the outsider joins the container as the same uid, outside ward's tree
-    for _ in range(100):
-        r = subprocess.run(["runc", "exec", "-d", "--user", f"{AGENT_UID}:{AGENT_UID}", cid, "/t/ro/escape",
-                            "outsider", tag], capture_output=True)
-        if r.returncode == 0:
-            break
-        time.sleep(0.05)
-    try:
-        rc = p.wait(timeout=120)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        rc = "TIMEOUT"
-    out.seek(0)
-    text = out.read()
+    rc, text = run_with_outsider(["runc", "run", "--bundle", bundle, cid],
+                                 ["runc", "exec", "-d", "--user", f"{AGENT_UID}:{AGENT_UID}", cid, "/t/ro/escape",
+                                  "outsider", tag], os.path.join(bundle, "out.txt"))
     check_probe_output("runc: escape probe as the agent", 0 if rc == 0 else rc, text)
     ev_path = os.path.join(rootfs, "t", "evidence.json")
     st = probe_status(text)  # the kernel's, read by the probe itself
@@ -1254,6 +1241,25 @@ def runc(a):
 
 
 NOBODY = 65534
+
+
+def run_with_outsider(run, join, out_path):
+    """A container started (run) whose probe waits for the outsider, the
+    outsider joined (join, tried again until the container is there), the
+    probe waited for: (its status or "TIMEOUT", its output)."""
+    with open(out_path, "w+") as out:
+        proc = subprocess.Popen(run, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        for _ in range(100):
+            if subprocess.run(join, capture_output=True).returncode == 0:
+                break
+            time.sleep(0.05)
+        try:
+            rc = proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            rc = "TIMEOUT"
+        out.seek(0)
+        return rc, out.read()
 
 
 def nonroot_containers(a):
@@ -1309,19 +1315,8 @@ def nonroot_containers(a):
             # summary line) but shows no summary is run again,
             # up to three times; a probe that prints and fails is never retried
             for attempt in range(3):
-                out = open(os.path.join(bundle, f"out-{rt}-{attempt}.txt"), "w+")
-                proc = subprocess.Popen(run, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-                for _ in range(100):
-                    if subprocess.run(join + ["/t/ro/escape", "outsider", tag], capture_output=True).returncode == 0:
-                        break
-                    time.sleep(0.05)
-                try:
-                    rc = proc.wait(timeout=120)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    rc = "TIMEOUT"
-                out.seek(0)
-                text = out.read()
+                rc, text = run_with_outsider(run, join + ["/t/ro/escape", "outsider", tag],
+                                             os.path.join(bundle, f"out-{rt}-{attempt}.txt"))
                 if rt == "runc" or rc != 0 or "escape:" in text:
                     break
                 print(f"note: {rt}: the task exited 0 and ctr gave no summary line "
