@@ -626,6 +626,14 @@ def launcher_conf(home, node, args, model_sock, src, mcp_sock):
             "listen = 127.0.0.1:6767\n")
 
 
+def offered_tools(model_log):
+    """The MCP tools (mcp__*) Pi offered the fake model, from its FAKE_LOG."""
+    reqs = [json.loads(line) for line in open(model_log)] if os.path.exists(model_log) else []
+    names = (t.get("function", {}).get("name", t.get("name", "")) for r in reqs
+             for t in (r.get("body") or {}).get("tools") or [])
+    return sorted({n for n in names if n.startswith("mcp__")})
+
+
 def server_calls(log):
     """The tools the fixture server was called for, from its MCP_LOG."""
     seen = [json.loads(line) for line in open(log)] if os.path.exists(log) else []
@@ -676,10 +684,7 @@ def pi_session_case(a, work, check):
             for s in (model, mcp):
                 s.terminate()
                 s.wait(timeout=10)
-        reqs = [json.loads(line) for line in open(model_log)] if os.path.exists(model_log) else []
-        offered = sorted({t.get("function", {}).get("name", t.get("name", "")) for r in reqs
-                          for t in (r.get("body") or {}).get("tools") or []
-                          if t.get("function", {}).get("name", t.get("name", "")).startswith("mcp__")})
+        offered = offered_tools(model_log)
         seen = [json.loads(line) for line in open(wire)] if os.path.exists(wire) else []
         calls = [e.get("tool") for e in seen if e.get("rpc") == "tools/call"]
         framed = {e.get("resContentType") for e in seen if e.get("rpc") == "tools/call"}
@@ -755,10 +760,7 @@ def everything_case(a, work, check):
         for srv in (model, mcp):
             srv.terminate()
             srv.wait(timeout=10)
-    reqs = [json.loads(line) for line in open(model_log)] if os.path.exists(model_log) else []
-    offered = sorted({t.get("function", {}).get("name", t.get("name", "")) for r in reqs
-                      for t in (r.get("body") or {}).get("tools") or []
-                      if t.get("function", {}).get("name", t.get("name", "")).startswith("mcp__")})
+    offered = offered_tools(model_log)
 
     def refused_line(out):
         """The script's line: REFUSED, status, id, code, message, whether PATH was in the answer."""
